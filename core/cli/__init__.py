@@ -1,0 +1,53 @@
+"""The ``ensembo`` command line.
+
+Each subcommand lives in its own module with ``register(subparsers)`` (adds its parser
+and sets ``handler``). User mistakes print one line and exit 2; nothing else exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from ensembo.cli import plugins_command, run_command
+from ensembo.errors import EnsemboError
+
+COMMANDS = [plugins_command, run_command]
+USAGE_ERROR = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ensembo", description="Sequential model-based ensemble optimization."
+    )
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
+    parser.add_argument("-q", "--quiet", action="store_true", help="only errors")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        command.register(subparsers)
+    return parser
+
+
+def _configure_logging(verbose: int, quiet: bool) -> None:
+    level = logging.ERROR if quiet else logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _configure_logging(args.verbose, args.quiet)
+    try:
+        return int(args.handler(args) or 0)
+    except EnsemboError as error:
+        print(f"ensembo: error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    except KeyboardInterrupt:
+        print("ensembo: interrupted; finished trials are saved", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""``ensembo run EXPERIMENT`` and ``ensembo resume STORAGE``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ensembo.errors import ExperimentError
+from ensembo.experiment import Experiment, load_experiment, parse_experiment
+from ensembo.study import Study
+from ensembo.trials import TrialState
+
+
+def register(subparsers) -> None:
+    run_parser = subparsers.add_parser("run", help="run an experiment file")
+    run_parser.add_argument("experiment", help="experiment YAML file")
+    run_parser.add_argument("--storage", help="SQLite file to keep the study in (overrides the file)")
+    run_parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    run_parser.set_defaults(handler=run)
+
+    resume_parser = subparsers.add_parser("resume", help="continue a stored study to its budget")
+    resume_parser.add_argument("storage", help="the study's SQLite file")
+    resume_parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    resume_parser.set_defaults(handler=resume)
+
+
+def run(args) -> int:
+    experiment = load_experiment(args.experiment)
+    storage = experiment.storage_path(args.storage)
+    study = Study(
+        experiment.space_source(),
+        storage=storage,
+        metadata={"experiment": experiment.source, "experiment_dir": str(experiment.base_dir)},
+        **experiment.study_options(),
+    )
+    return _finish(study, experiment, args.json)
+
+
+def resume(args) -> int:
+    path = Path(args.storage)
+    if not path.is_file():
+        raise ExperimentError(str(path), "no such study file")
+    study = Study.load(path)
+    document = study.metadata.get("experiment")
+    if document is None:
+        raise ExperimentError(str(path), "this study was not started by 'ensembo run'; resume it from Python")
+    experiment = parse_experiment(document, study.metadata.get("experiment_dir", "."))
+    return _finish(study, experiment, args.json)
+
+
+def _finish(study: Study, experiment: Experiment, as_json: bool) -> int:
+    objective = experiment.objective()
+    finished = len(study.history.in_state(TrialState.COMPLETE, TrialState.FAILED))
+    remaining = max(experiment.budget - finished, 0)
+    if remaining:
+        study.optimize(objective, n_trials=remaining, timeout=experiment.timeout)
+    summary = summarize(study)
+    if as_json:
+        print(json.dumps(summary, indent=2, default=str))
+    else:
+        print(format_summary(summary))
+    return 0
+
+
+def summarize(study: Study) -> dict:
+    best = study.best_trial
+    ensemble = study.ensemble
+    return {
+        "space": study.space.name,
+        "trials": len(study.history),
+        "complete": len(study.history.completed()),
+        "failed": len(study.history.in_state(TrialState.FAILED)),
+        "best": None if best is None else {"number": best.number, "loss": best.loss, "config": best.config},
+        "ensemble": None
+        if ensemble is None
+        else {"members": list(ensemble.members), "weights": list(ensemble.weights)},
+    }
+
+
+def format_summary(summary: dict) -> str:
+    lines = [
+        f"space: {summary['space']}",
+        f"trials: {summary['trials']} ({summary['complete']} complete, {summary['failed']} failed)",
+    ]
+    best = summary["best"]
+    if best:
+        lines.append(f"best: trial {best['number']} loss {best['loss']:.6g} config {best['config']}")
+    ensemble = summary["ensemble"]
+    if ensemble:
+        members = ", ".join(f"{m}:{w:.3f}" for m, w in zip(ensemble["members"], ensemble["weights"]))
+        lines.append(f"ensemble: {members}")
+    return "\n".join(lines)

@@ -1,0 +1,45 @@
+"""Turning a user's component spec into a component.
+
+A spec is a registry name (``"gp"``), a mapping with a ``name`` and options
+(``{"name": "gp", "kernel": "laplace"}``), or an object that already satisfies the
+protocol. Only the first two can be written to storage and rebuilt on resume.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ensembo.errors import ExperimentError
+from ensembo.registry import Registry, check_protocol, registry
+
+
+def split_spec(kind: str, spec: Any) -> tuple[str, dict[str, Any]] | None:
+    """``(name, options)`` for a name or mapping spec, ``None`` for an object."""
+    if isinstance(spec, str):
+        return spec, {}
+    if isinstance(spec, Mapping):
+        if "name" not in spec:
+            raise ExperimentError(kind, f"a component mapping needs a 'name' key, got {dict(spec)}")
+        options = {k: v for k, v in spec.items() if k != "name"}
+        return str(spec["name"]), options
+    return None
+
+
+def build(kind: str, spec: Any, reg: Registry | None = None) -> Any:
+    """Build the component of ``kind`` described by ``spec``."""
+    parts = split_spec(kind, spec)
+    if parts is None:
+        check_protocol(kind, spec, type(spec).__name__)
+        return spec
+    name, options = parts
+    return (reg or registry()).create(kind, name, **options)
+
+
+def describe(kind: str, spec: Any) -> dict[str, Any] | None:
+    """JSON form of a spec for storage; ``None`` if the spec is a live object."""
+    parts = split_spec(kind, spec)
+    if parts is None:
+        return None
+    name, options = parts
+    return {"name": name, **options}

@@ -1,0 +1,89 @@
+"""The :class:`Ensemble` value: which trials, with which weights.
+
+An ensemble is a weighted multiset of trials. It combines the members' stored
+per-example predictions by weighted average — class-probability averaging or, for
+label predictions, weighted vote; weighted mean for regression — so it can be scored
+on the validation set without retraining anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import attrs
+import numpy as np
+
+
+def _normalized(weights: Sequence[float]) -> tuple[float, ...]:
+    array = np.asarray(weights, dtype=float)
+    if array.size and (np.any(array < 0) or array.sum() <= 0):
+        raise ValueError(f"ensemble weights must be non-negative and not all zero, got {array}")
+    return tuple((array / array.sum()).tolist()) if array.size else ()
+
+
+@attrs.frozen(kw_only=True)
+class EnsembleContext:
+    """What ensemble strategies need to score trial predictions.
+
+    ``y_true`` are the validation labels/values the trials' ``predictions`` refer to
+    (``None`` when the objective reports only losses); ``loss`` is the task's loss
+    name (a registered loss); ``budget`` is the planned number of trials, if known.
+    """
+
+    y_true: np.ndarray | None = attrs.field(default=None, eq=False)
+    loss: str | None = None
+    task: str | None = attrs.field(
+        default=None, validator=attrs.validators.in_({None, "classification", "regression"})
+    )
+    classes: np.ndarray | None = attrs.field(default=None, eq=False)
+    budget: int | None = None
+    seed: int = 0
+
+    @property
+    def has_predictions(self) -> bool:
+        return self.y_true is not None
+
+
+@attrs.frozen(kw_only=True)
+class Ensemble:
+    """Members are trial numbers; weights are normalized to sum to one."""
+
+    members: tuple[int, ...] = attrs.field(converter=tuple)
+    weights: tuple[float, ...] = attrs.field(converter=_normalized)
+
+    def __attrs_post_init__(self) -> None:
+        if len(self.members) != len(self.weights):
+            raise ValueError(
+                f"{len(self.members)} members but {len(self.weights)} weights"
+            )
+
+    @classmethod
+    def from_counts(cls, counts: Mapping[int, float]) -> Ensemble:
+        """Build from ``{trial number: multiplicity or weight}``, dropping zero weights."""
+        kept = {m: w for m, w in sorted(counts.items()) if w > 0}
+        return cls(members=tuple(kept), weights=tuple(kept.values()))
+
+    @classmethod
+    def single(cls, member: int) -> Ensemble:
+        return cls(members=(member,), weights=(1.0,))
+
+    def __len__(self) -> int:
+        return len(self.members)
+
+    def combine(self, predictions: Sequence[np.ndarray], *, vote_classes: np.ndarray | None = None) -> np.ndarray:
+        """Weighted combination of the members' predictions, in member order.
+
+        Arrays of shape (m,) or (m, k) are averaged. With ``vote_classes``, 1-D label
+        predictions are turned into a weighted vote over those classes and the winning
+        label is returned.
+        """
+        if len(predictions) != len(self.members):
+            raise ValueError(f"expected {len(self.members)} prediction arrays, got {len(predictions)}")
+        weights = np.asarray(self.weights)
+        if vote_classes is not None:
+            votes = np.zeros((len(predictions[0]), len(vote_classes)))
+            for weight, labels in zip(weights, predictions):
+                votes += weight * (np.asarray(labels)[:, None] == vote_classes[None, :])
+            return vote_classes[np.argmax(votes, axis=1)]
+        stacked = np.stack([np.asarray(p, dtype=float) for p in predictions])
+        return np.tensordot(weights, stacked, axes=1)

@@ -1,0 +1,70 @@
+"""Exception hierarchy.
+
+Every error roots in :class:`EnsemboError` and also subclasses the builtin a caller
+would naturally catch, so ``except ValueError`` keeps working around bad input.
+Messages say where the problem is, what was found, and what is valid.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class EnsemboError(Exception):
+    """Root of every error raised by ensembo."""
+
+
+class SpaceError(EnsemboError, ValueError):
+    """A search space definition is invalid; ``path`` names the offending key."""
+
+    def __init__(self, path: str, message: str):
+        self.path = path
+        self.message = message
+        super().__init__(f"{path}: {message}" if path else message)
+
+
+class ExperimentError(EnsemboError, ValueError):
+    """An experiment file or its settings are invalid; ``path`` names the offending key."""
+
+    def __init__(self, path: str, message: str):
+        self.path = path
+        self.message = message
+        super().__init__(f"{path}: {message}" if path else message)
+
+
+class UnknownComponentError(EnsemboError, LookupError):
+    """A component name is not registered; the message suggests close matches."""
+
+    def __init__(self, kind: str, name: str, available: Iterable[str]):
+        self.kind = kind
+        self.name = name
+        self.available = sorted(available)
+        close = difflib.get_close_matches(name, self.available, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else "."
+        listing = ", ".join(self.available) or "(none registered)"
+        super().__init__(f"Unknown {kind} {name!r}{hint} Available: {listing}.")
+
+
+class DuplicatePluginError(EnsemboError, ValueError):
+    """Two distributions register the same component name for the same kind."""
+
+    def __init__(self, kind: str, name: str, first: str, second: str):
+        self.kind, self.name, self.first, self.second = kind, name, first, second
+        super().__init__(
+            f"{kind} {name!r} is registered twice: by distribution {first!r} "
+            f"and by distribution {second!r}. Uninstall one or block it with "
+            "ENSEMBO_BLOCK_PLUGINS."
+        )
+
+
+class PluginContractError(EnsemboError, TypeError):
+    """A plugin factory produced an object that does not satisfy its protocol."""
+
+
+class TrialError(EnsemboError, RuntimeError):
+    """A trial was used in a way its state does not allow (e.g. told twice)."""
+
+
+class StorageError(EnsemboError, RuntimeError):
+    """A storage file is unreadable or belongs to a different study."""

@@ -1,0 +1,141 @@
+"""Experiment files: a YAML (or JSON) document describing one study to run.
+
+```yaml
+space: svm                     # library name, path, or an inline space definition
+objective: mypkg.tasks:loss    # importable function config -> loss
+surrogate: gp                  # or {name: gp, kernel: laplace}; null = random search
+ensemble: best
+budget: 50                     # number of trials
+seed: 0
+storage: runs/svm.db           # optional; relative to the experiment file
+```
+Every key is checked; an unknown key is an :class:`ExperimentError` naming it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import yaml
+
+from ensembo.errors import ExperimentError
+
+_COMPONENT_KEYS = ("surrogate", "acquisition", "acquisition_optimizer", "initial_design", "ensemble")
+_KEYS = {
+    "name", "space", "objective", "budget", "seed", "storage", "timeout", "n_initial", "loss",
+    *_COMPONENT_KEYS,
+}
+_REQUIRED = ("space", "objective", "budget")
+
+
+@attrs.frozen(kw_only=True)
+class Experiment:
+    """A validated experiment; ``source`` is the document as written, for storage."""
+
+    source: dict[str, Any] = attrs.field(eq=False)
+    base_dir: Path
+
+    @property
+    def budget(self) -> int:
+        return int(self.source["budget"])
+
+    @property
+    def seed(self) -> int:
+        return int(self.source.get("seed", 0))
+
+    @property
+    def timeout(self) -> float | None:
+        value = self.source.get("timeout")
+        return None if value is None else float(value)
+
+    def storage_path(self, override: str | None = None) -> Path | None:
+        raw = override or self.source.get("storage")
+        if raw is None:
+            return None
+        path = Path(raw)
+        return path if path.is_absolute() or override else self.base_dir / path
+
+    def study_options(self) -> dict[str, Any]:
+        """Keyword arguments for :class:`ensembo.Study` from the component keys."""
+        options = {k: self.source[k] for k in _COMPONENT_KEYS if k in self.source}
+        for key in ("n_initial", "loss"):
+            if key in self.source:
+                options[key] = self.source[key]
+        options["budget"] = self.budget
+        options["seed"] = self.seed
+        return options
+
+    def space_source(self) -> Any:
+        space = self.source["space"]
+        if isinstance(space, str) and (self.base_dir / space).is_file():
+            return str(self.base_dir / space)
+        return space
+
+    def objective(self) -> Callable[[dict[str, Any]], Any]:
+        return import_callable(self.source["objective"], "objective", self.base_dir)
+
+
+def _check_keys(document: Mapping[str, Any]) -> None:
+    for key in document:
+        if key not in _KEYS:
+            close = difflib.get_close_matches(str(key), sorted(_KEYS), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ExperimentError(str(key), f"unknown key{hint} Valid keys: {', '.join(sorted(_KEYS))}")
+    for key in _REQUIRED:
+        if key not in document:
+            raise ExperimentError(key, "required key is missing")
+    budget = document["budget"]
+    if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:
+        raise ExperimentError("budget", f"must be a positive integer, got {budget!r}")
+    seed = document.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise ExperimentError("seed", f"must be an integer, got {seed!r}")
+
+
+def parse_experiment(document: Any, base_dir: Path | str = ".") -> Experiment:
+    if not isinstance(document, Mapping):
+        raise ExperimentError("", f"an experiment must be a mapping of keys, got {type(document).__name__}")
+    _check_keys(document)
+    return Experiment(source=dict(document), base_dir=Path(base_dir).resolve())
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise ExperimentError(str(path), f"cannot read experiment file ({error.strerror})") from error
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ExperimentError(str(path), f"not valid YAML: {error}") from error
+    try:
+        return parse_experiment(document, path.parent)
+    except ExperimentError as error:
+        raise ExperimentError(f"{path}: {error.path}", error.message) from error
+
+
+def import_callable(reference: Any, key: str, base_dir: Path | None = None) -> Callable[..., Any]:
+    """Import ``package.module:attribute``; the experiment's folder is importable too."""
+    if not isinstance(reference, str) or ":" not in reference:
+        raise ExperimentError(key, f"expected 'package.module:function', got {reference!r}")
+    module_name, _, attribute = reference.partition(":")
+    if base_dir is not None and str(base_dir) not in sys.path:
+        sys.path.insert(0, str(base_dir))
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ExperimentError(key, f"cannot import module {module_name!r}: {error}") from error
+    try:
+        target = getattr(module, attribute)
+    except AttributeError:
+        raise ExperimentError(key, f"module {module_name!r} has no attribute {attribute!r}") from None
+    if not callable(target):
+        raise ExperimentError(key, f"{reference!r} is not callable")
+    return target

@@ -1,0 +1,170 @@
+"""The contract between ensembo and its plugins.
+
+Each plugin kind is a small :class:`typing.Protocol`. A registered factory is called
+with the user's options as keyword arguments and must return an object satisfying the
+protocol of its kind; the registry checks this on first build and names the plugin if
+it does not. Context (the space, the history, a random generator) arrives per call,
+never through setters.
+
+Shapes: ``n`` configurations, ``d`` encoded dimensions, ``m`` validation examples.
+
+Two ways to propose configurations exist side by side:
+
+* the composed path — :class:`Surrogate` → :class:`Acquisition` →
+  :class:`AcquisitionOptimizer` — used by GP and random-forest surrogates;
+* a :class:`Proposer`, which a surrogate plugin may return instead when it brings its
+  own acquisition and candidate sampler (TPE does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ensembo.ensemble import Ensemble, EnsembleContext
+    from ensembo.spaces import EncodedBatch, Space
+    from ensembo.trials import History, Trial
+
+Config = Mapping[str, Any]
+
+
+@runtime_checkable
+class Surrogate(Protocol):
+    """A regression model of the targets over encoded configurations."""
+
+    def fit(self, batch: EncodedBatch, y: np.ndarray, rng: np.random.Generator) -> None:
+        """Fit to ``batch`` (n configurations) and targets ``y`` of shape (n,)."""
+
+    def predict(self, batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray]:
+        """Predictive mean and variance, each of shape (n,)."""
+
+
+@runtime_checkable
+class DifferentiableSurrogate(Surrogate, Protocol):
+    """A surrogate whose mean and variance have input gradients (for L-BFGS)."""
+
+    def predict_with_gradients(
+        self, batch: EncodedBatch
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Mean (n,), variance (n,), d mean/dx (n, d), d variance/dx (n, d)."""
+
+
+@runtime_checkable
+class Acquisition(Protocol):
+    """Utility of a point from its predictive mean and variance; higher is better.
+
+    Acquisitions are pure functions of the posterior so that any surrogate giving a
+    mean and a variance can use any of them. ``best`` is the incumbent target value
+    (targets are minimized).
+    """
+
+    def __call__(self, mean: np.ndarray, variance: np.ndarray, best: float) -> np.ndarray:
+        """Acquisition values, shape (n,)."""
+
+    def gradient(
+        self, mean: np.ndarray, variance: np.ndarray, best: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Partial derivatives with respect to mean and to variance, each (n,)."""
+
+
+@runtime_checkable
+class AcquisitionOptimizer(Protocol):
+    """Finds configurations that maximize an acquisition surface over a space."""
+
+    def maximize(
+        self,
+        surface: AcquisitionSurface,
+        space: Space,
+        history: History,
+        n: int,
+        rng: np.random.Generator,
+    ) -> list[dict[str, Any]]:
+        """Return ``n`` distinct valid configurations, best first."""
+
+
+@runtime_checkable
+class AcquisitionSurface(Protocol):
+    """A fitted surrogate composed with an acquisition, scored on encoded batches."""
+
+    def score(self, batch: EncodedBatch) -> np.ndarray:
+        """Acquisition values, shape (n,)."""
+
+
+@runtime_checkable
+class Proposer(Protocol):
+    """Proposes configurations directly from the history (TPE, random search)."""
+
+    def propose(
+        self,
+        space: Space,
+        history: History,
+        targets: np.ndarray,
+        n: int,
+        rng: np.random.Generator,
+    ) -> list[dict[str, Any]]:
+        """Return ``n`` configurations; ``targets`` align with ``history.completed()``."""
+
+
+@runtime_checkable
+class InitialDesign(Protocol):
+    """Configurations evaluated before any model is fit."""
+
+    def configs(self, space: Space, n: int, rng: np.random.Generator) -> list[dict[str, Any]]:
+        """Return ``n`` valid configurations."""
+
+
+@runtime_checkable
+class Loss(Protocol):
+    """Per-example loss of predictions against the truth (lower is better)."""
+
+    def __call__(self, y_true: np.ndarray, predictions: np.ndarray) -> np.ndarray:
+        """Per-example losses, shape (m,)."""
+
+
+@runtime_checkable
+class EnsembleStrategy(Protocol):
+    """Decides what the surrogate models and which trials form the ensemble.
+
+    ``targets`` may re-label the whole history every iteration (EO, SEGOR), so it gets
+    the full history each time; ``update`` sees each finished trial once. The
+    ``context`` carries the validation labels and the loss that trial predictions are
+    scored with.
+    """
+
+    def targets(self, history: History, context: EnsembleContext) -> np.ndarray:
+        """Surrogate targets aligned with ``history.completed()``, shape (n,)."""
+
+    def update(self, history: History, trial: Trial, context: EnsembleContext) -> None:
+        """Account for a newly finished trial."""
+
+    def ensemble(self, history: History, context: EnsembleContext) -> Ensemble | None:
+        """The current ensemble, or ``None`` before any trial completed."""
+
+
+PROTOCOLS: Mapping[str, type] = {
+    "surrogate": Surrogate,
+    "acquisition": Acquisition,
+    "acquisition_optimizer": AcquisitionOptimizer,
+    "initial_design": InitialDesign,
+    "ensemble_strategy": EnsembleStrategy,
+    "loss": Loss,
+}
+"""Protocol per component kind; a surrogate may also be a :class:`Proposer`."""
+
+__all__ = [
+    "Acquisition",
+    "AcquisitionOptimizer",
+    "AcquisitionSurface",
+    "Config",
+    "DifferentiableSurrogate",
+    "EnsembleStrategy",
+    "InitialDesign",
+    "Loss",
+    "PROTOCOLS",
+    "Proposer",
+    "Surrogate",
+]
+

@@ -1,0 +1,140 @@
+"""SQLite storage (stdlib ``sqlite3``): one file per study, one transaction per trial.
+
+WAL journaling lets readers (``ensembo report``) look at a running study. A trial is
+written in a single transaction when it changes state, so a process killed at any point
+loses at most the trial being evaluated — which resume then re-runs. Predictions are
+stored as ``.npy`` blobs so they come back with dtype and shape intact.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ensembo.errors import StorageError
+from ensembo.trials import Trial, TrialState
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS trials (
+    number INTEGER PRIMARY KEY,
+    config TEXT NOT NULL,
+    state TEXT NOT NULL,
+    loss REAL,
+    predictions BLOB,
+    info TEXT NOT NULL,
+    error TEXT,
+    started_at REAL,
+    finished_at REAL,
+    attempts INTEGER NOT NULL
+);
+"""
+_COLUMNS = "number, config, state, loss, predictions, info, error, started_at, finished_at, attempts"
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot store {type(value).__name__} in a trial record: {value!r}")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, default=_json_default, sort_keys=True)
+
+
+def _array_to_blob(array: np.ndarray | None) -> bytes | None:
+    if array is None:
+        return None
+    buffer = io.BytesIO()
+    np.save(buffer, np.asarray(array), allow_pickle=False)
+    return buffer.getvalue()
+
+
+def _blob_to_array(blob: bytes | None) -> np.ndarray | None:
+    return None if blob is None else np.load(io.BytesIO(blob), allow_pickle=False)
+
+
+class SQLiteStorage:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._connection = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            self._connection.execute("PRAGMA journal_mode=WAL")
+            self._connection.execute("PRAGMA synchronous=NORMAL")
+            self._connection.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as error:
+            raise StorageError(f"{self.path}: not a usable ensembo study file ({error})") from error
+
+    def read_meta(self) -> dict[str, Any] | None:
+        row = self._connection.execute("SELECT value FROM meta WHERE key = 'study'").fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def write_meta(self, meta: dict[str, Any]) -> None:
+        with self._transaction():
+            self._connection.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('study', ?)", (_dumps(meta),)
+            )
+
+    def put_trial(self, trial: Trial) -> None:
+        row = (
+            trial.number,
+            _dumps(trial.config),
+            trial.state.value,
+            trial.loss,
+            _array_to_blob(trial.predictions),
+            _dumps(trial.info),
+            trial.error,
+            trial.started_at,
+            trial.finished_at,
+            trial.attempts,
+        )
+        with self._transaction():
+            self._connection.execute(
+                f"INSERT OR REPLACE INTO trials ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+
+    def trials(self) -> list[Trial]:
+        rows = self._connection.execute(f"SELECT {_COLUMNS} FROM trials ORDER BY number").fetchall()
+        return [
+            Trial(
+                number=number,
+                config=json.loads(config),
+                state=TrialState(state),
+                loss=loss,
+                predictions=_blob_to_array(predictions),
+                info=json.loads(info),
+                error=error,
+                started_at=started_at,
+                finished_at=finished_at,
+                attempts=attempts,
+            )
+            for number, config, state, loss, predictions, info, error, started_at, finished_at, attempts in rows
+        ]
+
+    def _transaction(self):
+        return _Transaction(self._connection)
+
+    def close(self) -> None:
+        self._connection.close()
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on error (autocommit connection)."""
+
+    def __init__(self, connection: sqlite3.Connection):
+        self._connection = connection
+
+    def __enter__(self) -> None:
+        self._connection.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self._connection.execute("ROLLBACK" if exc_type else "COMMIT")

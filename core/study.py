@@ -1,0 +1,355 @@
+"""The :class:`Study`: ask/tell over a space, with optional storage and ensembling.
+
+The study is a thin facade. It resolves components through the registry, hands out
+configurations (``ask``), records results (``tell``), keeps the ensemble strategy
+informed, and persists every state change. ``optimize`` runs the loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from os import PathLike
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ensembo import components, defaults, spaces
+from ensembo.ensemble import Ensemble, EnsembleContext
+from ensembo.errors import StorageError, TrialError
+from ensembo.objective import to_evaluation
+from ensembo.proposal import ModelBasedProposer, RandomProposer
+from ensembo.protocols import Proposer
+from ensembo.registry import Registry, new_plugin_manager, registry
+from ensembo.storage import Storage, open_storage
+from ensembo.trials import Evaluation, History, Trial, TrialState
+
+logger = logging.getLogger(__name__)
+
+STORAGE_FORMAT = 1
+
+
+class Study:
+    """Optimize a loss over ``space``, building an ensemble as trials finish.
+
+    Components are given by registry name, by ``{"name": ..., **options}`` or as
+    objects. ``surrogate=None`` is random search. ``seed`` fixes the whole sequence of
+    configurations: each trial draws from a generator seeded by ``(seed, number)``.
+    """
+
+    def __init__(
+        self,
+        space: Any,
+        *,
+        surrogate: Any = defaults.AUTO,
+        acquisition: Any = "ei",
+        acquisition_optimizer: Any = defaults.AUTO,
+        initial_design: Any = defaults.AUTO,
+        n_initial: int | None = None,
+        ensemble: Any = "best",
+        loss: str | None = None,
+        validation_targets: np.ndarray | None = None,
+        task: str | None = None,
+        budget: int | None = None,
+        seed: int = 0,
+        storage: Storage | str | PathLike | None = None,
+        registry: Registry | None = None,
+        callbacks: Iterable[Any] = (),
+        metadata: Mapping[str, Any] | None = None,
+    ):
+        self.space = spaces.load(space)
+        self.seed = int(seed)
+        self.registry = registry
+        self.storage = open_storage(storage)
+        self.metadata = dict(metadata or {})
+        self.models: dict[int, Any] = {}
+        if surrogate == defaults.AUTO:
+            surrogate = defaults.default_surrogate(self.space)
+        if initial_design == defaults.AUTO:
+            initial_design = defaults.default_initial_design()
+        self.n_initial = defaults.default_n_initial(self.space) if n_initial is None else int(n_initial)
+        self.context = EnsembleContext(
+            y_true=None if validation_targets is None else np.asarray(validation_targets),
+            loss=loss,
+            task=task,
+            classes=None if validation_targets is None or task != "classification"
+            else np.unique(validation_targets),
+            budget=budget,
+            seed=self.seed,
+        )
+        self._specs = {
+            "surrogate": surrogate,
+            "acquisition": acquisition,
+            "acquisition_optimizer": acquisition_optimizer,
+            "initial_design": initial_design,
+            "ensemble_strategy": ensemble,
+        }
+        self.proposer = self._build_proposer()
+        self.initial_design = self._build("initial_design", initial_design)
+        self.strategy = self._build("ensemble_strategy", ensemble)
+        self._hooks = self._observers(callbacks)
+        self.history = History(self.storage.trials())
+        self._initial_configs: list[dict[str, Any]] | None = None
+        self._check_or_write_meta()
+        self._recover_interrupted()
+        self._current_ensemble: Ensemble | None = self.strategy.ensemble(self.history, self.context)
+
+    # --- wiring -------------------------------------------------------------------------
+
+    def _build(self, kind: str, spec: Any) -> Any:
+        return components.build(kind, spec, self.registry)
+
+    def _build_proposer(self) -> Proposer:
+        surrogate_spec = self._specs["surrogate"]
+        if surrogate_spec is None:
+            return RandomProposer()
+        surrogate = self._build("surrogate", surrogate_spec)
+        if isinstance(surrogate, Proposer):
+            return surrogate
+        optimizer_spec = self._specs["acquisition_optimizer"]
+        if optimizer_spec == defaults.AUTO:
+            optimizer_spec = defaults.default_acquisition_optimizer(surrogate)
+            self._specs["acquisition_optimizer"] = optimizer_spec
+        return ModelBasedProposer(
+            surrogate,
+            self._build("acquisition", self._specs["acquisition"]),
+            self._build("acquisition_optimizer", optimizer_spec),
+        )
+
+    def _observers(self, callbacks: Iterable[Any]):
+        manager = new_plugin_manager()
+        source = self.registry or registry()
+        for name, plugin in source.manager.list_name_plugin():
+            manager.register(plugin, name=name)
+        for callback in callbacks:
+            manager.register(callback)
+        return manager.hook
+
+    def _meta(self) -> dict[str, Any]:
+        return {
+            "format": STORAGE_FORMAT,
+            "space": self.space.definition(),
+            "components": {kind: components.describe(kind, spec) for kind, spec in self._specs.items()},
+            "n_initial": self.n_initial,
+            "seed": self.seed,
+            "loss": self.context.loss,
+            "task": self.context.task,
+            "budget": self.context.budget,
+            "validation_targets": None
+            if self.context.y_true is None
+            else self.context.y_true.tolist(),
+            "metadata": self.metadata,
+        }
+
+    def _check_or_write_meta(self) -> None:
+        stored = self.storage.read_meta()
+        if stored is None:
+            self.storage.write_meta(self._meta())
+            return
+        if stored.get("seed") != self.seed or stored.get("space") != self.space.definition():
+            raise StorageError(
+                "the storage holds a different study (other space or seed); "
+                "use Study.load(storage) to resume it or choose a new storage path"
+            )
+        self.metadata = {**stored.get("metadata", {}), **self.metadata}
+
+    @classmethod
+    def load(cls, storage: Storage | str | PathLike, **overrides: Any) -> Study:
+        """Resume the study kept in ``storage``.
+
+        Components given as live objects were not stored and must be passed again in
+        ``overrides`` (e.g. ``surrogate=my_surrogate``).
+        """
+        opened = open_storage(storage)
+        meta = opened.read_meta()
+        if meta is None:
+            raise StorageError(f"{storage}: no study stored here")
+        if meta.get("format") != STORAGE_FORMAT:
+            raise StorageError(f"{storage}: storage format {meta.get('format')} is not supported")
+        kwargs: dict[str, Any] = {
+            "n_initial": meta["n_initial"],
+            "seed": meta["seed"],
+            "loss": meta.get("loss"),
+            "task": meta.get("task"),
+            "budget": meta.get("budget"),
+            "validation_targets": meta.get("validation_targets"),
+            "metadata": meta.get("metadata"),
+        }
+        keyword = {"ensemble_strategy": "ensemble"}
+        for kind, spec in meta["components"].items():
+            kwargs[keyword.get(kind, kind)] = spec
+        kwargs.update(overrides)
+        missing = [k for k, v in kwargs.items() if v is None and k in ("acquisition", "ensemble")]
+        if missing:
+            raise StorageError(f"{storage}: components {missing} were live objects; pass them again")
+        return cls(spaces.load(meta["space"]), storage=opened, **kwargs)
+
+    # --- ask / tell ---------------------------------------------------------------------
+
+    def _rng(self, number: int, purpose: int = 0) -> np.random.Generator:
+        return np.random.default_rng([self.seed, number, purpose])
+
+    def _initial(self, number: int) -> dict[str, Any]:
+        if self._initial_configs is None:
+            self._initial_configs = self.initial_design.configs(
+                self.space, self.n_initial, np.random.default_rng([self.seed, 2**31])
+            )
+        return self._initial_configs[number]
+
+    def suggest(self, number: int) -> dict[str, Any]:
+        """The configuration the study would hand out as trial ``number``."""
+        completed = self.history.completed()
+        if number < self.n_initial or len(completed) < 2:
+            if number < self.n_initial:
+                return self._initial(number)
+            return self.space.sample(1, self._rng(number))[0]
+        targets = np.asarray(self.strategy.targets(self.history, self.context), dtype=float)
+        if targets.shape != (len(completed),):
+            raise TrialError(
+                f"ensemble strategy returned targets of shape {targets.shape}, "
+                f"expected ({len(completed)},)"
+            )
+        proposed = self.proposer.propose(self.space, self.history, targets, 1, self._rng(number))
+        return self.space.validate(proposed[0])
+
+    def ask(self) -> Trial:
+        """Hand out the next trial (RUNNING) and record it."""
+        requeued = self.history.in_state(TrialState.INTERRUPTED)
+        if requeued:
+            trial = attrs.evolve(
+                requeued[0], state=TrialState.RUNNING, started_at=time.time(),
+                attempts=requeued[0].attempts + 1, error=None,
+            )
+        else:
+            number = len(self.history)
+            trial = Trial(
+                number=number, config=self.suggest(number), state=TrialState.RUNNING,
+                started_at=time.time(), attempts=1,
+            )
+        self._record(trial)
+        self._hooks.ensembo_trial_started(study=self, trial=trial)
+        return trial
+
+    def tell(
+        self,
+        trial: Trial | int,
+        result: float | Evaluation | Mapping[str, Any] | None = None,
+        *,
+        predictions: np.ndarray | None = None,
+        state: TrialState | str = TrialState.COMPLETE,
+        error: str | None = None,
+    ) -> Trial:
+        """Record the outcome of a trial handed out by :meth:`ask`.
+
+        ``result`` is a loss, an :class:`Evaluation` or a mapping with ``loss``; pass
+        ``state="failed"`` with ``error`` for a failed evaluation. A non-finite loss
+        makes the trial failed.
+        """
+        number = trial if isinstance(trial, int) else trial.number
+        if not 0 <= number < len(self.history):
+            raise TrialError(f"trial {number} was never asked")
+        current = self.history[number]
+        if current.state.finished:
+            raise TrialError(f"trial {number} is already {current.state.value}; it cannot be told twice")
+        now = time.time()
+        state = TrialState(state)
+        if state is TrialState.COMPLETE:
+            try:
+                evaluation = to_evaluation(result)
+                if predictions is not None:
+                    evaluation = attrs.evolve(evaluation, predictions=predictions)
+            except (ValueError, TypeError) as invalid:
+                finished = current.with_failure(str(invalid), now)
+            else:
+                finished = current.with_result(evaluation, now)
+                if evaluation.model is not None:
+                    self.models[number] = evaluation.model
+        else:
+            finished = current.with_failure(error or state.value, now, state)
+        self._record(finished)
+        if finished.state is TrialState.COMPLETE:
+            self.strategy.update(self.history, finished, self.context)
+            self._refresh_ensemble()
+        self._hooks.ensembo_trial_finished(study=self, trial=finished)
+        return finished
+
+    def _record(self, trial: Trial) -> None:
+        self.storage.put_trial(trial)
+        self.history.put(trial)
+
+    def _refresh_ensemble(self) -> None:
+        ensemble = self.strategy.ensemble(self.history, self.context)
+        if ensemble is not None and ensemble != self._current_ensemble:
+            self._current_ensemble = ensemble
+            self._hooks.ensembo_ensemble_updated(study=self, ensemble=ensemble)
+
+    def _recover_interrupted(self) -> None:
+        """Trials left RUNNING by a dead process become INTERRUPTED, to be re-run."""
+        for trial in self.history.in_state(TrialState.RUNNING, TrialState.PENDING):
+            self._record(attrs.evolve(trial, state=TrialState.INTERRUPTED, error="process ended"))
+
+    # --- the loop -----------------------------------------------------------------------
+
+    def optimize(
+        self,
+        objective: Callable[[dict[str, Any]], Any],
+        n_trials: int | None = None,
+        *,
+        timeout: float | None = None,
+        catch: tuple[type[BaseException], ...] = (Exception,),
+    ) -> Study:
+        """Evaluate ``objective`` on ``n_trials`` new trials (or until ``timeout`` s).
+
+        Exceptions listed in ``catch`` mark the trial failed with the error text; the
+        run continues. Ctrl-C marks the running trial interrupted and re-raises.
+        """
+        if n_trials is None and timeout is None:
+            raise ValueError("give n_trials, timeout or both")
+        deadline = None if timeout is None else time.monotonic() + timeout
+        done = 0
+        try:
+            while (n_trials is None or done < n_trials) and (
+                deadline is None or time.monotonic() < deadline
+            ):
+                if self._hooks.ensembo_should_stop(study=self):
+                    break
+                self.run_trial(objective, catch)
+                done += 1
+        finally:
+            self._hooks.ensembo_study_finished(study=self)
+        return self
+
+    def run_trial(self, objective: Callable[[dict[str, Any]], Any], catch=(Exception,)) -> Trial:
+        """Ask, evaluate in this process, tell."""
+        trial = self.ask()
+        try:
+            result = objective(dict(trial.config))
+        except KeyboardInterrupt:
+            self.tell(trial, state=TrialState.INTERRUPTED, error="KeyboardInterrupt")
+            raise
+        except catch as error:
+            message = "".join(traceback.format_exception_only(error)).strip()
+            logger.warning("trial %d failed: %s", trial.number, message)
+            return self.tell(trial, state=TrialState.FAILED, error=message)
+        return self.tell(trial, result)
+
+    # --- results ------------------------------------------------------------------------
+
+    @property
+    def trials(self) -> Sequence[Trial]:
+        return self.history
+
+    @property
+    def best_trial(self) -> Trial | None:
+        return self.history.best()
+
+    @property
+    def ensemble(self) -> Ensemble | None:
+        return self._current_ensemble
+
+    def components(self) -> dict[str, Any]:
+        """The component specs in use (names and options, or the objects)."""
+        return dict(self._specs)

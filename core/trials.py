@@ -1,0 +1,153 @@
+"""Trial records and the history of a study.
+
+A :class:`Trial` is an immutable value; changing state means making a new one with
+:func:`attrs.evolve`. The :class:`History` is the ordered list of trials a study has
+seen, the single input every surrogate and ensemble strategy reads.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+
+class TrialState(str, enum.Enum):
+    """Where a trial is in its life; only ``COMPLETE`` trials carry a loss."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    COMPLETE = "complete"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+    @property
+    def finished(self) -> bool:
+        return self in (TrialState.COMPLETE, TrialState.FAILED)
+
+
+def _optional_array(value: Any) -> np.ndarray | None:
+    return None if value is None else np.asarray(value)
+
+
+def _frozen_mapping(value: Mapping[str, Any]) -> dict[str, Any]:
+    return dict(value)
+
+
+@attrs.frozen(kw_only=True)
+class Evaluation:
+    """What an objective returns when a float is not enough.
+
+    ``predictions`` are the per-example validation predictions (labels, class
+    probabilities of shape (n_val, n_classes), or regression values); ensemble
+    strategies combine them without retraining. ``model`` is the fitted model, kept in
+    the study's artifact store. ``info`` holds extra scalar metrics (e.g. test loss).
+    """
+
+    loss: float = attrs.field(converter=float)
+    predictions: np.ndarray | None = attrs.field(default=None, converter=_optional_array, eq=False)
+    model: Any = attrs.field(default=None, eq=False)
+    info: dict[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+
+
+@attrs.frozen(kw_only=True)
+class Trial:
+    """One configuration and what became of it.
+
+    ``number`` is the 0-based position in the study; ``config`` holds only the active
+    hyperparameters. ``loss`` is set when ``state`` is COMPLETE; ``error`` when FAILED.
+    """
+
+    number: int = attrs.field(validator=attrs.validators.ge(0))
+    config: dict[str, Any] = attrs.field(converter=_frozen_mapping)
+    state: TrialState = attrs.field(default=TrialState.PENDING, converter=TrialState)
+    loss: float | None = None
+    predictions: np.ndarray | None = attrs.field(default=None, converter=_optional_array, eq=False)
+    info: dict[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+    error: str | None = None
+    started_at: float | None = None
+    finished_at: float | None = None
+    attempts: int = 0
+
+    def __attrs_post_init__(self) -> None:
+        if self.state is TrialState.COMPLETE and (self.loss is None or math.isnan(self.loss)):
+            raise ValueError(f"trial {self.number}: a complete trial needs a finite loss")
+
+    @property
+    def duration(self) -> float | None:
+        if self.started_at is None or self.finished_at is None:
+            return None
+        return self.finished_at - self.started_at
+
+    def with_result(self, evaluation: Evaluation, finished_at: float) -> Trial:
+        return attrs.evolve(
+            self,
+            state=TrialState.COMPLETE,
+            loss=evaluation.loss,
+            predictions=evaluation.predictions,
+            info={**self.info, **evaluation.info},
+            finished_at=finished_at,
+            error=None,
+        )
+
+    def with_failure(self, error: str, finished_at: float, state: TrialState = TrialState.FAILED) -> Trial:
+        return attrs.evolve(self, state=state, error=error, finished_at=finished_at)
+
+
+class History(Sequence[Trial]):
+    """The ordered trials of one study, indexed by trial number.
+
+    Trials are replaced (never mutated) as they progress. Read-only views such as
+    :meth:`completed` are what surrogates and ensemble strategies consume.
+    """
+
+    def __init__(self, trials: Sequence[Trial] = ()):
+        self._trials: list[Trial] = []
+        for trial in trials:
+            self.put(trial)
+
+    def put(self, trial: Trial) -> None:
+        """Append a new trial or replace the trial with the same number."""
+        if trial.number == len(self._trials):
+            self._trials.append(trial)
+        elif trial.number < len(self._trials):
+            self._trials[trial.number] = trial
+        else:
+            raise ValueError(
+                f"trial number {trial.number} leaves a gap; next expected is {len(self._trials)}"
+            )
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self._trials[index]
+
+    def __len__(self) -> int:
+        return len(self._trials)
+
+    def __iter__(self) -> Iterator[Trial]:
+        return iter(self._trials)
+
+    def in_state(self, *states: TrialState) -> list[Trial]:
+        return [t for t in self._trials if t.state in states]
+
+    def completed(self) -> list[Trial]:
+        return self.in_state(TrialState.COMPLETE)
+
+    def pending(self) -> list[Trial]:
+        """Trials handed out but not yet told: the surrogate must not re-suggest them."""
+        return self.in_state(TrialState.PENDING, TrialState.RUNNING)
+
+    def losses(self) -> np.ndarray:
+        return np.array([t.loss for t in self.completed()], dtype=float)
+
+    def best(self) -> Trial | None:
+        done = self.completed()
+        return min(done, key=lambda t: t.loss) if done else None
+
+    def best_so_far(self) -> np.ndarray:
+        """Running minimum of the loss over complete trials, in trial order."""
+        losses = self.losses()
+        return np.minimum.accumulate(losses) if losses.size else losses

@@ -1,0 +1,1 @@
+"""Built-in initial designs: configurations evaluated before any model is fit."""

@@ -1,0 +1,10 @@
+"""Registers the built-in initial designs."""
+
+from ensembo.hookspecs import hookimpl
+from ensembo.plugins.initial_designs.default_design import DefaultDesign
+from ensembo.plugins.initial_designs.random_design import RandomDesign
+
+
+@hookimpl
+def ensembo_add_initial_designs():
+    return {"random": RandomDesign, "default": DefaultDesign}

@@ -1,0 +1,16 @@
+"""Package discovery for the three source roots mapped into one ``ensembo`` namespace.
+
+pyproject.toml holds all metadata; this file only lists the subpackages, because
+setuptools' automatic discovery cannot follow a package-dir mapping with several roots.
+"""
+
+from setuptools import find_packages, setup
+
+ROOTS = {"ensembo": "core", "ensembo.plugins": "plugins", "ensembo.spaces": "spaces"}
+
+packages = []
+for package, folder in ROOTS.items():
+    packages.append(package)
+    packages.extend(f"{package}.{sub}" for sub in find_packages(folder))
+
+setup(packages=packages, package_dir=ROOTS)
