@@ -1,0 +1,30 @@
+"""Lower confidence bound (Srinivas et al. 2010, for minimization).
+
+Returned negated, ``kappa * sigma - mean``, because acquisitions are maximized.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ensembo.plugins.acquisitions.improvement import VARIANCE_FLOOR
+
+
+class LowerConfidenceBound:
+    def __init__(self, kappa: float = 2.0):
+        if kappa < 0:
+            raise ValueError(f"lcb: kappa must be >= 0, got {kappa}")
+        self.kappa = float(kappa)
+
+    def __call__(self, mean: np.ndarray, variance: np.ndarray, best: float) -> np.ndarray:
+        sigma = np.sqrt(np.maximum(np.asarray(variance, dtype=float), VARIANCE_FLOOR))
+        return self.kappa * sigma - np.asarray(mean, dtype=float)
+
+    def gradient(
+        self, mean: np.ndarray, variance: np.ndarray, best: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        variance = np.asarray(variance, dtype=float)
+        floored = variance < VARIANCE_FLOOR
+        sigma = np.sqrt(np.where(floored, VARIANCE_FLOOR, variance))
+        by_variance = np.where(floored, 0.0, self.kappa / (2.0 * sigma))
+        return -np.ones_like(sigma), by_variance
