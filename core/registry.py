@@ -134,7 +134,7 @@ class Registry:
     def _collect(self) -> None:
         for kind, hook_name in hookspecs.REGISTRATION_HOOKS.items():
             caller = getattr(self.manager.hook, hook_name)
-            for impl in reversed(caller.get_hookimpls()):  # registration order
+            for impl in caller.get_hookimpls():  # registration order
                 distribution = self._distribution_of.get(impl.plugin_name, impl.plugin_name)
                 try:
                     provided = impl.function() or {}

@@ -113,7 +113,7 @@ class Space:
         if n <= 0:
             return []
         self.configspace.seed(int(rng.integers(2**31 - 1)))
-        drawn = self.configspace.sample_configuration(n)
+        drawn = self.configspace.sample_configuration() if n == 1 else self.configspace.sample_configuration(n)
         drawn = [drawn] if isinstance(drawn, Configuration) else drawn
         return [self._to_dict(c) for c in drawn]
 

@@ -1,0 +1,74 @@
+"""Plugin registry: lookup, conflicts, broken plugins, protocol checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from ensembo import hookimpl
+from ensembo.errors import DuplicatePluginError, PluginContractError, UnknownComponentError
+from ensembo.plugins.initial_designs.random_design import RandomDesign
+from ensembo.registry import Registry, registry
+
+
+class _DesignsA:
+    @hookimpl
+    def ensembo_add_initial_designs(self):
+        return {"grid": RandomDesign, "only-a": RandomDesign}
+
+
+class _DesignsB:
+    @hookimpl
+    def ensembo_add_initial_designs(self):
+        return {"grid": RandomDesign}
+
+
+class _Broken:
+    @hookimpl
+    def ensembo_add_losses(self):
+        raise RuntimeError("boom while registering")
+
+
+class _NotADesign:
+    @hookimpl
+    def ensembo_add_initial_designs(self):
+        return {"bogus": lambda: object()}
+
+
+def test_builtins_are_registered_through_entry_points():
+    reg = registry()
+    assert "random" in reg.names("initial_design")
+    assert reg.entry("ensemble_strategy", "best").distribution == "ensembo"
+
+
+def test_duplicate_name_names_both_distributions():
+    reg = Registry.from_plugins({"dist-a": _DesignsA(), "dist-b": _DesignsB()})
+    with pytest.raises(DuplicatePluginError, match="dist-a.*dist-b"):
+        reg.entry("initial_design", "grid")
+    # the conflict does not take the other names down
+    assert reg.entry("initial_design", "only-a").distribution == "dist-a"
+    assert reg.conflicts[0].name == "grid"
+
+
+def test_plugin_raising_during_registration_is_reported_and_others_load():
+    reg = Registry.from_plugins({"good": _DesignsA(), "bad": _Broken()})
+    assert [f.distribution for f in reg.failures] == ["bad"]
+    assert "boom while registering" in reg.failures[0].error
+    assert "only-a" in reg.names("initial_design")
+
+
+def test_unknown_name_suggests_close_match():
+    reg = Registry.from_plugins({"dist-a": _DesignsA()})
+    with pytest.raises(UnknownComponentError, match=r"did you mean 'only-a'\?.*Available: grid, only-a"):
+        reg.entry("initial_design", "only-b")
+
+
+def test_factory_product_is_checked_against_protocol():
+    reg = Registry.from_plugins({"dist-x": _NotADesign()})
+    with pytest.raises(PluginContractError, match="'bogus' \\(from dist-x\\).*InitialDesign"):
+        reg.create("initial_design", "bogus")
+
+
+def test_bad_options_name_the_plugin():
+    reg = Registry.from_plugins({"dist-a": _DesignsA()})
+    with pytest.raises(PluginContractError, match="'grid' \\(from dist-a\\) rejected options"):
+        reg.create("initial_design", "grid", n_points=3)

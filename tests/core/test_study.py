@@ -1,0 +1,121 @@
+"""Study: ask/tell, determinism, failures, storage and resume."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import ensembo
+from ensembo import Evaluation, Study, TrialState
+from ensembo.errors import StorageError, TrialError
+
+
+def quadratic(config):
+    return (config["x"] - 1.0) ** 2 + (config["y"] - 2.0) ** 2
+
+
+def test_random_search_end_to_end(flat_space):
+    study = Study(flat_space, surrogate=None, seed=3).optimize(quadratic, n_trials=50)
+    assert len(study.trials) == 50
+    assert all(t.state is TrialState.COMPLETE for t in study.trials)
+    assert study.best_trial.loss == min(t.loss for t in study.trials)
+    assert study.ensemble.members == (study.best_trial.number,)
+
+
+def test_same_seed_same_configs_different_seed_different(tree_space):
+    def configs(seed):
+        study = Study(tree_space, surrogate=None, seed=seed)
+        study.optimize(lambda c: c["shared"], n_trials=15)
+        return [t.config for t in study.trials]
+
+    assert configs(7) == configs(7)
+    assert configs(7) != configs(8)
+
+
+def test_configs_hold_only_active_hyperparameters(tree_space):
+    study = Study(tree_space, surrogate=None, seed=0).optimize(lambda c: 0.0, n_trials=30)
+    for trial in study.trials:
+        has_b_params = {"only_b", "steps"} <= set(trial.config)
+        assert has_b_params == (trial.config["branch"] == "b")
+
+
+def test_failures_are_recorded_and_the_run_continues(flat_space):
+    def sometimes_bad(config):
+        if config["x"] < 0:
+            raise ValueError("negative x not supported")
+        if config["y"] > 12:
+            return math.nan
+        return config["x"]
+
+    study = Study(flat_space, surrogate=None, seed=1).optimize(sometimes_bad, n_trials=40)
+    failed = study.history.in_state(TrialState.FAILED)
+    assert failed and len(study.history.completed()) + len(failed) == 40
+    errors = {t.error for t in failed}
+    assert any("negative x not supported" in e for e in errors)
+    assert any("non-finite" in e for e in errors)
+
+
+def test_ask_tell_and_evaluation_records(flat_space):
+    study = Study(flat_space, surrogate=None, seed=0)
+    trial = study.ask()
+    assert trial.state is TrialState.RUNNING
+    predictions = np.arange(4.0)
+    told = study.tell(trial, Evaluation(loss=0.5, predictions=predictions, model="m", info={"test_loss": 0.6}))
+    assert told.loss == 0.5 and told.info["test_loss"] == 0.6
+    np.testing.assert_array_equal(told.predictions, predictions)
+    assert study.models[trial.number] == "m"
+    with pytest.raises(TrialError, match="cannot be told twice"):
+        study.tell(trial, 0.1)
+    with pytest.raises(TrialError, match="never asked"):
+        study.tell(5, 0.1)
+
+
+def test_observer_callbacks_see_lifecycle(flat_space):
+    seen = []
+
+    class Observer:
+        @ensembo.hookimpl
+        def ensembo_trial_finished(self, trial):
+            seen.append(trial.number)
+
+        @ensembo.hookimpl
+        def ensembo_should_stop(self, study):
+            return True if len(study.history.completed()) >= 4 else None
+
+    Study(flat_space, surrogate=None, callbacks=[Observer()]).optimize(quadratic, n_trials=10)
+    assert seen == [0, 1, 2, 3]
+
+
+def test_sqlite_storage_round_trip_and_resume(flat_space, tmp_path):
+    path = tmp_path / "study.db"
+    first = Study(flat_space, surrogate=None, seed=4, storage=path)
+    first.optimize(quadratic, n_trials=5)
+    first.tell(first.ask(), Evaluation(loss=1.0, predictions=np.eye(3)))
+    dangling = first.ask()  # never told: the process "dies" here
+
+    resumed = Study.load(path)
+    assert len(resumed.trials) == 7
+    np.testing.assert_array_equal(resumed.trials[5].predictions, np.eye(3))
+    assert resumed.trials[6].state is TrialState.INTERRUPTED
+    rerun = resumed.ask()
+    assert rerun.number == dangling.number and rerun.config == dangling.config and rerun.attempts == 2
+    resumed.tell(rerun, 0.0)
+    resumed.optimize(quadratic, n_trials=3)
+    assert [t.number for t in resumed.trials] == list(range(10))
+
+
+def test_resume_continues_the_same_sequence(flat_space, tmp_path):
+    straight = Study(flat_space, surrogate=None, seed=9).optimize(quadratic, n_trials=12)
+    path = tmp_path / "s.db"
+    Study(flat_space, surrogate=None, seed=9, storage=path).optimize(quadratic, n_trials=5)
+    resumed = Study.load(path).optimize(quadratic, n_trials=7)
+    assert [t.config for t in resumed.trials] == [t.config for t in straight.trials]
+
+
+def test_storage_of_another_study_is_refused(flat_space, tmp_path):
+    path = tmp_path / "s.db"
+    Study(flat_space, surrogate=None, seed=1, storage=path)
+    with pytest.raises(StorageError, match="different study"):
+        Study(flat_space, surrogate=None, seed=2, storage=path)
