@@ -1,0 +1,32 @@
+"""The two-sided sign test over paired scores (notes/002 §3.5): ties are dropped."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+import numpy as np
+from scipy.stats import binom
+
+
+@attrs.frozen(kw_only=True)
+class SignTestResult:
+    wins: int
+    losses: int
+    ties: int
+    p_value: float
+
+
+def sign_test(losses_a: Sequence[float], losses_b: Sequence[float]) -> SignTestResult:
+    """Does A win (lower loss) more or less often than B? ``wins`` counts A's wins.
+
+    ``p = 2 Σ_{i<=min(wins, losses)} C(n, i) / 2^n`` (capped at 1), n = wins + losses.
+    """
+    a = np.asarray(losses_a, dtype=float)
+    b = np.asarray(losses_b, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"need two 1-D sequences of equal length, got {a.shape} and {b.shape}")
+    wins, losses = int(np.sum(a < b)), int(np.sum(a > b))
+    n = wins + losses
+    p_value = 1.0 if n == 0 else min(1.0, 2.0 * float(binom.cdf(min(wins, losses), n, 0.5)))
+    return SignTestResult(wins=wins, losses=losses, ties=len(a) - n, p_value=p_value)

@@ -1,0 +1,56 @@
+import numpy as np
+import pytest
+from scipy.stats import friedmanchisquare
+
+from ensembo.stats import (
+    average_ranks,
+    expected_rank,
+    friedman_test,
+    nemenyi_critical_difference,
+    win_frequency,
+)
+
+LOSSES = np.array([[0.1, 0.2, 0.3], [0.3, 0.1, 0.2], [0.2, 0.3, 0.1], [0.1, 0.1, 0.4]])
+
+
+def test_average_ranks_use_mid_ranks():
+    np.testing.assert_allclose(average_ranks(LOSSES), [(1 + 3 + 2 + 1.5) / 4, (2 + 1 + 3 + 1.5) / 4, (3 + 2 + 1 + 3) / 4])
+
+
+def test_expected_rank_counts_ties_against_each_method():
+    # Rank_{h_i} = sum_l I[R(h_l) <= R(h_i)] (notes/002 §4).
+    np.testing.assert_allclose(expected_rank(LOSSES), [(1 + 3 + 2 + 2) / 4, (2 + 1 + 3 + 2) / 4, (3 + 2 + 1 + 3) / 4])
+
+
+def test_win_frequency_counts_ties_half():
+    w = win_frequency(LOSSES)
+    assert w[0, 1] == pytest.approx((1 + 0 + 1 + 0.5) / 4)
+    np.testing.assert_allclose(w + w.T, np.ones((3, 3)))
+    np.testing.assert_allclose(np.diag(w), 0.5)
+
+
+def test_non_transitive_cycle_from_notes():
+    # notes/002 §3.4: A beats B, B beats C, C beats A, each 2 of 3.
+    w = win_frequency(LOSSES[:3])
+    assert w[0, 1] > 0.5 and w[1, 2] > 0.5 and w[2, 0] > 0.5
+
+
+def test_friedman_matches_scipy_including_ties():
+    rng = np.random.default_rng(0)
+    losses = rng.integers(0, 5, size=(12, 4)).astype(float)
+    ours = friedman_test(losses)
+    theirs = friedmanchisquare(*losses.T)
+    assert ours.statistic == pytest.approx(theirs.statistic, rel=1e-9)
+    assert ours.p_value == pytest.approx(theirs.pvalue, rel=1e-9)
+
+
+@pytest.mark.parametrize(("k", "q"), [(2, 1.960), (3, 2.343), (4, 2.569), (5, 2.728), (10, 3.164)])
+def test_nemenyi_critical_difference_uses_demsar_table(k, q):
+    n = 14
+    expected = q * np.sqrt(k * (k + 1) / (6 * n))
+    assert nemenyi_critical_difference(k, n) == pytest.approx(expected, rel=1e-3)
+
+
+def test_friedman_needs_three_methods():
+    with pytest.raises(ValueError, match=">= 3 methods"):
+        friedman_test(np.ones((4, 2)))
