@@ -21,6 +21,7 @@ from ensembo import components, defaults, spaces
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.errors import StorageError, TrialError
 from ensembo.objective import to_evaluation
+from ensembo.progress import ProgressBar
 from ensembo.proposal import ModelBasedProposer, RandomProposer
 from ensembo.protocols import Proposer
 from ensembo.registry import Registry, new_plugin_manager, registry
@@ -126,6 +127,7 @@ class Study:
             manager.register(plugin, name=name)
         for callback in callbacks:
             manager.register(callback)
+        self._observer_manager = manager
         return manager.hook
 
     def _meta(self) -> dict[str, Any]:
@@ -300,14 +302,19 @@ class Study:
         *,
         timeout: float | None = None,
         catch: tuple[type[BaseException], ...] = (Exception,),
+        show_progress: bool = False,
     ) -> Study:
         """Evaluate ``objective`` on ``n_trials`` new trials (or until ``timeout`` s).
 
         Exceptions listed in ``catch`` mark the trial failed with the error text; the
         run continues. Ctrl-C marks the running trial interrupted and re-raises.
+        ``show_progress`` draws a progress bar on stderr when it is a terminal.
         """
         if n_trials is None and timeout is None:
             raise ValueError("give n_trials, timeout or both")
+        if show_progress:
+            progress = ProgressBar(n_trials)
+            self._observer_manager.register(progress)
         deadline = None if timeout is None else time.monotonic() + timeout
         done = 0
         try:
@@ -320,6 +327,8 @@ class Study:
                 done += 1
         finally:
             self._hooks.ensembo_study_finished(study=self)
+            if show_progress:
+                self._observer_manager.unregister(progress)
         return self
 
     def run_trial(self, objective: Callable[[dict[str, Any]], Any], catch=(Exception,)) -> Trial:

@@ -16,11 +16,13 @@ def register(subparsers) -> None:
     run_parser.add_argument("experiment", help="experiment YAML file")
     run_parser.add_argument("--storage", help="SQLite file to keep the study in (overrides the file)")
     run_parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    run_parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     run_parser.set_defaults(handler=run)
 
     resume_parser = subparsers.add_parser("resume", help="continue a stored study to its budget")
     resume_parser.add_argument("storage", help="the study's SQLite file")
     resume_parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    resume_parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     resume_parser.set_defaults(handler=resume)
 
 
@@ -33,7 +35,7 @@ def run(args) -> int:
         metadata={"experiment": experiment.source, "experiment_dir": str(experiment.base_dir)},
         **experiment.study_options(),
     )
-    return _finish(study, experiment, args.json)
+    return _finish(study, experiment, args.json, _wants_progress(args))
 
 
 def resume(args) -> int:
@@ -45,15 +47,22 @@ def resume(args) -> int:
     if document is None:
         raise ExperimentError(str(path), "this study was not started by 'ensembo run'; resume it from Python")
     experiment = parse_experiment(document, study.metadata.get("experiment_dir", "."))
-    return _finish(study, experiment, args.json)
+    return _finish(study, experiment, args.json, _wants_progress(args))
 
 
-def _finish(study: Study, experiment: Experiment, as_json: bool) -> int:
+def _wants_progress(args) -> bool:
+    """The bar is on unless switched off; it draws only when stderr is a terminal."""
+    return not (getattr(args, "no_progress", False) or getattr(args, "quiet", False))
+
+
+def _finish(study: Study, experiment: Experiment, as_json: bool, show_progress: bool = False) -> int:
     objective = experiment.objective()
     finished = len(study.history.in_state(TrialState.COMPLETE, TrialState.FAILED))
     remaining = max(experiment.budget - finished, 0)
     if remaining:
-        study.optimize(objective, n_trials=remaining, timeout=experiment.timeout)
+        study.optimize(
+            objective, n_trials=remaining, timeout=experiment.timeout, show_progress=show_progress
+        )
     summary = summarize(study)
     if as_json:
         print(json.dumps(summary, indent=2, default=str))
