@@ -1,0 +1,76 @@
+"""Where fitted models live, keyed by trial number.
+
+Trial records hold predictions, not models: models can be large and are not needed to
+resume an optimization, only to predict afterwards. :class:`MemoryArtifactStore` keeps
+them in the process; :class:`DiskArtifactStore` writes one joblib file per trial in a
+folder next to the study's SQLite file, so a stored study can still predict after the
+process that ran it is gone.
+"""
+
+from __future__ import annotations
+
+from os import PathLike
+from pathlib import Path
+from typing import Any, Protocol
+
+import joblib
+
+from ensembo.errors import StorageError
+
+
+class ArtifactStore(Protocol):
+    def put(self, number: int, model: Any) -> None: ...
+
+    def get(self, number: int) -> Any: ...
+
+    def __contains__(self, number: object) -> bool: ...
+
+
+class MemoryArtifactStore:
+    def __init__(self) -> None:
+        self._models: dict[int, Any] = {}
+
+    def put(self, number: int, model: Any) -> None:
+        self._models[number] = model
+
+    def get(self, number: int) -> Any:
+        try:
+            return self._models[number]
+        except KeyError:
+            raise StorageError(f"no model kept for trial {number}") from None
+
+    def __contains__(self, number: object) -> bool:
+        return number in self._models
+
+
+class DiskArtifactStore:
+    """``directory/trial-00012.joblib`` per trial."""
+
+    def __init__(self, directory: str | PathLike):
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+
+    def _path(self, number: int) -> Path:
+        return self.directory / f"trial-{number:05d}.joblib"
+
+    def put(self, number: int, model: Any) -> None:
+        temporary = self._path(number).with_suffix(".tmp")
+        joblib.dump(model, temporary)
+        temporary.replace(self._path(number))  # a killed run never leaves half a file
+
+    def get(self, number: int) -> Any:
+        path = self._path(number)
+        if not path.is_file():
+            raise StorageError(f"{path}: no model kept for trial {number}")
+        return joblib.load(path)
+
+    def __contains__(self, number: object) -> bool:
+        return isinstance(number, int) and self._path(number).is_file()
+
+
+def artifact_store_for(storage: str | PathLike | None) -> MemoryArtifactStore | DiskArtifactStore:
+    """Disk store next to a SQLite study file (``run.db`` -> ``run.models/``), else memory."""
+    if storage is None or str(storage) == ":memory:":
+        return MemoryArtifactStore()
+    path = Path(storage)
+    return DiskArtifactStore(path.with_name(path.stem + ".models"))

@@ -1,0 +1,60 @@
+"""Final selection: which trial's configuration the search hands back.
+
+* ``argmin`` — the lowest validation loss.
+* ``posterior-mean`` (Lévesque ch. 3, ``-pm``) — the lowest mean of a surrogate (the
+  ``gp`` by default) fitted to all losses. The argmin of noisy validation losses tends
+  to pick a lucky sample; the posterior mean smooths the noise, most of all with
+  reshuffled splits, where the GP's noise term learns the split-sampling variance. The
+  thesis leaves open whether the mean is minimized over the whole space; here it is
+  minimized over the evaluated configurations, so the choice is always a trial whose
+  model exists (and, refitted, costs a single new model as in the thesis).
+* ``selection-split`` (``-sel``) — the lowest loss on the held-out selection split.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ensembo import components
+from ensembo.errors import ExperimentError, TrialError
+from ensembo.trials import History, Trial
+
+SELECTIONS = ("argmin", "posterior-mean", "selection-split")
+
+
+def select_trial(
+    history: History,
+    space: Any,
+    rule: str = "argmin",
+    *,
+    surrogate: Any = "gp",
+    seed: int = 0,
+) -> Trial:
+    """The trial chosen by ``rule`` among the complete trials of ``history``."""
+    completed = history.completed()
+    if not completed:
+        raise TrialError("no trial completed: nothing to select (see the failed trials' errors)")
+    if rule == "argmin":
+        return min(completed, key=lambda t: t.loss)
+    if rule == "selection-split":
+        missing = [t.number for t in completed if "selection_loss" not in t.info]
+        if missing:
+            raise ExperimentError("selection", f"trials {missing[:5]} have no selection loss; give the task a selection split")
+        return min(completed, key=lambda t: t.info["selection_loss"])
+    if rule == "posterior-mean":
+        if len(completed) < 2:
+            return completed[0]
+        return completed[int(np.argmin(posterior_means(completed, space, surrogate, seed)))]
+    raise ExperimentError("selection", f"unknown selection {rule!r}; valid: {', '.join(SELECTIONS)}")
+
+
+def posterior_means(trials: list[Trial], space: Any, surrogate: Any = "gp", seed: int = 0) -> np.ndarray:
+    """Surrogate mean at each trial's configuration, fitted on all their losses."""
+    model = components.build("surrogate", surrogate)
+    batch = space.encode([t.config for t in trials])
+    losses = np.array([t.loss for t in trials], dtype=float)
+    model.fit(batch, losses, np.random.default_rng([seed, 7]))
+    mean, _ = model.predict(batch)
+    return np.asarray(mean, dtype=float)

@@ -1,0 +1,216 @@
+"""The supervised-learning objective: data, an executable space and a validation scheme.
+
+:class:`Task` scores one configuration of an executable space (``space.build(config)``
+returns an unfitted sklearn estimator) on the training data: it fits a model per split
+of its validation scheme, gathers the per-example validation predictions (out-of-fold
+under k-fold), computes the loss from exactly those predictions, and returns them with
+the fitted model(s) in an :class:`ensembo.Evaluation`.
+
+Models are fitted on the original labels. For scoring, labels are encoded as class
+indices ``0..k-1`` (positions in ``classes``), so trial predictions, the study's
+validation targets and every loss agree on the meaning of a probability column
+whatever the original label type.
+
+An optional **selection split** (Lévesque ch. 3, ``-sel``) is carved once from the data
+and never shown to the optimizer; every trial is also scored on it (``info``), and so is
+an optional test set, so overfitting of the validation loss can be watched per trial.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+import joblib
+import numpy as np
+from sklearn.model_selection import train_test_split
+
+from ensembo import components
+from ensembo.errors import ExperimentError
+from ensembo.ml.fitted_ensemble import FittedEnsemble
+from ensembo.ml.predictions import InvalidPredictionError, predict_examples
+from ensembo.ml.validation import Split, ValidationScheme, validation_scheme
+from ensembo.trials import Evaluation
+
+TASK_TYPES = ("classification", "regression")
+DEFAULT_LOSS = {"classification": "zero-one", "regression": "mse"}
+
+
+def _as_matrix(X: Any) -> np.ndarray:
+    matrix = np.asarray(X, dtype=float)
+    if matrix.ndim != 2:
+        raise ExperimentError("data.X", f"features must be a 2-D array, got shape {matrix.shape}")
+    return matrix
+
+
+def _builder(space: Any, categorical_features: np.ndarray | None) -> Callable[[dict[str, Any]], Any]:
+    build = getattr(space, "build", None)
+    if build is None:
+        raise ExperimentError(
+            "space", f"space {getattr(space, 'name', space)!r} is not executable (it has no build(config))"
+        )
+    if categorical_features is None or not np.any(categorical_features):
+        return build
+    mask = np.asarray(categorical_features, dtype=bool)
+    return lambda config: build(config, categorical_features=mask)
+
+
+class Task:
+    """Scores configurations of ``space`` on ``(X, y)``; call :meth:`evaluate`.
+
+    ``loss`` is a registered loss (default ``zero-one`` / ``mse``), applied per example
+    to (encoded targets, predictions) and averaged. ``selection`` is the fraction of
+    rows held out as the selection split. ``n_jobs`` fits the folds in parallel.
+    """
+
+    def __init__(
+        self,
+        X: Any,
+        y: Any,
+        *,
+        task: str,
+        space: Any,
+        validation: ValidationScheme | int | float | dict = 0.33,
+        loss: Any = None,
+        categorical_features: Sequence[bool] | None = None,
+        selection: float | None = None,
+        X_test: Any = None,
+        y_test: Any = None,
+        seed: int = 0,
+        n_jobs: int | None = None,
+    ):
+        if task not in TASK_TYPES:
+            raise ExperimentError("task", f"unknown task {task!r}; valid: {', '.join(TASK_TYPES)}")
+        self.task = task
+        self.space = space
+        self.validation = validation_scheme(validation)
+        self.loss_spec = loss or DEFAULT_LOSS[task]
+        self.loss = components.build("loss", self.loss_spec)
+        self.categorical_features = None if categorical_features is None else np.asarray(categorical_features, dtype=bool)
+        self.seed = int(seed)
+        self.n_jobs = n_jobs
+        self.build = _builder(space, self.categorical_features)
+        X, y = _as_matrix(X), np.asarray(y)
+        if len(X) != len(y):
+            raise ExperimentError("data.y", f"{len(X)} rows of features but {len(y)} targets")
+        self.classes = np.unique(y) if self.is_classification else None
+        targets = self._encode(y)
+        rows = np.arange(len(y))
+        if selection:
+            optimize_rows, selection_rows = train_test_split(
+                rows, test_size=selection, random_state=self.seed,
+                stratify=targets if self._stratify_selection(targets) else None,
+            )
+            self.selection_rows = np.sort(selection_rows)
+            self.optimize_rows = np.sort(optimize_rows)
+        else:
+            self.selection_rows = None
+            self.optimize_rows = rows
+        # y: labels the models are fitted on; targets: what losses compare against.
+        self.X_all, self.y_all, self.targets_all = X, y, targets
+        self.X, self.y = X[self.optimize_rows], y[self.optimize_rows]
+        self.targets = targets[self.optimize_rows]
+        self.X_test = None if X_test is None else _as_matrix(X_test)
+        self.targets_test = None if y_test is None else self._encode(np.asarray(y_test))
+
+    # --- targets ------------------------------------------------------------------------
+
+    @property
+    def is_classification(self) -> bool:
+        return self.task == "classification"
+
+    def _encode(self, y: np.ndarray) -> np.ndarray:
+        if not self.is_classification:
+            return y.astype(float)
+        positions = np.searchsorted(self.classes, y)
+        clipped = np.minimum(positions, len(self.classes) - 1)
+        unknown = self.classes[clipped] != y
+        if np.any(unknown):
+            raise ExperimentError("data.y_test", f"labels {sorted(set(y[unknown].tolist()))[:5]} never seen in training")
+        return clipped
+
+    def _stratify_selection(self, targets: np.ndarray) -> bool:
+        return self.is_classification and np.unique(targets, return_counts=True)[1].min() >= 2
+
+    # --- what the study needs ----------------------------------------------------------
+
+    def splits(self, iteration: int) -> tuple[Split, ...]:
+        return self.validation.splits(
+            self.targets, classification=self.is_classification, seed=self.seed, iteration=iteration
+        )
+
+    def validation_targets(self) -> np.ndarray | None:
+        """The targets every trial's predictions refer to, or ``None`` when the
+        validation set changes per trial (reshuffled holdout)."""
+        if self.validation.covers_all_rows:
+            return self.targets
+        if not self.validation.fixed_validation:
+            return None
+        return self.targets[self.splits(0)[0].validation]
+
+    def score(self, y_true: np.ndarray, predictions: np.ndarray) -> float:
+        """Mean per-example loss of ``predictions`` against encoded ``y_true``."""
+        losses = np.asarray(self.loss(y_true, predictions), dtype=float)
+        loss = float(np.mean(losses))
+        if not np.isfinite(loss):
+            raise InvalidPredictionError(f"loss {self.loss_spec!r} is not finite ({loss}) on these predictions")
+        return loss
+
+    def loss_of(self, model: Any, X: Any, y: Any) -> float:
+        """Loss of a fitted model on labelled data ``(X, y)`` (original labels)."""
+        return self.score(self._encode(np.asarray(y)), self.predict(model, _as_matrix(X)))
+
+    # --- one configuration ------------------------------------------------------------
+
+    def _fit_split(self, config: dict[str, Any], split: Split) -> Any:
+        model = self.build(config)
+        model.fit(self.X[split.train], self.y[split.train])
+        return model
+
+    def fit(self, config: dict[str, Any], X: np.ndarray | None = None, y: np.ndarray | None = None) -> Any:
+        """A fresh model of ``config`` fitted on ``(X, y)`` (default: every row, the
+        selection split included)."""
+        model = self.build(config)
+        model.fit(self.X_all if X is None else X, self.y_all if y is None else y)
+        return model
+
+    def evaluate(self, config: dict[str, Any], iteration: int = 0) -> Evaluation:
+        """Fit and score ``config``; ``iteration`` (the trial number) drives reshuffling.
+
+        Raises whatever the estimator raises, or :class:`InvalidPredictionError` for
+        unusable predictions: the caller records the trial as failed.
+        """
+        splits = self.splits(iteration)
+        models = joblib.Parallel(n_jobs=self.n_jobs)(
+            joblib.delayed(self._fit_split)(config, split) for split in splits
+        )
+        predictions = self._validation_predictions(models, splits)
+        rows = np.arange(len(self.y)) if self.validation.covers_all_rows else splits[0].validation
+        loss = self.score(self.targets[rows], predictions)
+        model = models[0] if len(models) == 1 else FittedEnsemble(
+            members=models, weights=[1.0] * len(models), classes=self.classes
+        )
+        info: dict[str, Any] = {}
+        if self.selection_rows is not None:
+            info["selection_loss"] = self.score(
+                self.targets_all[self.selection_rows], self.predict(model, self.X_all[self.selection_rows])
+            )
+        if self.X_test is not None:
+            info["test_loss"] = self.score(self.targets_test, self.predict(model, self.X_test))
+        return Evaluation(loss=loss, predictions=predictions, model=model, info=info)
+
+    def predict(self, model: Any, X: np.ndarray) -> np.ndarray:
+        """Per-example predictions of a fitted model, in the trial format."""
+        return predict_examples(model, X, self.classes)
+
+    def _validation_predictions(self, models: list[Any], splits: tuple[Split, ...]) -> np.ndarray:
+        if not self.validation.covers_all_rows:
+            return self.predict(models[0], self.X[splits[0].validation])
+        shape = (len(self.y),) if self.classes is None else (len(self.y), len(self.classes))
+        total, counts = np.zeros(shape), np.zeros(len(self.y))
+        for model, split in zip(models, splits):
+            total[split.validation] += self.predict(model, self.X[split.validation])
+            counts[split.validation] += 1
+        return total / (counts if total.ndim == 1 else counts[:, None])
+
