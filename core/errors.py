@@ -68,3 +68,18 @@ class TrialError(EnsemboError, RuntimeError):
 
 class StorageError(EnsemboError, RuntimeError):
     """A storage file is unreadable or belongs to a different study."""
+
+
+class MissingDependencyError(EnsemboError, ImportError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+    def __init__(self, feature: str, module: str, extra: str):
+        self.feature, self.module, self.extra = feature, module, extra
+        super().__init__(
+            f"{feature} needs the {module!r} package, which is not installed. "
+            f"Install it with: pip install 'ensembo[{extra}]'"
+        )
+
+
+class ExecutionError(EnsemboError, RuntimeError):
+    """Trials cannot be evaluated as asked (bad execution settings, unusable backend)."""
