@@ -149,13 +149,48 @@ class Space:
 
     def encode(self, configs: Sequence[Mapping[str, Any]]) -> EncodedBatch:
         """Encode configurations into a batch for surrogates (inactive dims imputed)."""
+        return self._batch(self.vectors(configs))
+
+    # --- ConfigSpace vectors ----------------------------------------------------------
+    # ConfigSpace's own vector form (one column per name, NaN where inactive, categorical
+    # and ordinal values as their index) lets acquisition optimizers sample, mutate and
+    # score thousands of configurations without building a dict for each.
+
+    def vectors(self, configs: Sequence[Mapping[str, Any]]) -> np.ndarray:
+        """ConfigSpace vectors (n, d) of configurations; NaN marks inactive values."""
         n, d = len(configs), self.dimension
         raw = np.full((n, d), np.nan)
         for row, config in enumerate(configs):
             for column, (name, hp) in enumerate(zip(self.names, self._hyperparameters)):
                 if name in config:
                     raw[row, column] = float(hp.to_vector(config[name]))
-        return self._batch(raw)
+        return raw
+
+    def sample_vectors(self, n: int, seed: int | np.random.Generator | None = None) -> np.ndarray:
+        """ConfigSpace vectors (n, d) of valid configurations drawn from the prior."""
+        rng = np.random.default_rng(seed)
+        if n <= 0:
+            return np.empty((0, self.dimension))
+        self.configspace.seed(int(rng.integers(2**31 - 1)))
+        drawn = self.configspace.sample_configuration(n)
+        drawn = [drawn] if isinstance(drawn, Configuration) else drawn
+        return np.array([c.get_array() for c in drawn], dtype=float).reshape(n, self.dimension)
+
+    def encode_vectors(self, raw: np.ndarray) -> EncodedBatch:
+        """Encode ConfigSpace vectors (n, d) exactly as :meth:`encode` encodes configs."""
+        return self._batch(np.asarray(raw, dtype=float).reshape(-1, self.dimension))
+
+    def from_vectors(self, raw: np.ndarray) -> list[dict[str, Any]]:
+        """Configurations from ConfigSpace vectors; raises :class:`SpaceError` if invalid."""
+        configs = []
+        for row in np.atleast_2d(np.asarray(raw, dtype=float)):
+            try:
+                configuration = Configuration(self.configspace, vector=row)
+                configuration.check_valid_configuration()
+            except Exception as error:  # ConfigSpace raises several types for bad vectors
+                raise SpaceError(self.name, f"invalid configuration vector {row.tolist()}: {error}") from error
+            configs.append(self._to_dict(configuration))
+        return configs
 
     def _batch(self, raw: np.ndarray) -> EncodedBatch:
         active = ~np.isnan(raw)
