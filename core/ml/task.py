@@ -113,6 +113,7 @@ class Task:
         self.targets = targets[self.optimize_rows]
         self.X_test = None if X_test is None else _as_matrix(X_test)
         self.targets_test = None if y_test is None else self._encode(np.asarray(y_test))
+        self.splits(0)  # a scheme that cannot split these rows fails here, not per trial
 
     # --- targets ------------------------------------------------------------------------
 

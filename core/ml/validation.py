@@ -63,6 +63,8 @@ class Holdout:
             splitter = StratifiedShuffleSplit(n_splits=1, test_size=self.ratio, random_state=random_state)
         else:
             splitter = ShuffleSplit(n_splits=1, test_size=self.ratio, random_state=random_state)
+        if n < 2:
+            raise ExperimentError("validation.ratio", f"a holdout needs at least 2 rows, got n_samples={n}")
         train, validation = next(splitter.split(np.zeros((n, 1)), y))
         return (Split(train=np.sort(train), validation=np.sort(validation)),)
 
@@ -92,7 +94,9 @@ class CrossValidation:
         random_state = _split_seed(seed, iteration, self.reshuffle)
         rng = np.random.default_rng(random_state)
         if len(y) < self.folds:
-            raise ExperimentError("validation.folds", f"{self.folds} folds need at least {self.folds} rows, got {len(y)}")
+            raise ExperimentError(
+                "validation.folds", f"{self.folds} folds need at least {self.folds} rows, got n_samples={len(y)}"
+            )
         stratified = classification and self.stratify and _stratifiable(y, self.folds)
         splits = []
         for _ in range(self.repeats):

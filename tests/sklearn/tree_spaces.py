@@ -1,0 +1,24 @@
+"""A tiny executable space for the estimator tests: one decision-tree hyperparameter.
+
+Loaded under the module name ``tree_spaces`` (see conftest.py) so that estimators
+holding it can be pickled, as several scikit-learn checks do.
+"""
+
+from __future__ import annotations
+
+from ConfigSpace import ConfigurationSpace
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+from ensembo.spaces import Space
+
+
+class TreeDepthSpace(Space):
+    """``max_depth`` of a decision tree; builds a classifier or a regressor."""
+
+    def __init__(self, regression: bool = False):
+        super().__init__(ConfigurationSpace(name="tree-depth", space={"max_depth": (1, 6)}))
+        self.regression = regression
+
+    def build(self, config, categorical_features=None):
+        learner = DecisionTreeRegressor if self.regression else DecisionTreeClassifier
+        return learner(max_depth=config["max_depth"], random_state=0)
