@@ -1,8 +1,10 @@
 """Registers the built-in surrogates."""
 
 from ensembo.hookspecs import hookimpl
+from ensembo.plugins.surrogates.gp.surrogate import gp, gp_conditional
+from ensembo.plugins.surrogates.rf import RandomForestSurrogate
 
 
 @hookimpl
 def ensembo_add_surrogates():
-    return {}
+    return {"gp": gp, "gp-cond": gp_conditional, "rf": RandomForestSurrogate}

@@ -1,0 +1,111 @@
+"""The ``rf`` surrogate: SMAC-style forest mean and variance."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ensembo.plugins.surrogates.rf import RandomForestSurrogate
+from ensembo.protocols import Surrogate
+from ensembo.registry import registry
+from ensembo.spaces import EncodedBatch, Space
+
+
+def batch(values: np.ndarray) -> EncodedBatch:
+    values = np.atleast_2d(values)
+    return EncodedBatch(
+        values=values, active=np.ones_like(values, dtype=bool), signature=np.zeros(len(values), np.int64)
+    )
+
+
+def branin_like(x: np.ndarray) -> np.ndarray:
+    return np.sin(6 * x[:, 0]) + (x[:, 1] - 0.3) ** 2 * 4
+
+
+@pytest.fixture
+def observed():
+    rng = np.random.default_rng(0)
+    x = rng.random((60, 2)) * 0.5  # data only in the lower-left quarter
+    return x, branin_like(x)
+
+
+def test_registered_and_satisfies_protocol():
+    surrogate = registry().create("surrogate", "rf", n_trees=5)
+    assert isinstance(surrogate, Surrogate)
+
+
+def test_variance_positive_and_smaller_at_observed_points_than_between_them(observed):
+    x, y = observed
+    surrogate = RandomForestSurrogate(n_trees=30)
+    surrogate.fit(batch(x), y, np.random.default_rng(1))
+    _, at_data = surrogate.predict(batch(x))
+    between = np.random.default_rng(2).random((200, 2)) * 0.5
+    _, unobserved = surrogate.predict(batch(between))
+    assert np.all(at_data > 0) and np.all(unobserved > 0)
+    assert np.median(at_data) < np.median(unobserved)
+
+
+def test_variance_shrinks_as_points_are_observed_nearby(observed):
+    x, y = observed
+    probe = np.array([[0.8, 0.8]])
+    rng = np.random.default_rng(3)
+    before = RandomForestSurrogate(n_trees=40)
+    before.fit(batch(x), y, rng)
+    near = probe + rng.normal(0, 0.02, size=(8, 2))
+    after = RandomForestSurrogate(n_trees=40)
+    after.fit(batch(np.vstack([x, near])), np.concatenate([y, branin_like(near)]), rng)
+    assert after.predict(batch(probe))[1][0] < before.predict(batch(probe))[1][0]
+
+
+def test_mean_tracks_the_function(observed):
+    x, y = observed
+    surrogate = RandomForestSurrogate(n_trees=20, within_leaf_variance=False)
+    surrogate.fit(batch(x), y, np.random.default_rng(4))
+    test = np.random.default_rng(5).random((100, 2)) * 0.5
+    mean, _ = surrogate.predict(batch(test))
+    assert np.corrcoef(mean, branin_like(test))[0, 1] > 0.8
+
+
+def test_log_targets_predict_on_the_original_scale(observed):
+    x, y = observed
+    surrogate = RandomForestSurrogate(n_trees=20, log_targets=True)
+    surrogate.fit(batch(x), y, np.random.default_rng(6))
+    mean, variance = surrogate.predict(batch(x))
+    assert np.all(variance > 0)
+    assert mean.min() >= y.min() - 1e-9
+    assert np.corrcoef(mean, y)[0, 1] > 0.8
+
+
+def test_same_generator_seed_gives_same_forest(observed):
+    x, y = observed
+    predictions = []
+    for _ in range(2):
+        surrogate = RandomForestSurrogate(feature_fraction=0.5)
+        surrogate.fit(batch(x), y, np.random.default_rng(7))
+        predictions.append(surrogate.predict(batch(x)))
+    np.testing.assert_array_equal(predictions[0][0], predictions[1][0])
+    np.testing.assert_array_equal(predictions[0][1], predictions[1][1])
+
+
+def test_fits_a_thousand_conditional_observations(tree_space):
+    space = Space(tree_space)
+    configs = space.sample(1000, seed=8)
+    y = np.array([c["shared"] + c.get("only_b", 0.0) for c in configs])
+    surrogate = RandomForestSurrogate()
+    surrogate.fit(space.encode(configs), y, np.random.default_rng(9))
+    mean, variance = surrogate.predict(space.encode(configs[:50]))
+    assert mean.shape == variance.shape == (50,)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [("feature_fraction", 0.0, "feature_fraction"), ("n_trees", 0, "n_trees")],
+)
+def test_invalid_options_name_the_option(option, value, message):
+    with pytest.raises(ValueError, match=message):
+        RandomForestSurrogate(**{option: value})
+
+
+def test_predict_before_fit_is_an_error():
+    with pytest.raises(RuntimeError, match="before fit"):
+        RandomForestSurrogate().predict(batch(np.zeros((1, 2))))
