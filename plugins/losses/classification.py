@@ -1,0 +1,53 @@
+"""Classification losses: ``zero-one`` (of a vote) and ``log-loss`` (of averaged probabilities).
+
+Predictions are class probabilities (m, k) with columns in the order of the task's
+classes, and ``y_true`` the column index of the true class. ``zero-one`` also accepts
+plain label predictions (m,) compared with ``y_true`` labels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ensembo.plugins.losses.votes import LossInputError, VoteLoss
+
+
+class ZeroOneLoss(VoteLoss):
+    """1 when the vote is wrong. A tie between the true class and another counts as an
+    error, which is what Lévesque's Table 4.2 reports for an even ensemble."""
+
+    def __call__(self, y_true: np.ndarray, predictions: np.ndarray) -> np.ndarray:
+        predictions = np.asarray(predictions)
+        if predictions.ndim == 1:
+            return (predictions != np.asarray(y_true)).astype(float)
+        return super().__call__(y_true, predictions)
+
+    def per_example(self, v_true, v_wrong, size):
+        return (v_true <= v_wrong).astype(float)
+
+
+class LogLoss:
+    """Negative log-probability of the true class; ensembles average probabilities."""
+
+    def __init__(self, eps: float = 1e-15):
+        self.eps = float(eps)
+
+    def __call__(self, y_true: np.ndarray, predictions: np.ndarray) -> np.ndarray:
+        return self._per_example(y_true, np.asarray(predictions, dtype=float))
+
+    def contributions(self, predictions: np.ndarray) -> np.ndarray:
+        return np.asarray(predictions, dtype=float)
+
+    def ensemble_loss(self, y_true: np.ndarray, totals: np.ndarray, size) -> np.ndarray:
+        size = np.asarray(size, dtype=float)[..., None, None]
+        return self._per_example(y_true, totals / size).mean(axis=-1)
+
+    def _per_example(self, y_true: np.ndarray, probabilities: np.ndarray) -> np.ndarray:
+        if probabilities.ndim < 2:
+            raise LossInputError(
+                f"log-loss needs class probabilities of shape (m, n_classes), got shape "
+                f"{probabilities.shape}"
+            )
+        y = np.asarray(y_true, dtype=int)
+        true_probability = probabilities[..., np.arange(len(y)), y]
+        return -np.log(np.clip(true_probability, self.eps, 1.0))

@@ -1,0 +1,46 @@
+"""The ensemble-level side of a loss: score a weighted combination of members.
+
+A per-example :class:`~ensembo.protocols.Loss` scores one model. Ensemble strategies
+(post-hoc selection, EO, SEGOR) must score *combinations* of stored predictions many
+times per iteration, and some losses (margins, the C-bound) are only defined on a
+vote. An :class:`EnsembleLoss` therefore splits the work in two:
+
+* ``contributions(predictions)`` — what one member adds to the ensemble's running
+  total: one-hot votes (m, k), class probabilities (m, k) or values (m,);
+* ``ensemble_loss(y_true, totals, size)`` — the mean loss of ensembles whose members'
+  contributions sum to ``totals`` with total weight ``size``.
+
+``totals`` may carry leading batch axes (c candidate ensembles at once), so scoring
+"the ensemble plus each model of the pool" is one vectorized call. Classification
+``y_true`` are class indices (columns of the predictions), regression ``y_true`` values.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class EnsembleLoss(Protocol):
+    def contributions(self, predictions: np.ndarray) -> np.ndarray:
+        """A member's share of the ensemble total, from its stored predictions."""
+
+    def ensemble_loss(
+        self, y_true: np.ndarray, totals: np.ndarray, size: float | np.ndarray
+    ) -> np.ndarray:
+        """Mean loss over examples; ``totals`` (..., m[, k]) -> shape (...)."""
+
+
+def weighted_ensemble_loss(
+    loss: EnsembleLoss, y_true: np.ndarray, member_predictions: np.ndarray, weights: np.ndarray
+) -> float:
+    """Loss of the ensemble of ``member_predictions`` (n, m[, k]) with ``weights`` (n,)."""
+    weights = np.asarray(weights, dtype=float)
+    contributions = np.stack([loss.contributions(p) for p in member_predictions])
+    totals = np.tensordot(weights, contributions, axes=1)
+    return float(loss.ensemble_loss(y_true, totals, weights.sum()))
+
+
+__all__ = ["EnsembleLoss", "weighted_ensemble_loss"]

@@ -1,0 +1,148 @@
+"""Losses: Lévesque's toy ensemble tables, the sigmoid scale, regression losses, registry."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ensembo.plugins.losses.c_bound import CBoundLoss
+from ensembo.plugins.losses.classification import LogLoss, ZeroOneLoss
+from ensembo.plugins.losses.ensemble_loss import weighted_ensemble_loss
+from ensembo.plugins.losses.margins import SigmoidMarginLoss, SquaredMarginLoss, sigmoid_scale
+from ensembo.plugins.losses.regression import AbsoluteError, HuberLoss, SquaredError, TukeyLoss
+from ensembo.plugins.losses.votes import LossInputError, margins
+from ensembo.registry import registry
+
+
+def wrong_on(wrong: set[int], m: int) -> np.ndarray:
+    """Binary class probabilities of a classifier wrong exactly on ``wrong`` (truth: class 0)."""
+    probabilities = np.zeros((m, 2))
+    for i in range(m):
+        probabilities[i, 1 if i in wrong else 0] = 1.0
+    return probabilities
+
+
+def table_row(members: list[np.ndarray], m: int, sigmoid_a: float) -> dict[str, float]:
+    y = np.zeros(m, dtype=int)
+    stacked, weights = np.stack(members), np.ones(len(members))
+    votes = np.stack([ZeroOneLoss().contributions(p) for p in members]).sum(axis=0)
+    return {
+        "l01": weighted_ensemble_loss(ZeroOneLoss(), y, stacked, weights),
+        "lM": float(np.mean((1 - margins(y, votes, len(members))) / 2)),
+        "lM2": weighted_ensemble_loss(SquaredMarginLoss(), y, stacked, weights),
+        "lsig": weighted_ensemble_loss(SigmoidMarginLoss(a=sigmoid_a), y, stacked, weights),
+        "lC": weighted_ensemble_loss(CBoundLoss(), y, stacked, weights),
+    }
+
+
+def test_sigmoid_scale_for_seven_members_is_the_thesis_value():
+    a = sigmoid_scale(7)
+    assert a == pytest.approx(9.58, abs=0.005)
+    gap = 1 / (1 + np.exp(-a)) - 1 / (1 + np.exp(-a * (1 - 2 / 7)))
+    assert gap == pytest.approx(1e-3, rel=1e-6)
+    assert sigmoid_scale(12) == pytest.approx(7.91, abs=0.005)
+    assert sigmoid_scale(2) == sigmoid_scale(3)  # no root above 1 below three members
+
+
+def test_table_4_1_ensemble_of_bad_classifiers():
+    # Three members, three examples; each example is wrong for two of the three members.
+    members = [wrong_on({0, 1}, 3), wrong_on({0, 2}, 3), wrong_on({1, 2}, 3)]
+    row = table_row(members, 3, sigmoid_a=12.0)
+    expected = {"l01": 1.00, "lM": 0.67, "lM2": 0.44, "lsig": 0.98, "lC": 1.00}
+    assert {k: round(v, 2) for k, v in row.items()} == expected
+
+
+def test_table_4_2_ensemble_and_first_candidate():
+    # Four members of error 0.4 whose wrong votes per example are (3, 2, 1, 1, 1); the
+    # candidate h'_0 (error 0.4) is wrong on examples 1 and 2 — the assignment that
+    # reproduces every surviving value of the table's E and E + h'_0 rows.
+    members = [wrong_on(s, 5) for s in ({0, 1}, {0, 2}, {0, 3}, {1, 4})]
+    row = table_row(members, 5, sigmoid_a=12.0)
+    assert {k: round(v, 2) for k, v in row.items()} == {
+        "l01": 0.40, "lM": 0.40, "lM2": 0.20, "lsig": 0.30, "lC": 0.40
+    }
+    plus_h0 = table_row(members + [wrong_on({1, 2}, 5)], 5, sigmoid_a=12.0)
+    assert round(plus_h0["l01"], 2) == 0.40
+    assert round(plus_h0["lM"], 2) == 0.40
+    assert round(plus_h0["lM2"], 2) == 0.19
+    assert round(plus_h0["lC"], 2) == 0.38
+
+
+def test_margin_losses_see_what_zero_one_cannot():
+    # Table 4.1's point: adding a member that is right where the ensemble is wrong does
+    # not flip a vote (zero-one is flat) but does lower the margin losses.
+    members = [wrong_on({0, 1}, 3), wrong_on({0, 2}, 3), wrong_on({1, 2}, 3)]
+    y = np.zeros(3, dtype=int)
+    good, bad = wrong_on(set(), 3), wrong_on({0, 1, 2}, 3)
+    for loss in (SquaredMarginLoss(), SigmoidMarginLoss(), CBoundLoss()):
+        with_good = weighted_ensemble_loss(loss, y, np.stack(members + [good]), np.ones(4))
+        with_bad = weighted_ensemble_loss(loss, y, np.stack(members + [bad]), np.ones(4))
+        assert with_good < with_bad
+    zero_one = [
+        weighted_ensemble_loss(ZeroOneLoss(), y, np.stack(members + [h]), np.ones(4))
+        for h in (good, bad)
+    ]
+    assert zero_one == [1.0, 1.0]
+
+
+def test_zero_one_accepts_labels_and_probabilities():
+    y = np.array([0, 1, 2])
+    probabilities = np.array([[0.8, 0.1, 0.1], [0.6, 0.3, 0.1], [0.1, 0.2, 0.7]])
+    assert ZeroOneLoss()(y, probabilities).tolist() == [0.0, 1.0, 0.0]
+    assert ZeroOneLoss()(np.array(["a", "b"]), np.array(["a", "a"])).tolist() == [0.0, 1.0]
+
+
+def test_multiclass_sigmoid_uses_the_strongest_wrong_class():
+    y = np.array([0])
+    # Votes (true, wrong, wrong) = (2, 1, 1) vs (2, 2, 0): the second is a tie.
+    spread = np.array([[[2.0, 1.0, 1.0]]])
+    tied = np.array([[[2.0, 2.0, 0.0]]])
+    loss = SigmoidMarginLoss(a=10.0)
+    assert loss.ensemble_loss(y, spread[0], 4.0) < loss.ensemble_loss(y, tied[0], 4.0)
+    assert float(loss.ensemble_loss(y, tied[0], 4.0)) == pytest.approx(0.5)
+
+
+def test_log_loss_of_an_ensemble_averages_probabilities():
+    y = np.array([0, 1])
+    first = np.array([[0.9, 0.1], [0.5, 0.5]])
+    second = np.array([[0.5, 0.5], [0.1, 0.9]])
+    value = weighted_ensemble_loss(LogLoss(), y, np.stack([first, second]), np.ones(2))
+    assert value == pytest.approx(-np.log(0.7))
+    assert LogLoss()(y, first) == pytest.approx([-np.log(0.9), -np.log(0.5)])
+
+
+def test_c_bound_is_ensemble_level_only():
+    with pytest.raises(LossInputError, match="c-bound.*whole ensemble"):
+        CBoundLoss()(np.zeros(2, dtype=int), wrong_on(set(), 2))
+
+
+def test_regression_losses_on_residuals():
+    y = np.zeros(4)
+    predictions = np.array([0.5, -1.0, 2.0, 10.0])
+    assert SquaredError()(y, predictions).tolist() == [0.25, 1.0, 4.0, 100.0]
+    assert AbsoluteError()(y, predictions).tolist() == [0.5, 1.0, 2.0, 10.0]
+    huber = HuberLoss(scale=1.0)(y, predictions)
+    assert huber[:2] == pytest.approx([0.125, 0.5])
+    assert huber[2] == pytest.approx(1.345 * (2.0 - 0.5 * 1.345))
+    tukey = TukeyLoss(scale=1.0)(y, predictions)
+    assert tukey[3] == pytest.approx(4.685**2 / 6)  # capped beyond c
+    assert tukey[0] == pytest.approx(4.685**2 / 6 * (1 - (1 - (0.5 / 4.685) ** 2) ** 3))
+
+
+def test_robust_losses_standardize_residuals_by_default():
+    y = np.array([0.0, 10.0, 20.0, 30.0])
+    loss = HuberLoss()
+    assert loss(y, y + 100.0) == pytest.approx(HuberLoss(scale=float(np.std(y)))(y, y + 100.0))
+
+
+def test_regression_ensemble_is_the_mean():
+    y = np.array([1.0, 2.0])
+    members = np.array([[0.0, 2.0], [2.0, 4.0]])
+    assert weighted_ensemble_loss(SquaredError(), y, members, np.ones(2)) == pytest.approx(0.5)
+
+
+def test_every_loss_is_registered():
+    names = {"zero-one", "log-loss", "squared-margin", "sigmoid-margin", "c-bound",
+             "mse", "mae", "huber", "tukey"}
+    assert names <= set(registry().names("loss"))
+    assert registry().create("loss", "huber", c=2.0).c == 2.0
