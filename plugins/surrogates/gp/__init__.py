@@ -1,0 +1,2 @@
+"""Gaussian-process surrogates: ``gp`` (imputed encoding) and ``gp-cond`` (Lévesque's
+conditional kernel, block-diagonal per condition signature)."""

@@ -1,0 +1,61 @@
+"""Coordinate-wise slice sampling with stepping out and shrinkage (Neal 2003), the
+sampler Spearmint uses for GP hyperparameters (Murray & Adams 2010)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+
+def slice_sweep(
+    log_density: Callable[[np.ndarray], float],
+    x: np.ndarray,
+    current: float,
+    widths: np.ndarray,
+    bounds: np.ndarray,
+    rng: np.random.Generator,
+    max_steps: int = 8,
+) -> tuple[np.ndarray, float]:
+    """Update every coordinate of ``x`` once; returns the new point and its log density.
+
+    ``bounds`` (k, 2) truncate the support, so the density is 0 outside them.
+    """
+    x = np.array(x, dtype=float)
+    for i in rng.permutation(len(x)):
+        level = current + np.log(rng.uniform())
+        width = widths[i]
+        left = x[i] - width * rng.uniform()
+        right = left + width
+        low, high = bounds[i]
+
+        def at(value: float) -> float:
+            if not low <= value <= high:
+                return -np.inf
+            trial = x.copy()
+            trial[i] = value
+            return log_density(trial)
+
+        steps = max_steps
+        while steps > 0 and left > low and at(left) > level:
+            left -= width
+            steps -= 1
+        steps = max_steps
+        while steps > 0 and right < high and at(right) > level:
+            right += width
+            steps -= 1
+        left, right = max(left, low), min(right, high)
+        original = x[i]
+        for _ in range(100):
+            proposal = rng.uniform(left, right)
+            value = at(proposal)
+            if value > level:
+                x[i], current = proposal, value
+                break
+            if proposal < original:
+                left = proposal
+            else:
+                right = proposal
+        else:  # the slice shrank onto the current point; keep it
+            x[i] = original
+    return x, current

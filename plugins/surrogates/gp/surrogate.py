@@ -1,0 +1,160 @@
+"""The ``gp`` and ``gp-cond`` surrogates.
+
+Targets are standardized (zero mean, unit variance) so that one set of hyperparameter
+bounds and priors fits every problem. Hyperparameters come from ML-II (one posterior)
+or from slice sampling (several posteriors; acquisitions are averaged over them via
+:meth:`GaussianProcessSurrogate.predict_samples`).
+
+Cost above a size: hyperparameters are fitted on at most ``fit_subset`` points (the
+best half by target plus a random draw of the rest), while the posterior itself
+always uses every point — the O(n^3) hyperparameter search, repeated for every
+likelihood evaluation, is what grows fastest, and a few hundred points pin the
+hyperparameters down well.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ensembo.plugins.surrogates.gp.hyperparameters import Hyperparameters
+from ensembo.plugins.surrogates.gp.kernels import KERNELS
+from ensembo.plugins.surrogates.gp.mcmc import HyperparameterChain
+from ensembo.plugins.surrogates.gp.ml2 import fit_ml2
+from ensembo.plugins.surrogates.gp.posterior import Posterior, block_keys
+from ensembo.spaces import EncodedBatch
+
+HYPERPARAMETER_METHODS = ("ml2", "mcmc")
+
+
+def standardize(y: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """Finite-ized, standardized targets; failed (infinite) targets count as the worst."""
+    y = np.asarray(y, dtype=float)
+    finite = np.isfinite(y)
+    if not finite.all():
+        worst = float(np.max(y[finite])) if finite.any() else 0.0
+        y = np.where(finite, y, worst)
+    location = float(np.mean(y))
+    scale = float(np.std(y))
+    scale = scale if scale > 1e-12 else 1.0
+    return (y - location) / scale, location, scale
+
+
+def fitting_rows(y: np.ndarray, limit: int, rng: np.random.Generator) -> np.ndarray:
+    """All rows up to ``limit``; above it the best half and a random sample of the rest."""
+    n = len(y)
+    if n <= limit:
+        return np.arange(n)
+    order = np.argsort(y, kind="stable")
+    best = order[: limit // 2]
+    rest = rng.choice(order[limit // 2 :], size=limit - len(best), replace=False)
+    return np.sort(np.concatenate([best, rest]))
+
+
+class GaussianProcessSurrogate:
+    """GP regression over encoded configurations.
+
+    Options: ``kernel`` (``matern52`` | ``laplace``), ``hyperparameters`` (``ml2`` |
+    ``mcmc``), ``conditional`` (Lévesque's conditional kernel: no covariance between
+    different condition signatures), ``restarts`` (ML-II starts), ``samples`` (MCMC
+    samples kept), ``fit_subset`` (largest training set for hyperparameter fitting).
+    """
+
+    def __init__(
+        self,
+        kernel: str = "matern52",
+        hyperparameters: str = "ml2",
+        conditional: bool = False,
+        restarts: int = 2,
+        samples: int = 10,
+        fit_subset: int = 300,
+    ):
+        if kernel not in KERNELS:
+            raise ValueError(f"gp: unknown kernel {kernel!r}; valid: {sorted(KERNELS)}")
+        if hyperparameters not in HYPERPARAMETER_METHODS:
+            raise ValueError(
+                f"gp: unknown hyperparameters method {hyperparameters!r}; valid: {list(HYPERPARAMETER_METHODS)}"
+            )
+        if restarts < 1 or fit_subset < 2:
+            raise ValueError(f"gp: restarts must be >= 1 and fit_subset >= 2, got {restarts}, {fit_subset}")
+        self.kernel = KERNELS[kernel]()
+        self.method = hyperparameters
+        self.conditional = bool(conditional)
+        self.restarts = int(restarts)
+        self.fit_subset = int(fit_subset)
+        self._chain = HyperparameterChain(samples=int(samples)) if hyperparameters == "mcmc" else None
+        self._previous: Hyperparameters | None = None
+        self.posteriors: list[Posterior] = []
+        self._location, self._scale = 0.0, 1.0
+
+    def _keys(self, batch: EncodedBatch) -> np.ndarray:
+        return block_keys(batch.signature if self.conditional else None, len(batch))
+
+    def fit(self, batch: EncodedBatch, y: np.ndarray, rng: np.random.Generator) -> None:
+        x = np.asarray(batch.values, dtype=float)
+        keys = self._keys(batch)
+        standardized, self._location, self._scale = standardize(y)
+        rows = fitting_rows(standardized, self.fit_subset, rng)
+        fit_x, fit_y, fit_keys = x[rows], standardized[rows], keys[rows]
+        if self._chain is not None:
+            samples = self._chain.sample(self.kernel, fit_x, fit_y, fit_keys, rng)
+        else:
+            samples = [fit_ml2(self.kernel, fit_x, fit_y, fit_keys, rng, self._previous, self.restarts)]
+            self._previous = samples[0]
+        self.posteriors = [Posterior(self.kernel, hp, x, standardized, keys) for hp in samples]
+
+    @property
+    def hyperparameters(self) -> list[Hyperparameters]:
+        return [p.hyperparameters for p in self.posteriors]
+
+    # --- per-sample predictions (integrated acquisition) --------------------------------
+
+    def predict_samples(self, batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and variance under each hyperparameter sample, shapes (S, n)."""
+        x, keys = np.asarray(batch.values, dtype=float), self._keys(batch)
+        parts = [p.predict(x, keys) for p in self.posteriors]
+        means = np.stack([m for m, _ in parts]) * self._scale + self._location
+        variances = np.stack([v for _, v in parts]) * self._scale**2
+        return means, variances
+
+    def predict_samples_with_gradients(
+        self, batch: EncodedBatch
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per-sample mean (S, n), variance (S, n), d mean/dx and d variance/dx (S, n, d)."""
+        x, keys = np.asarray(batch.values, dtype=float), self._keys(batch)
+        parts = [p.predict_with_gradients(x, keys) for p in self.posteriors]
+        s, s2 = self._scale, self._scale**2
+        return (
+            np.stack([p[0] for p in parts]) * s + self._location,
+            np.stack([p[1] for p in parts]) * s2,
+            np.stack([p[2] for p in parts]) * s,
+            np.stack([p[3] for p in parts]) * s2,
+        )
+
+    # --- Surrogate / DifferentiableSurrogate: the mixture's first two moments ----------
+
+    def predict(self, batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray]:
+        means, variances = self.predict_samples(batch)
+        mean = means.mean(0)
+        return mean, np.maximum((variances + means**2).mean(0) - mean**2, 0.0)
+
+    def predict_with_gradients(
+        self, batch: EncodedBatch
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        means, variances, d_means, d_variances = self.predict_samples_with_gradients(batch)
+        mean = means.mean(0)
+        variance = (variances + means**2).mean(0) - mean**2
+        d_mean = d_means.mean(0)
+        d_variance = (d_variances + 2.0 * means[..., None] * d_means).mean(0) - 2.0 * mean[:, None] * d_mean
+        return mean, np.maximum(variance, 0.0), d_mean, d_variance
+
+
+def gp(**options) -> GaussianProcessSurrogate:
+    """Factory for ``gp``: imputed encoding, one kernel over every configuration."""
+    return GaussianProcessSurrogate(**options)
+
+
+def gp_conditional(**options) -> GaussianProcessSurrogate:
+    """Factory for ``gp-cond``: Lévesque's conditional kernel."""
+    if "conditional" in options:
+        raise ValueError("gp-cond: 'conditional' is implied; use 'gp' for the unconditional kernel")
+    return GaussianProcessSurrogate(conditional=True, **options)

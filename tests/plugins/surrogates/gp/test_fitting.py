@@ -1,0 +1,164 @@
+"""Kernel and likelihood gradients, priors, ML-II, MCMC and the surrogate's contract."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ensembo.plugins.surrogates.gp.hyperparameters import Hyperparameters, log_prior, vector_bounds
+from ensembo.plugins.surrogates.gp.kernels import (
+    Laplace,
+    Matern52,
+    input_gradient,
+    lengthscale_gradient,
+    scaled_distance,
+)
+from ensembo.plugins.surrogates.gp.likelihood import log_likelihood_and_gradient
+from ensembo.plugins.surrogates.gp.posterior import block_keys
+from ensembo.plugins.surrogates.gp.surrogate import GaussianProcessSurrogate, gp_conditional
+from ensembo.protocols import DifferentiableSurrogate
+from ensembo.registry import registry
+from ensembo.spaces import EncodedBatch
+from ensembo.spaces.encoding import activity_signature
+
+
+def _batch(values, active=None):
+    values = np.asarray(values, dtype=float)
+    active = np.ones_like(values, dtype=bool) if active is None else active
+    return EncodedBatch(values=values, active=active, signature=activity_signature(active))
+
+
+def _central(f, x, step=1e-6):
+    grad = np.zeros_like(x)
+    for i in range(len(x)):
+        e = np.zeros_like(x)
+        e[i] = step
+        grad[i] = (f(x + e) - f(x - e)) / (2 * step)
+    return grad
+
+
+@pytest.mark.parametrize("kernel", [Matern52(), Laplace()], ids=lambda k: k.name)
+def test_kernel_input_and_lengthscale_gradients_match_finite_differences(kernel):
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(size=(4, 3)), rng.uniform(size=(6, 3))
+    lengthscales = np.array([0.4, 0.9, 2.0])
+    weights = rng.normal(size=(4, 6))
+
+    def weighted_sum(query):
+        return float(np.sum(weights * kernel.value(scaled_distance(query.reshape(4, 3), b, lengthscales))))
+
+    q = kernel.q(scaled_distance(a, b, lengthscales))
+    np.testing.assert_allclose(
+        input_gradient(weights * q, a, b, lengthscales).ravel(), _central(weighted_sum, a.ravel()), rtol=1e-5
+    )
+    sym = rng.normal(size=(6, 6))
+    sym = sym + sym.T
+
+    def by_log_lengthscales(log_l):
+        return float(np.sum(sym * kernel.value(scaled_distance(b, b, np.exp(log_l)))))
+
+    q_bb = kernel.q(scaled_distance(b, b, lengthscales))
+    np.testing.assert_allclose(
+        lengthscale_gradient(sym * q_bb, b, lengthscales), _central(by_log_lengthscales, np.log(lengthscales)),
+        rtol=1e-5,
+    )
+
+
+@pytest.mark.parametrize("conditional", [False, True])
+def test_log_likelihood_gradient_matches_finite_differences(conditional):
+    rng = np.random.default_rng(1)
+    x = rng.uniform(size=(25, 3))
+    y = np.cos(4 * x[:, 0]) + x[:, 2]
+    keys = rng.choice([1, 2], size=25) if conditional else block_keys(None, 25)
+    vector = Hyperparameters(lengthscales=np.array([0.3, 0.6, 1.1]), amplitude=1.2, noise=0.05, mean=0.2).to_vector()
+    _, gradient = log_likelihood_and_gradient(Matern52(), vector, x, y, keys)
+    numeric = _central(lambda v: log_likelihood_and_gradient(Matern52(), v, x, y, keys)[0], vector)
+    np.testing.assert_allclose(gradient, numeric, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("jacobian", [False, True])
+def test_log_prior_gradient_matches_finite_differences(jacobian):
+    vector = np.array([-1.0, 0.3, 0.5, np.log(1e-3), 0.1])
+    _, gradient = log_prior(vector, jacobian)
+    np.testing.assert_allclose(gradient, _central(lambda v: log_prior(v, jacobian)[0], vector), rtol=1e-6, atol=1e-8)
+
+
+def test_ml2_recovers_short_lengthscale_on_the_relevant_dimension():
+    rng = np.random.default_rng(2)
+    x = rng.uniform(size=(40, 3))
+    y = np.sin(8 * x[:, 0])  # only x0 matters
+    surrogate = GaussianProcessSurrogate()
+    surrogate.fit(_batch(x), y, rng)
+    (hp,) = surrogate.hyperparameters
+    assert hp.lengthscales[0] < hp.lengthscales[1] and hp.lengthscales[0] < hp.lengthscales[2]
+    bounds = np.exp(vector_bounds(3)[:3])
+    assert np.all(hp.lengthscales >= bounds[:, 0] - 1e-12) and np.all(hp.lengthscales <= bounds[:, 1] + 1e-9)
+    mean, _ = surrogate.predict(_batch(x[:5]))
+    np.testing.assert_allclose(mean, y[:5], atol=0.05)
+
+
+def test_two_hundred_duplicated_points_do_not_raise():
+    rng = np.random.default_rng(3)
+    x = np.repeat(rng.uniform(size=(2, 4)), 100, axis=0)
+    y = np.repeat([1.0, 2.0], 100)
+    for options in ({}, {"kernel": "laplace"}, {"hyperparameters": "mcmc", "samples": 2}):
+        surrogate = GaussianProcessSurrogate(**options)
+        surrogate.fit(_batch(x), y, rng)
+        mean, variance, d_mean, d_variance = surrogate.predict_with_gradients(_batch(rng.uniform(size=(5, 4))))
+        assert np.all(np.isfinite(mean)) and np.all(variance >= 0) and np.all(np.isfinite(d_variance))
+    constant = GaussianProcessSurrogate()
+    constant.fit(_batch(x), np.zeros(200), rng)  # all targets equal too
+    assert np.all(np.isfinite(constant.predict(_batch(x[:3]))[0]))
+
+
+def test_mcmc_samples_hyperparameters_within_bounds_and_mixture_gradients():
+    rng = np.random.default_rng(4)
+    x = rng.uniform(size=(15, 2))
+    y = np.sin(5 * x[:, 0]) + x[:, 1]
+    surrogate = GaussianProcessSurrogate(hyperparameters="mcmc", samples=4)
+    surrogate.fit(_batch(x), y, rng)
+    samples = surrogate.hyperparameters
+    assert len(samples) == 4
+    assert len({tuple(h.to_vector()) for h in samples}) > 1
+    bounds = vector_bounds(2)
+    for h in samples:
+        v = h.to_vector()
+        assert np.all(v >= bounds[:, 0]) and np.all(v <= bounds[:, 1])
+    query = rng.uniform(size=(6, 2))
+    _, _, d_mean, d_variance = surrogate.predict_with_gradients(_batch(query))
+    step = 1e-6
+    for j in range(2):
+        e = np.zeros(2)
+        e[j] = step
+        up = surrogate.predict(_batch(query + e))
+        down = surrogate.predict(_batch(query - e))
+        np.testing.assert_allclose(d_mean[:, j], (up[0] - down[0]) / (2 * step), rtol=1e-4, atol=1e-7)
+        np.testing.assert_allclose(d_variance[:, j], (up[1] - down[1]) / (2 * step), rtol=1e-4, atol=1e-7)
+
+
+def test_conditional_gp_keeps_branches_apart():
+    rng = np.random.default_rng(5)
+    values = rng.uniform(size=(30, 2))
+    active = np.ones((30, 2), dtype=bool)
+    active[15:, 1] = False
+    values[15:, 1] = 0.5
+    y = np.where(active[:, 1], 10.0 + values[:, 0], values[:, 0])
+    surrogate = gp_conditional()
+    surrogate.fit(_batch(values, active), y, rng)
+    assert surrogate.posteriors[0].blocks.keys() == set(activity_signature(active).tolist())
+    # A point of branch 2 placed exactly where branch-1 points cluster is not pulled up.
+    query_active = np.array([[True, False]])
+    mean, _ = surrogate.predict(_batch(np.array([[0.5, 0.5]]), query_active))
+    assert mean[0] < 5.0
+
+
+def test_options_are_validated_with_valid_choices_listed():
+    with pytest.raises(ValueError, match="matern52"):
+        GaussianProcessSurrogate(kernel="rbf")
+    with pytest.raises(ValueError, match="mcmc"):
+        GaussianProcessSurrogate(hyperparameters="hmc")
+
+
+@pytest.mark.parametrize("name", ["gp", "gp-cond"])
+def test_registered_and_differentiable(name):
+    assert isinstance(registry().create("surrogate", name), DifferentiableSurrogate)
