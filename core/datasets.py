@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ensembo.errors import ExperimentError
+from ensembo.errors import ExperimentError, MissingDependencyError
 
 _SKLEARN = {
     "iris": ("load_iris", "classification"),
@@ -59,9 +59,7 @@ def _optional(module: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise ExperimentError(
-            "data", f"this dataset needs the {module!r} package: pip install 'ensembo[data]'"
-        ) from None
+        raise MissingDependencyError("this dataset", module, "data") from None
 
 
 def _is_text(column: Any) -> bool:

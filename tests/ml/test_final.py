@@ -1,0 +1,100 @@
+"""Final selection (argmin, posterior mean, selection split), refit, artifact stores."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ensembo import Study
+from ensembo.errors import ExperimentError, StorageError
+from ensembo.ml import (
+    DiskArtifactStore,
+    FittedEnsemble,
+    MemoryArtifactStore,
+    Task,
+    artifact_store_for,
+    finalize,
+    run_task,
+    select_trial,
+)
+
+
+def _search(space, X, y, n_trials=6, **task_options):
+    task = Task(X, y, task="classification", space=space, validation=0.3, **task_options)
+    study = Study(space, surrogate=None, validation_targets=task.validation_targets(),
+                  loss="zero-one", task="classification")
+    store = MemoryArtifactStore()
+    run_task(study, task, n_trials, store=store)
+    return task, study, store
+
+
+def test_refit_changes_the_models_but_not_the_selection(tree_only_space, classification_data):
+    X, y = classification_data
+    task, study, store = _search(tree_only_space, X, y)
+    kept = finalize(study, task, store, refit=False)
+    refitted = finalize(study, task, store, refit=True)
+    assert kept.best_trial == refitted.best_trial == study.best_trial
+    assert kept.ensemble == refitted.ensemble
+    assert kept.best_estimator is store.get(kept.best_trial.number)
+    assert refitted.best_estimator is not kept.best_estimator
+    # the refitted tree saw every row, the stored one only the training split
+    assert refitted.best_estimator.tree_.n_node_samples[0] == len(y)
+    assert kept.best_estimator.tree_.n_node_samples[0] < len(y)
+
+
+def test_ensemble_estimator_averages_member_probabilities(tree_only_space, classification_data):
+    X, y = classification_data
+    task, study, store = _search(tree_only_space, X, y)
+    first, second = (t.number for t in study.trials[:2])
+    ensemble = FittedEnsemble(members=[store.get(first), store.get(second)], weights=[3, 1],
+                              classes=task.classes)
+    expected = 0.75 * store.get(first).predict_proba(X) + 0.25 * store.get(second).predict_proba(X)
+    np.testing.assert_allclose(ensemble.predict_proba(X), expected)
+    assert set(ensemble.predict(X)) <= set(task.classes)
+
+
+class _FixedMeanSurrogate:
+    """Predicts a given mean per trial: lets the test see which rule chose."""
+
+    def __init__(self, means):
+        self.means = np.asarray(means, dtype=float)
+
+    def fit(self, batch, y, rng):
+        self.fitted_on = y
+
+    def predict(self, batch):
+        return self.means, np.ones_like(self.means)
+
+
+def test_posterior_mean_selection_follows_the_surrogate_mean(tree_only_space, classification_data):
+    X, y = classification_data
+    _, study, _ = _search(tree_only_space, X, y, n_trials=5)
+    worst = max(study.trials, key=lambda t: t.loss).number
+    means = np.ones(5)
+    means[worst] = 0.0
+    surrogate = _FixedMeanSurrogate(means)
+    chosen = select_trial(study.history, study.space, "posterior-mean", surrogate=surrogate)
+    assert chosen.number == worst
+    np.testing.assert_allclose(surrogate.fitted_on, [t.loss for t in study.trials])
+    assert select_trial(study.history, study.space, "argmin").number == study.best_trial.number
+
+
+def test_selection_split_rule(tree_only_space, classification_data):
+    X, y = classification_data
+    _, study, _ = _search(tree_only_space, X, y, selection=0.25)
+    chosen = select_trial(study.history, study.space, "selection-split")
+    assert chosen.info["selection_loss"] == min(t.info["selection_loss"] for t in study.trials)
+    with pytest.raises(ExperimentError, match="unknown selection 'median'"):
+        select_trial(study.history, study.space, "median")
+
+
+def test_disk_store_round_trip(tmp_path, tree_only_space, classification_data):
+    X, y = classification_data
+    store = artifact_store_for(tmp_path / "run.db")
+    assert isinstance(store, DiskArtifactStore) and store.directory == tmp_path / "run.models"
+    model = tree_only_space.build({"behaviour": "fit", "depth": 3}).fit(X, y)
+    store.put(4, model)
+    assert 4 in store and 5 not in store
+    np.testing.assert_array_equal(store.get(4).predict(X), model.predict(X))
+    with pytest.raises(StorageError, match="no model kept for trial 5"):
+        store.get(5)

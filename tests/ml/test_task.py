@@ -1,0 +1,103 @@
+"""Task: failures become failed trials, cached predictions are the scored ones,
+k-fold predictions are out-of-fold over every row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ensembo import Study, TrialState
+from ensembo.errors import ExperimentError
+from ensembo.ml import CrossValidation, Holdout, MemoryArtifactStore, Task, run_task
+from ensembo.plugins.losses.classification import ZeroOneLoss
+
+
+def _study(space, task, **options):
+    return Study(
+        space, surrogate=None, validation_targets=task.validation_targets(), loss="zero-one",
+        task="classification", seed=options.pop("seed", 0), **options,
+    )
+
+
+def test_failing_configurations_are_recorded_and_the_run_goes_on(flaky_space, classification_data):
+    X, y = classification_data
+    task = Task(X, y, task="classification", space=flaky_space, validation=Holdout(ratio=0.3))
+    study = _study(flaky_space, task)
+    store = MemoryArtifactStore()
+    run_task(study, task, 24, store=store)
+    failed = {t.config["behaviour"]: t.error for t in study.trials if t.state is TrialState.FAILED}
+    complete = [t for t in study.trials if t.state is TrialState.COMPLETE]
+    assert set(failed) == {"raise", "nan", "garbage"}
+    assert "always fails" in failed["raise"]
+    assert "non-finite" in failed["nan"]
+    assert "not among the training classes" in failed["garbage"]
+    assert complete and all(t.config["behaviour"] == "fit" for t in complete)
+    assert all(t.number in store for t in complete)
+    assert not any(t.number in store for t in study.trials if t.state is TrialState.FAILED)
+    assert len(study.trials) == 24
+
+
+def test_cached_predictions_are_exactly_those_scored(tree_only_space, classification_data):
+    X, y = classification_data
+    task = Task(X, y, task="classification", space=tree_only_space, validation=0.3)
+    study = _study(tree_only_space, task)
+    run_task(study, task, 4)
+    targets = study.context.y_true
+    rows = task.splits(0)[0].validation
+    classes = np.unique(y)
+    np.testing.assert_array_equal(classes[targets], y[rows])
+    for trial in study.trials:
+        assert trial.predictions.shape == (len(rows), 3)
+        recomputed = ZeroOneLoss()(targets, trial.predictions).mean()
+        assert trial.loss == pytest.approx(recomputed)
+        model = study.models[trial.number]
+        np.testing.assert_allclose(trial.predictions, model.predict_proba(X[rows]))
+
+
+def test_kfold_predictions_are_out_of_fold_over_every_row(tree_only_space, classification_data):
+    X, y = classification_data
+    task = Task(X, y, task="classification", space=tree_only_space, validation=CrossValidation(folds=4))
+    evaluation = task.evaluate({"behaviour": "fit", "depth": 8}, iteration=0)
+    assert evaluation.predictions.shape == (len(y), 3)
+    assert len(evaluation.model.members) == 4
+    expected = np.zeros((len(y), 3))
+    for model, split in zip(evaluation.model.members, task.splits(0)):
+        assert set(split.train).isdisjoint(split.validation)
+        expected[split.validation] = model.predict_proba(X[split.validation])
+    np.testing.assert_allclose(evaluation.predictions, expected)
+    # a depth-8 tree fits its own training rows: out-of-fold error is not training error
+    assert evaluation.loss > 0
+
+
+def test_repeated_kfold_averages_each_rows_predictions(tree_only_space, classification_data):
+    X, y = classification_data
+    task = Task(X, y, task="classification", space=tree_only_space,
+                validation=CrossValidation(folds=3, repeats=2))
+    evaluation = task.evaluate({"behaviour": "fit", "depth": 3})
+    assert len(task.splits(0)) == 6
+    np.testing.assert_allclose(evaluation.predictions.sum(axis=1), 1.0)
+
+
+def test_selection_split_is_held_out_and_scored(tree_only_space, classification_data):
+    X, y = classification_data
+    task = Task(X, y, task="classification", space=tree_only_space, validation=0.3, selection=0.25,
+                X_test=X[:10], y_test=y[:10])
+    assert len(task.selection_rows) == 30
+    assert set(task.selection_rows).isdisjoint(task.optimize_rows)
+    evaluation = task.evaluate({"behaviour": "fit", "depth": 2})
+    assert 0 <= evaluation.info["selection_loss"] <= 1
+    assert 0 <= evaluation.info["test_loss"] <= 1
+
+
+def test_a_scheme_that_cannot_split_fails_at_construction(tree_only_space):
+    with pytest.raises(ExperimentError, match="n_samples=3"):
+        Task(np.zeros((3, 2)), ["a", "b", "a"], task="classification", space=tree_only_space,
+             validation=CrossValidation(folds=5))
+
+
+def test_a_space_without_build_is_refused(classification_data, flat_space):
+    from ensembo.spaces import Space
+
+    X, y = classification_data
+    with pytest.raises(ExperimentError, match="not executable"):
+        Task(X, y, task="classification", space=Space(flat_space))

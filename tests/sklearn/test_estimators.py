@@ -1,0 +1,62 @@
+"""EnsemboClassifier / EnsemboRegressor: parameters, fitted attributes, storage."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import make_classification, make_regression
+
+from ensembo.ml import FittedEnsemble
+from ensembo.sklearn import EnsemboClassifier, EnsemboRegressor
+
+
+def test_clone_get_params_set_params_round_trip(tree_space):
+    estimator = EnsemboClassifier(tree_space, n_trials=4, cv=3, surrogate=None, seed=7, ensemble="best")
+    params = estimator.get_params()
+    assert params["n_trials"] == 4 and params["seed"] == 7 and params["space"] is tree_space
+    copy = clone(estimator)
+    assert copy is not estimator
+    assert {k: v for k, v in copy.get_params().items() if k != "space"} == {
+        k: v for k, v in params.items() if k != "space"
+    }
+    copy.set_params(n_trials=9, cv=0.25)
+    assert copy.get_params()["n_trials"] == 9 and copy.n_trials == 9
+    assert estimator.n_trials == 4
+    assert EnsemboClassifier(**params).get_params() == params
+
+
+def test_classifier_fitted_attributes(tree_space):
+    X, y = make_classification(n_samples=150, n_features=5, random_state=1)
+    labels = np.where(y == 1, "yes", "no")
+    model = EnsemboClassifier(tree_space, n_trials=5, cv=3, surrogate=None).fit(X, labels)
+    assert list(model.classes_) == ["no", "yes"]
+    assert isinstance(model.ensemble_, FittedEnsemble)
+    assert len(model.study_.trials) == 5
+    assert set(model.cv_results_) >= {"number", "params", "state", "loss", "param_max_depth"}
+    assert model.best_score_ == pytest.approx(np.nanmin(model.cv_results_["loss"]))
+    assert model.best_params_ == model.cv_results_["params"][model.best_index_]
+    assert set(model.predict(X)) <= {"no", "yes"}
+    np.testing.assert_allclose(model.predict_proba(X).sum(axis=1), 1.0)
+    assert model.score(X, labels) > 0.8
+    assert model.best_estimator_.predict(X[:3]).dtype.kind in "OU"
+
+
+def test_regressor_with_storage_keeps_models_on_disk(tmp_path, tree_regression_space):
+    X, y = make_regression(n_samples=120, n_features=4, noise=1.0, random_state=0)
+    path = tmp_path / "reg.db"
+    model = EnsemboRegressor(tree_regression_space, n_trials=4, cv=0.3, surrogate=None, storage=path)
+    model.fit(X, y)
+    assert path.is_file()
+    assert len(list((tmp_path / "reg.models").glob("trial-*.joblib"))) == 4
+    assert model.predict(X).shape == (len(y),)
+    # refitting with the same storage resumes the stored study instead of starting over
+    again = clone(model).fit(X, y)
+    assert len(again.study_.trials) == 4
+    np.testing.assert_allclose(again.predict(X), model.predict(X))
+
+
+def test_invalid_parameters_are_reported_at_fit(tree_space):
+    X, y = make_classification(n_samples=40, random_state=0)
+    with pytest.raises(ValueError, match="n_trials: must be a positive integer, got 0"):
+        EnsemboClassifier(tree_space, n_trials=0).fit(X, y)
