@@ -1,0 +1,84 @@
+"""``agnostic-bayes``: weight every finished trial by its posterior probability of being best.
+
+Lacoste (thesis ch. 6): the ensemble is the weighted vote (classification) or weighted
+mean (regression) of all models, with weight Pr(h* = h | S) estimated from the loss
+matrix (:mod:`.best_model_posterior`). The search itself is plain SMBO on the trials'
+losses. With K-fold cross-validation the stored predictions are out-of-fold and the
+examples are not independent; ``rho="tune"`` then picks the effective-sample ratio ρ
+from 20 values in [0.1, 0.8] by the ensemble's loss on the out-of-fold meta-set
+(L1460–1464). A single holdout uses ρ = 1.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ensembo.ensemble import Ensemble, EnsembleContext
+from ensembo.plugins.ensembles.best_model_posterior import SAMPLERS, sample_risks, win_shares
+from ensembo.plugins.ensembles.pool import Pool, build_pool, require_ensemble_loss, resolve_loss
+from ensembo.trials import History, Trial
+
+RHO_GRID = tuple(np.linspace(0.1, 0.8, 20).tolist())
+
+
+class AgnosticBayes:
+    """Options: ``sampler`` (bootstrap | dirichlet | student-t), ``n_samples`` (1000, as
+    the thesis), ``rho`` (a number, or ``"tune"``), ``alpha`` (Dirichlet prior α̃, 0 =
+    Bayesian bootstrap) and ``loss`` (default: the study's)."""
+
+    name = "agnostic-bayes"
+
+    def __init__(
+        self,
+        sampler: str = "bootstrap",
+        n_samples: int = 1000,
+        rho: float | str = 1.0,
+        alpha: float = 0.0,
+        loss: Any = None,
+    ):
+        if sampler not in SAMPLERS:
+            raise ValueError(f"agnostic-bayes: unknown sampler {sampler!r}; valid: {', '.join(SAMPLERS)}")
+        if rho != "tune" and not (isinstance(rho, (int, float)) and rho > 0):
+            raise ValueError(f"agnostic-bayes: rho must be a positive number or 'tune', got {rho!r}")
+        self.sampler, self.n_samples, self.rho = sampler, int(n_samples), rho
+        self.alpha, self.loss = float(alpha), loss
+        self.chosen_rho: float | None = None
+
+    def targets(self, history: History, context: EnsembleContext) -> np.ndarray:
+        return history.losses()
+
+    def update(self, history: History, trial: Trial, context: EnsembleContext) -> None:
+        """Nothing to track: the posterior is recomputed from the whole pool."""
+
+    def posterior(self, pool: Pool, losses: np.ndarray, rho: float, seed: int) -> np.ndarray:
+        rng = np.random.default_rng([seed, len(pool), 11])
+        risks = sample_risks(
+            losses, self.n_samples, rng, sampler=self.sampler, rho=rho, alpha=self.alpha
+        )
+        return win_shares(risks)
+
+    def _tuned_rho(self, pool: Pool, loss: Any, losses: np.ndarray, seed: int) -> float:
+        combiner = require_ensemble_loss(loss, self.name)
+        contributions = pool.contributions(combiner)
+        scores = []
+        for rho in RHO_GRID:
+            weights = self.posterior(pool, losses, rho, seed)
+            totals = np.tensordot(weights, contributions, axes=1)
+            scores.append(float(combiner.ensemble_loss(pool.y, totals, weights.sum())))
+        return RHO_GRID[int(np.argmin(scores))]
+
+    def ensemble(self, history: History, context: EnsembleContext) -> Ensemble | None:
+        pool = build_pool(history, context, self.name)
+        if not len(pool):
+            return None
+        loss = resolve_loss(self.loss, context, pool.task)
+        losses = pool.loss_matrix(loss)
+        rho = (
+            self._tuned_rho(pool, loss, losses, context.seed)
+            if self.rho == "tune" else float(self.rho)
+        )
+        self.chosen_rho = rho
+        weights = self.posterior(pool, losses, rho, context.seed)
+        return Ensemble.from_counts(dict(zip(pool.numbers, weights.tolist())))

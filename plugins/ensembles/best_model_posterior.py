@@ -1,0 +1,128 @@
+"""Posterior probability that each model is the best one, from its per-example losses.
+
+Lacoste's Agnostic Bayes (thesis ch. 6, App. A): with a loss matrix L (m examples ×
+d models), sample risk vectors r from p(r | L), and weight model h by how often it has
+the lowest sampled risk (ties broken uniformly at random). Rows are resampled
+*jointly*, so correlated models share their wins — duplicating a model does not double
+its weight (Table 6.1). Three ways to sample r:
+
+* ``bootstrap`` — resample ⌈ρm⌉ rows with replacement (L1387, L1452);
+* ``dirichlet`` — Bayesian bootstrap weights Dir(ρ,…,ρ) over the rows, mixed with a
+  stick-breaking prior of concentration α̃·2^d over random loss states when α̃ > 0
+  (L1375–1383; zero-one losses);
+* ``student-t`` — the Normal–Wishart posterior's multivariate Student t (Eq. 6.4–6.5)
+  with the thesis's fixed prior r₀ = ½, T₀ = ¼I, κ₀ = 1, ν₀ = d (L1413), m → ρm (L1456).
+
+ρ is the effective-sample ratio of the K-fold variant (1 for a single holdout).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+SAMPLERS = ("bootstrap", "dirichlet", "student-t")
+
+
+def _bootstrap(losses: np.ndarray, n: int, rho: float, rng: np.random.Generator) -> np.ndarray:
+    m = len(losses)
+    draws = max(1, math.ceil(rho * m))
+    return resample_counts(m, draws, n, rng) @ losses / draws
+
+
+def resample_counts(m: int, draws: int, n: int, rng: np.random.Generator) -> np.ndarray:
+    """(n, m) multiplicities of ``n`` resamples of ``draws`` rows out of ``m``, with replacement."""
+    picks = rng.integers(0, m, size=(n, draws)) + m * np.arange(n)[:, None]
+    return np.bincount(picks.ravel(), minlength=n * m).reshape(n, m)
+
+
+def _stick_breaking(concentration: float, atoms: int, rng: np.random.Generator) -> np.ndarray:
+    breaks = rng.beta(1.0, concentration, size=atoms)
+    remaining = np.concatenate([[1.0], np.cumprod(1.0 - breaks[:-1])])
+    weights = breaks * remaining
+    return weights / weights.sum()
+
+
+def _dirichlet(
+    losses: np.ndarray, n: int, rho: float, alpha: float, rng: np.random.Generator
+) -> np.ndarray:
+    m, d = losses.shape
+    risks = rng.dirichlet(np.full(m, rho), size=n) @ losses
+    if alpha <= 0:
+        return risks
+    concentration = alpha * 2.0**d
+    atoms = max(1, int(10 * concentration))
+    for row in range(n):
+        theta = rng.beta(concentration, rho * m)
+        states = rng.integers(0, 2, size=(atoms, d))
+        prior = _stick_breaking(concentration, atoms, rng) @ states
+        risks[row] = theta * prior + (1.0 - theta) * risks[row]
+    return risks
+
+
+def _student_t(losses: np.ndarray, n: int, rho: float, rng: np.random.Generator) -> np.ndarray:
+    m, d = losses.shape
+    effective = rho * m
+    r0, t0, k0, nu0 = np.full(d, 0.5), 0.25 * np.eye(d), 1.0, float(d)
+    mean = losses.mean(axis=0)
+    centred = losses - mean
+    scatter = centred.T @ centred / m
+    kappa = k0 + effective
+    nu = nu0 + effective
+    location = (k0 * r0 + effective * mean) / kappa
+    spread = t0 + effective * scatter + effective * (k0 / kappa) * np.outer(r0 - mean, r0 - mean)
+    dof = nu - d + 1.0
+    z = rng.multivariate_normal(np.zeros(d), spread / (kappa * dof), size=n, method="cholesky")
+    xi = rng.chisquare(dof, size=n)
+    return location + z * np.sqrt(dof / xi)[:, None]
+
+
+def sample_risks(
+    losses: np.ndarray,
+    n_samples: int,
+    rng: np.random.Generator,
+    *,
+    sampler: str = "bootstrap",
+    rho: float = 1.0,
+    alpha: float = 0.0,
+) -> np.ndarray:
+    """``n_samples`` risk vectors (n_samples, d) from p(r | L) for a loss matrix (m, d)."""
+    losses = np.asarray(losses, dtype=float)
+    if sampler == "bootstrap":
+        return _bootstrap(losses, n_samples, rho, rng)
+    if sampler == "dirichlet":
+        return _dirichlet(losses, n_samples, rho, alpha, rng)
+    if sampler == "student-t":
+        return _student_t(losses, n_samples, rho, rng)
+    raise ValueError(f"unknown Agnostic Bayes sampler {sampler!r}; valid: {', '.join(SAMPLERS)}")
+
+
+def win_shares(risks: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+    """Fraction of risk samples (s, d) in which each model is the argmin.
+
+    A tie splits the sample's unit equally between the tied models — the expectation of
+    the thesis's uniform random tie-breaking, without its noise. ``rng`` is unused and
+    kept so callers may switch to sampled tie-breaking without changing call sites.
+    """
+    risks = np.atleast_2d(risks)
+    lowest = risks.min(axis=1, keepdims=True)
+    winners = np.isclose(risks, lowest, rtol=0.0, atol=1e-12)
+    return (winners / winners.sum(axis=1, keepdims=True)).mean(axis=0)
+
+
+def exact_bootstrap_posterior(losses: np.ndarray) -> np.ndarray:
+    """Pr(h is best) under the bootstrap, by enumerating every resample of the rows.
+
+    Each multiset of m rows drawn with replacement has multinomial probability; ties
+    split evenly. Exact, so usable for small m only (C(2m−1, m) multisets).
+    """
+    losses = np.asarray(losses, dtype=float)
+    m, d = losses.shape
+    shares = np.zeros(d)
+    for chosen in itertools.combinations_with_replacement(range(m), m):
+        counts = np.bincount(chosen, minlength=m)
+        probability = math.factorial(m) / np.prod([math.factorial(c) for c in counts]) / m**m
+        shares += probability * win_shares(counts @ losses / m)
+    return shares

@@ -1,0 +1,76 @@
+"""``esmbo``: Sequential Model-Based Ensemble Optimization (Lacoste et al., seed 000).
+
+N bootstrap replicates S'_1..S'_N of the validation set define N hyperparameter
+optimization problems that share every trained model: the risk of a trial on S'_j is a
+resampled mean of its cached per-example losses, so all N histories are updated for
+free. Proposals go round-robin: trial number k is proposed by the surrogate fit to
+bootstrap (k mod N). The ensemble is the multiset {argmin_h R_{S'_j}(h)}_j, each member
+weighted by how many bootstraps chose it (Algorithm 2, Eq. 8.5–8.6); a tie within one
+bootstrap splits its unit evenly. Default N = ⌊budget/2⌋ (L1803), or 10 when the study
+has no budget.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ensembo.ensemble import Ensemble, EnsembleContext
+from ensembo.plugins.ensembles.best_model_posterior import resample_counts, win_shares
+from ensembo.plugins.ensembles.pool import Pool, build_pool, resolve_loss
+from ensembo.trials import History, Trial
+
+FALLBACK_BOOTSTRAPS = 10
+
+
+class ESMBO:
+    """Options: ``n_bootstraps`` (default ⌊budget/2⌋) and ``loss`` (default: the study's)."""
+
+    name = "esmbo"
+
+    def __init__(self, n_bootstraps: int | None = None, loss: Any = None):
+        if n_bootstraps is not None and n_bootstraps < 1:
+            raise ValueError(f"esmbo: n_bootstraps must be >= 1, got {n_bootstraps}")
+        self.n_bootstraps = n_bootstraps
+        self.loss = loss
+        self._counts: np.ndarray | None = None
+
+    def size(self, context: EnsembleContext) -> int:
+        if self.n_bootstraps is not None:
+            return int(self.n_bootstraps)
+        if context.budget:
+            return max(1, context.budget // 2)
+        return FALLBACK_BOOTSTRAPS
+
+    def bootstrap_counts(self, context: EnsembleContext, m: int) -> np.ndarray:
+        """(N, m): how often each validation example appears in each replicate S'_j."""
+        n = self.size(context)
+        if self._counts is None or self._counts.shape != (n, m):
+            rng = np.random.default_rng([context.seed, 13])
+            self._counts = resample_counts(m, m, n, rng)
+        return self._counts
+
+    def risks(self, pool: Pool, context: EnsembleContext) -> np.ndarray:
+        """(N, n): risk of every completed trial on every bootstrap replicate."""
+        losses = pool.loss_matrix(resolve_loss(self.loss, context, pool.task))
+        counts = self.bootstrap_counts(context, len(pool.y))
+        return counts @ losses / len(pool.y)
+
+    def proposer_index(self, history: History, context: EnsembleContext) -> int:
+        """Which bootstrap proposes the next trial: its number modulo N."""
+        return len(history) % self.size(context)
+
+    def targets(self, history: History, context: EnsembleContext) -> np.ndarray:
+        pool = build_pool(history, context, self.name)
+        return self.risks(pool, context)[self.proposer_index(history, context)]
+
+    def update(self, history: History, trial: Trial, context: EnsembleContext) -> None:
+        """Nothing to track: every history is a re-weighting of the cached losses."""
+
+    def ensemble(self, history: History, context: EnsembleContext) -> Ensemble | None:
+        pool = build_pool(history, context, self.name)
+        if not len(pool):
+            return None
+        shares = win_shares(self.risks(pool, context))
+        return Ensemble.from_counts(dict(zip(pool.numbers, shares.tolist())))

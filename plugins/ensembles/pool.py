@@ -1,0 +1,129 @@
+"""The pool of finished trials an ensemble strategy chooses from, with their predictions.
+
+Every strategy that looks past the single best needs the same thing: the completed
+trials, their stored validation predictions stacked into one array, the validation
+targets in the form losses expect (class indices for classification), and a loss that
+can score both single models and combinations. Pending and failed trials are not in
+the pool, so strategies run unchanged under asynchronous evaluation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ensembo import components
+from ensembo.ensemble import EnsembleContext
+from ensembo.errors import EnsemboError
+from ensembo.plugins.losses.ensemble_loss import EnsembleLoss
+from ensembo.trials import History, Trial
+
+DEFAULT_LOSS = {"classification": "zero-one", "regression": "mse"}
+
+
+class MissingPredictionsError(EnsemboError, ValueError):
+    """A strategy needs per-example validation predictions that a study does not have."""
+
+
+class EnsembleLossRequiredError(EnsemboError, TypeError):
+    """A strategy was given a loss that cannot score combinations of models."""
+
+
+@attrs.frozen(kw_only=True)
+class Pool:
+    """Completed trials in history order and what strategies compute from them.
+
+    ``predictions`` is (n, m, k) class probabilities or (n, m) values; ``y`` is the
+    class index (classification) or value (regression) of each validation example.
+    """
+
+    numbers: tuple[int, ...]
+    predictions: np.ndarray = attrs.field(eq=False)
+    y: np.ndarray = attrs.field(eq=False)
+    task: str
+
+    def __len__(self) -> int:
+        return len(self.numbers)
+
+    def loss_matrix(self, loss: Any) -> np.ndarray:
+        """Per-example losses (m, n): row i, column h is L(h(x_i), y_i)."""
+        return np.stack([np.asarray(loss(self.y, p), dtype=float) for p in self.predictions], axis=1)
+
+    def contributions(self, loss: EnsembleLoss) -> np.ndarray:
+        """Each model's share of an ensemble total under ``loss``, (n, m[, k])."""
+        return np.stack([loss.contributions(p) for p in self.predictions])
+
+
+def _task(context: EnsembleContext, trial: Trial) -> str:
+    if context.task is not None:
+        return context.task
+    return "classification" if np.ndim(trial.predictions) == 2 else "regression"
+
+
+def _class_probabilities(trial: Trial, classes: np.ndarray) -> np.ndarray:
+    predictions = np.asarray(trial.predictions)
+    if predictions.ndim == 1:
+        index = np.searchsorted(classes, predictions)
+        probabilities = np.zeros((len(predictions), len(classes)))
+        probabilities[np.arange(len(predictions)), np.clip(index, 0, len(classes) - 1)] = 1.0
+        return probabilities
+    if predictions.shape[1] != len(classes):
+        raise MissingPredictionsError(
+            f"trial {trial.number} predicts {predictions.shape[1]} class columns but the "
+            f"task has {len(classes)} classes {classes.tolist()}"
+        )
+    return predictions.astype(float)
+
+
+def build_pool(history: History, context: EnsembleContext, strategy: str) -> Pool:
+    """The completed trials of ``history`` with predictions; fails naming ``strategy``."""
+    trials = history.completed()
+    if context.y_true is None:
+        raise MissingPredictionsError(
+            f"ensemble strategy {strategy!r} needs per-example validation predictions: give "
+            "the study validation_targets= and have the objective return an Evaluation with "
+            "predictions (ensembo.ml.Task does both), or use ensemble='best'"
+        )
+    missing = [t.number for t in trials if t.predictions is None]
+    if missing:
+        raise MissingPredictionsError(
+            f"ensemble strategy {strategy!r} needs validation predictions, but trials "
+            f"{missing[:10]}{'...' if len(missing) > 10 else ''} have none"
+        )
+    y_true = np.asarray(context.y_true)
+    if not trials:
+        return Pool(numbers=(), predictions=np.empty((0, len(y_true))), y=y_true,
+                    task=context.task or "regression")
+    task = _task(context, trials[0])
+    if task == "classification":
+        classes = context.classes if context.classes is not None else np.unique(y_true)
+        stacked = np.stack([_class_probabilities(t, classes) for t in trials])
+        y = np.searchsorted(classes, y_true)
+    else:
+        stacked = np.stack([np.asarray(t.predictions, dtype=float) for t in trials])
+        y = y_true.astype(float)
+    if stacked.shape[1] != len(y):
+        raise MissingPredictionsError(
+            f"ensemble strategy {strategy!r}: trials predict {stacked.shape[1]} validation "
+            f"examples but the study has {len(y)} validation targets"
+        )
+    return Pool(numbers=tuple(t.number for t in trials), predictions=stacked, y=y, task=task)
+
+
+def resolve_loss(spec: Any, context: EnsembleContext, pool_task: str | None = None) -> Any:
+    """The loss a strategy uses: its own option, else the study's, else the task default."""
+    if spec is None:
+        spec = context.loss or DEFAULT_LOSS.get(context.task or pool_task or "", "zero-one")
+    return components.build("loss", spec)
+
+
+def require_ensemble_loss(loss: Any, strategy: str) -> EnsembleLoss:
+    if not isinstance(loss, EnsembleLoss):
+        raise EnsembleLossRequiredError(
+            f"ensemble strategy {strategy!r} scores combinations of models, but loss "
+            f"{type(loss).__name__} has no contributions()/ensemble_loss() (see "
+            "ensembo.plugins.losses.ensemble_loss.EnsembleLoss); built-in losses all do"
+        )
+    return loss

@@ -1,0 +1,51 @@
+"""Every registered strategy inside a Study, with trials told out of order (asynchronous)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ConfigSpace import ConfigurationSpace
+
+from ensembo.study import Study
+from ensembo.trials import Evaluation
+
+M = 40
+
+
+def classification_objective(y):
+    def objective(config):
+        rng = np.random.default_rng(int(config["x"] * 1e6))
+        logits = 2.0 * np.cos(config["x"]) * np.eye(3)[y] + rng.normal(size=(M, 3))
+        probabilities = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+        return Evaluation(loss=float(np.mean(probabilities.argmax(1) != y)),
+                          predictions=probabilities)
+    return objective
+
+
+def regression_objective(y):
+    def objective(config):
+        rng = np.random.default_rng(int(config["x"] * 1e6))
+        predictions = y + config["x"] * rng.normal(size=M)
+        return Evaluation(loss=float(np.mean((predictions - y) ** 2)), predictions=predictions)
+    return objective
+
+
+@pytest.mark.parametrize("ensemble", ["best", "posthoc", "agnostic-bayes", "esmbo", "eo", "segor"])
+def test_strategy_survives_parallel_asks_and_builds_an_ensemble(ensemble):
+    rng = np.random.default_rng(0)
+    regression = ensemble == "segor"
+    y = rng.normal(size=M) if regression else rng.integers(0, 3, size=M)
+    objective = regression_objective(y) if regression else classification_objective(y)
+    study = Study(
+        ConfigurationSpace(space={"x": (0.1, 3.0)}), surrogate=None, ensemble=ensemble,
+        loss="mse" if regression else "zero-one", validation_targets=y,
+        task="regression" if regression else "classification", budget=16, seed=0, n_initial=3,
+    )
+    for _ in range(4):
+        batch = [study.ask() for _ in range(3)]  # three in flight at once
+        for trial in reversed(batch):
+            study.tell(trial, objective(dict(trial.config)))
+    chosen = study.ensemble
+    completed = {t.number for t in study.history.completed()}
+    assert chosen is not None and set(chosen.members) <= completed
+    assert sum(chosen.weights) == pytest.approx(1.0)

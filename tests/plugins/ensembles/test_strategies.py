@@ -1,0 +1,198 @@
+"""Ensemble strategies on hand-made pools: what each one selects and what it tells the surrogate."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ensembo.ensemble import EnsembleContext
+from ensembo.plugins.ensembles.agnostic_bayes import AgnosticBayes
+from ensembo.plugins.ensembles.eo import EnsembleOptimization
+from ensembo.plugins.ensembles.esmbo import ESMBO
+from ensembo.plugins.ensembles.pool import MissingPredictionsError, build_pool
+from ensembo.plugins.ensembles.posthoc import PostHocSelection
+from ensembo.plugins.ensembles.segor import SEGOR
+from ensembo.plugins.losses.classification import ZeroOneLoss
+from ensembo.plugins.losses.ensemble_loss import weighted_ensemble_loss
+from ensembo.plugins.losses.margins import SquaredMarginLoss
+from ensembo.trials import History, Trial, TrialState
+
+# Three models each wrong on a different third of six examples: any two tie, all three
+# vote perfectly. D is worse than each of them alone.
+THIRDS = [{0, 1}, {2, 3}, {4, 5}, {0, 1, 2}]
+
+
+def test_posthoc_finds_the_complementary_triple(make_classification):
+    history, context = make_classification(THIRDS, 6)
+    ensemble = PostHocSelection().ensemble(history, context)
+    assert set(ensemble.members) == {0, 1, 2}
+    predictions = np.stack([history[n].predictions for n in ensemble.members])
+    assert weighted_ensemble_loss(ZeroOneLoss(), context.y_true, predictions, ensemble.weights) == 0
+
+
+def test_posthoc_bagging_and_log_loss_give_valid_ensembles(make_classification):
+    history, context = make_classification(THIRDS, 6)
+    for strategy in (PostHocSelection(n_bags=10), PostHocSelection(loss="log-loss")):
+        ensemble = strategy.ensemble(history, context)
+        assert set(ensemble.members) <= {0, 1, 2, 3}
+        assert sum(ensemble.weights) == pytest.approx(1.0)
+
+
+def test_agnostic_bayes_strategy_reproduces_table_6_1(make_classification):
+    history, context = make_classification([{0}, {1}, {2}, {2}], 3)
+    ensemble = AgnosticBayes(n_samples=20000).ensemble(history, context)
+    assert ensemble.members == (0, 1, 2, 3)
+    assert ensemble.weights == pytest.approx([0.31, 0.31, 0.19, 0.19], abs=0.02)
+
+
+def test_agnostic_bayes_tunes_rho_on_the_grid(make_classification):
+    history, context = make_classification(THIRDS, 6)
+    strategy = AgnosticBayes(rho="tune", n_samples=200)
+    strategy.ensemble(history, context)
+    assert 0.1 <= strategy.chosen_rho <= 0.8
+
+
+def test_esmbo_targets_are_bootstrap_risks_in_round_robin(make_classification):
+    history, context = make_classification(THIRDS, 6, budget=10)
+    strategy = ESMBO()
+    assert strategy.size(context) == 5
+    counts = strategy.bootstrap_counts(context, 6)
+    losses = np.stack([ZeroOneLoss()(context.y_true, t.predictions) for t in history], axis=1)
+    proposer = len(history) % 5
+    assert strategy.targets(history, context) == pytest.approx(counts[proposer] @ losses / 6)
+    history.put(Trial(number=4, config={}, state=TrialState.RUNNING))
+    assert strategy.proposer_index(history, context) == (proposer + 1) % 5
+    assert strategy.targets(history, context).shape == (4,)
+
+
+def test_esmbo_ensemble_is_the_multiset_of_bootstrap_winners(make_classification):
+    history, context = make_classification(THIRDS, 6)
+    strategy = ESMBO(n_bootstraps=40)
+    ensemble = strategy.ensemble(history, context)
+    risks = strategy.risks(build_pool(history, context, "esmbo"), context)
+    lowest = risks == risks.min(axis=1, keepdims=True)
+    votes = (lowest / lowest.sum(axis=1, keepdims=True)).sum(axis=0)  # ties split evenly
+    assert dict(zip(ensemble.members, ensemble.weights)) == pytest.approx(
+        {n: v / 40 for n, v in enumerate(votes) if v > 0}
+    )
+    weights = dict(zip(ensemble.members, ensemble.weights))
+    assert weights.get(3, 0.0) < weights[0]  # D's errors contain A's: it can only tie A
+
+
+def test_eo_refills_slots_with_zero_one_and_reaches_the_perfect_vote(make_classification):
+    history, context = make_classification([{0, 1}, {2, 3}, {0, 1}, {4, 5}], 6)
+    strategy = EnsembleOptimization(size=3)
+    for trial in history:
+        strategy.update(history, trial, context)
+    # Slots 0, 1, 2 are re-optimized by trials 0, 1, 2, then slot 0 again by trial 3.
+    assert sorted(strategy.members) == [0, 1, 3]
+    ensemble = strategy.ensemble(history, context)
+    predictions = np.stack([history[n].predictions for n in ensemble.members])
+    assert weighted_ensemble_loss(ZeroOneLoss(), context.y_true, predictions, ensemble.weights) == 0
+
+
+def test_eo_targets_are_the_loss_of_the_ensemble_without_the_next_slot(make_classification):
+    history, context = make_classification(THIRDS, 6)
+    strategy = EnsembleOptimization(size=3)
+    targets = strategy.targets(history, context)  # catches up, then labels for trial 4
+    slot = 4 % 3
+    others = [m for i, m in enumerate(strategy.members) if i != slot]
+    expected = [
+        weighted_ensemble_loss(
+            SquaredMarginLoss(), context.y_true,
+            np.stack([history[n].predictions for n in others + [h]]), np.ones(len(others) + 1),
+        )
+        for h in range(4)
+    ]
+    assert targets == pytest.approx(expected)
+
+
+def test_eo_post_rebuilds_by_forward_selection(make_classification):
+    history, context = make_classification(THIRDS, 6)
+    ensemble = EnsembleOptimization(size=2, post=True).ensemble(history, context)
+    assert set(ensemble.members) == {0, 1, 2}
+
+
+def test_a_resumed_strategy_replays_the_same_slots(make_classification):
+    history, context = make_classification([{0, 1}, {2, 3}, {0, 1}, {4, 5}, {1}], 6)
+    live = EnsembleOptimization(size=3)
+    for trial in history:
+        live.update(history, trial, context)
+    resumed = EnsembleOptimization(size=3)
+    assert resumed.ensemble(history, context) == live.ensemble(history, context)
+
+
+def regression_context(m: int) -> EnsembleContext:
+    return EnsembleContext(y_true=np.zeros(m), loss="mse", task="regression", seed=0)
+
+
+def test_segor_grow_adds_a_model_that_cancels_the_error(make_history):
+    context = regression_context(2)
+    history = make_history([np.array([1.0, -1.0]), np.array([-1.0, 1.0])], [1.0, 1.0])
+    strategy = SEGOR(size="grow")
+    ensemble = strategy.ensemble(history, context)
+    assert ensemble.members == (0, 1)
+
+
+def test_segor_dynamic_deletes_a_slot_that_hurts(make_history):
+    context = regression_context(2)
+    history = make_history(
+        [np.array([1.0, -1.0]), np.array([-1.0, 1.0]), np.array([3.0, 3.0])], [1.0, 1.0, 9.0]
+    )
+    strategy = SEGOR(size="dynamic")
+    strategy.members, strategy._absorbed = [0, 1, 2], {0, 1}
+    strategy.update(history, history[2], context)  # trial 2 works on slot 2 % 3 = 2
+    assert strategy.members == [0, 1]
+
+
+def test_segor_fixed_with_robust_losses_beats_the_single_best(make_history):
+    rng = np.random.default_rng(0)
+    truth = rng.normal(size=50)
+    predictions = [truth + rng.normal(scale=1.0, size=50) for _ in range(15)]
+    history = make_history(predictions, [float(np.mean((p - truth) ** 2)) for p in predictions])
+    context = EnsembleContext(y_true=truth, loss="mse", task="regression", seed=0)
+    for loss in ("mse", "huber", "tukey"):
+        strategy = SEGOR(size="fixed", slots=5, loss=loss)
+        ensemble = strategy.ensemble(history, context)
+        mean = np.tensordot(ensemble.weights, np.stack([history[n].predictions for n in ensemble.members]), 1)
+        assert np.mean((mean - truth) ** 2) < history.best().loss
+
+
+def test_strategies_for_the_wrong_task_say_which_to_use(make_history):
+    context = regression_context(2)
+    history = make_history([np.array([1.0, -1.0])], [1.0])
+    with pytest.raises(ValueError, match="'eo' is for classification.*use segor"):
+        EnsembleOptimization().ensemble(history, context)
+
+
+@pytest.mark.parametrize(
+    "strategy", [PostHocSelection(), AgnosticBayes(), ESMBO(), EnsembleOptimization(), SEGOR()],
+    ids=lambda s: s.name,
+)
+def test_missing_predictions_fail_naming_the_strategy(strategy):
+    history = History([Trial(number=0, config={}, state=TrialState.COMPLETE, loss=0.5)])
+    context = EnsembleContext(y_true=np.zeros(3), loss="zero-one", task="classification")
+    with pytest.raises(MissingPredictionsError, match=f"{strategy.name!r}.*trials \\[0\\]"):
+        strategy.ensemble(history, context)
+    with pytest.raises(MissingPredictionsError, match=f"{strategy.name!r}.*validation_targets"):
+        strategy.ensemble(history, EnsembleContext())
+
+
+@pytest.mark.parametrize(
+    "strategy", [PostHocSelection(), AgnosticBayes(n_samples=50), ESMBO(), EnsembleOptimization()],
+    ids=lambda s: s.name,
+)
+def test_pending_trials_are_left_out_of_targets_and_ensembles(strategy, make_classification):
+    history, context = make_classification(THIRDS, 6, pending=2)
+    assert strategy.targets(history, context).shape == (4,)
+    assert set(strategy.ensemble(history, context).members) <= {0, 1, 2, 3}
+
+
+def test_label_predictions_are_turned_into_votes(make_history):
+    y = np.array([0, 1, 1, 0])
+    history = make_history([np.array([0, 1, 0, 0]), np.array([0, 0, 1, 0]), np.array([1, 1, 1, 0])],
+                           [0.25, 0.25, 0.25])
+    context = EnsembleContext(y_true=y, loss="zero-one", task="classification",
+                              classes=np.array([0, 1]))
+    ensemble = PostHocSelection().ensemble(history, context)
+    assert set(ensemble.members) == {0, 1, 2}
