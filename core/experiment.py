@@ -8,6 +8,7 @@ ensemble: best
 budget: 50                     # number of trials
 seed: 0
 storage: runs/svm.db           # optional; relative to the experiment file
+execution: {n_jobs: 4, trial_timeout: 600}   # optional; see ensembo.execution.settings
 ```
 Every key is checked; an unknown key is an :class:`ExperimentError` naming it.
 """
@@ -25,13 +26,18 @@ import attrs
 import yaml
 
 from ensembo.errors import ExperimentError
+from ensembo.execution.settings import ExecutionSettings
 
 _COMPONENT_KEYS = ("surrogate", "acquisition", "acquisition_optimizer", "initial_design", "ensemble")
 _KEYS = {
     "name", "space", "objective", "budget", "seed", "storage", "timeout", "n_initial", "loss",
+    "data",
+    "execution",
     *_COMPONENT_KEYS,
 }
 _REQUIRED = ("space", "objective", "budget")
+# An experiment with ``data:`` (see ensembo.ml.data_run) tunes a learner: no objective.
+_DATA_KEY = "data"
 
 
 @attrs.frozen(kw_only=True)
@@ -53,6 +59,11 @@ class Experiment:
     def timeout(self) -> float | None:
         value = self.source.get("timeout")
         return None if value is None else float(value)
+
+    @property
+    def execution(self) -> ExecutionSettings:
+        """Where trials run (``execution:`` key); serial when absent."""
+        return ExecutionSettings.from_document(self.source.get("execution"))
 
     def storage_path(self, override: str | None = None) -> Path | None:
         raw = override or self.source.get("storage")
@@ -88,7 +99,7 @@ def _check_keys(document: Mapping[str, Any]) -> None:
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ExperimentError(str(key), f"unknown key{hint} Valid keys: {', '.join(sorted(_KEYS))}")
     for key in _REQUIRED:
-        if key not in document:
+        if key not in document and not (key == "objective" and _DATA_KEY in document):
             raise ExperimentError(key, "required key is missing")
     budget = document["budget"]
     if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:
@@ -96,6 +107,7 @@ def _check_keys(document: Mapping[str, Any]) -> None:
     seed = document.get("seed", 0)
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise ExperimentError("seed", f"must be an integer, got {seed!r}")
+    ExecutionSettings.from_document(document.get("execution"))
 
 
 def parse_experiment(document: Any, base_dir: Path | str = ".") -> Experiment:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import time
-import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from os import PathLike
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ensembo import components, defaults, spaces
+from ensembo import components, defaults, execution, spaces
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.errors import StorageError, TrialError
 from ensembo.objective import to_evaluation
@@ -31,6 +30,14 @@ from ensembo.trials import Evaluation, History, Trial, TrialState
 logger = logging.getLogger(__name__)
 
 STORAGE_FORMAT = 1
+_PROPOSALS_BEFORE_RANDOM = 3
+_RANDOM_DRAWS = 20
+_RANDOM_PURPOSE = 1000
+
+
+def _config_key(config: Mapping[str, Any]) -> tuple:
+    """Hashable identity of a configuration, to recognise repeated suggestions."""
+    return tuple(sorted(config.items()))
 
 
 class Study:
@@ -202,7 +209,13 @@ class Study:
         return self._initial_configs[number]
 
     def suggest(self, number: int) -> dict[str, Any]:
-        """The configuration the study would hand out as trial ``number``."""
+        """The configuration the study would hand out as trial ``number``.
+
+        A model-based suggestion equal to a configuration the study already holds
+        (typically a pending one in a parallel run: TPE and random proposers know
+        nothing of constant liars) is proposed again with fresh randomness, and after
+        that replaced by a random draw, so that workers do not evaluate it twice.
+        """
         completed = self.history.completed()
         if number < self.n_initial or len(completed) < 2:
             if number < self.n_initial:
@@ -214,8 +227,19 @@ class Study:
                 f"ensemble strategy returned targets of shape {targets.shape}, "
                 f"expected ({len(completed)},)"
             )
-        proposed = self.proposer.propose(self.space, self.history, targets, 1, self._rng(number))
-        return self.space.validate(proposed[0])
+        taken = {_config_key(trial.config) for trial in self.history}
+        for attempt in range(_PROPOSALS_BEFORE_RANDOM):
+            proposed = self.proposer.propose(self.space, self.history, targets, 1, self._rng(number, attempt))
+            config = self.space.validate(proposed[0])
+            if _config_key(config) not in taken:
+                return config
+        for attempt in range(_RANDOM_DRAWS):
+            drawn = self.space.sample(1, self._rng(number, _RANDOM_PURPOSE + attempt))[0]
+            if _config_key(drawn) not in taken:
+                logger.info("trial %d: proposer repeated known configurations; using a random one", number)
+                return drawn
+        logger.warning("trial %d repeats a known configuration; the space looks exhausted", number)
+        return config
 
     def ask(self) -> Trial:
         """Hand out the next trial (RUNNING) and record it."""
@@ -303,29 +327,47 @@ class Study:
         timeout: float | None = None,
         catch: tuple[type[BaseException], ...] = (Exception,),
         show_progress: bool = False,
+        n_jobs: int | None = None,
+        executor: Any = None,
+        trial_timeout: float | None = None,
+        memory_limit: int | str | None = None,
+        max_retries: int = 2,
     ) -> Study:
-        """Evaluate ``objective`` on ``n_trials`` new trials (or until ``timeout`` s).
+        """Evaluate ``objective`` until ``n_trials`` trials finished (or ``timeout`` s).
 
         Exceptions listed in ``catch`` mark the trial failed with the error text; the
-        run continues. Ctrl-C marks the running trial interrupted and re-raises.
-        ``show_progress`` draws a progress bar on stderr when it is a terminal.
+        run continues (others fail the trial and propagate). Ctrl-C marks the running
+        trials interrupted and re-raises. ``show_progress`` draws a progress bar on
+        stderr when it is a terminal.
+
+        Parallel and distributed evaluation (see :mod:`ensembo.execution`): ``n_jobs=k``
+        evaluates ``k`` trials at once in local processes (``-1``: one per CPU);
+        ``executor`` takes a ``dask.distributed.Client`` or any
+        ``concurrent.futures.Executor``. A new trial is asked as soon as a worker frees.
+        ``trial_timeout`` (seconds) and ``memory_limit`` (bytes or ``"2GB"``) are
+        enforced by running each evaluation in its own process, killed at the limit
+        (trial failed, reason ``timeout``/``memory``). An evaluation whose process
+        crashed or whose worker was lost is re-queued up to ``max_retries`` times.
         """
         if n_trials is None and timeout is None:
             raise ValueError("give n_trials, timeout or both")
+        limits = execution.TrialLimits(
+            wall_time=trial_timeout,
+            memory=None if memory_limit is None else execution.parse_bytes(memory_limit),
+        )
+        backend, owned = execution.resolve_backend(n_jobs, executor)
         if show_progress:
             progress = ProgressBar(n_trials)
             self._observer_manager.register(progress)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        done = 0
         try:
-            while (n_trials is None or done < n_trials) and (
-                deadline is None or time.monotonic() < deadline
-            ):
-                if self._hooks.ensembo_should_stop(study=self):
-                    break
-                self.run_trial(objective, catch)
-                done += 1
+            execution.run_trials(
+                self, objective, backend, n_trials=n_trials, timeout=timeout, limits=limits,
+                max_retries=max_retries, catch=catch,
+                should_stop=lambda: bool(self._hooks.ensembo_should_stop(study=self)),
+            )
         finally:
+            if owned:
+                backend.close()
             self._hooks.ensembo_study_finished(study=self)
             if show_progress:
                 self._observer_manager.unregister(progress)
@@ -335,15 +377,11 @@ class Study:
         """Ask, evaluate in this process, tell."""
         trial = self.ask()
         try:
-            result = objective(dict(trial.config))
+            outcome = execution.evaluate(objective, trial.config, execution.NO_LIMITS)
         except KeyboardInterrupt:
             self.tell(trial, state=TrialState.INTERRUPTED, error="KeyboardInterrupt")
             raise
-        except catch as error:
-            message = "".join(traceback.format_exception_only(error)).strip()
-            logger.warning("trial %d failed: %s", trial.number, message)
-            return self.tell(trial, state=TrialState.FAILED, error=message)
-        return self.tell(trial, result)
+        return execution.record(self, trial, outcome, catch=catch)
 
     # --- results ------------------------------------------------------------------------
 

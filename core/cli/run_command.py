@@ -60,9 +60,12 @@ def _finish(study: Study, experiment: Experiment, as_json: bool, show_progress: 
     finished = len(study.history.in_state(TrialState.COMPLETE, TrialState.FAILED))
     remaining = max(experiment.budget - finished, 0)
     if remaining:
-        study.optimize(
-            objective, n_trials=remaining, timeout=experiment.timeout, show_progress=show_progress
-        )
+        execution = experiment.execution
+        with execution.open_backend() as backend:
+            study.optimize(
+                objective, n_trials=remaining, timeout=experiment.timeout, show_progress=show_progress,
+                executor=backend, **execution.limit_options(),
+            )
     summary = summarize(study)
     if as_json:
         print(json.dumps(summary, indent=2, default=str))

@@ -1,0 +1,187 @@
+"""Evaluate in a forked child process so that a time or memory limit really holds.
+
+A thread cannot be stopped and a Dask task cannot be killed, but a process can. The
+child is forked (no pickling of the objective, no re-import, milliseconds to start),
+optionally capped with ``RLIMIT_AS``, and asked by the kernel to die with its parent
+(``PR_SET_PDEATHSIG``) so that no evaluation outlives the worker or driver that started
+it. The result travels back pickled through a pipe; the parent reads it against the
+deadline and kills the child with SIGKILL when the deadline passes.
+
+Forking works inside daemonic processes (Dask workers, pool workers), where
+``multiprocessing`` refuses to start children. POSIX only.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import pickle
+import resource
+import select
+import signal
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception, portable, raised
+
+_PR_SET_PDEATHSIG = 1
+_CHUNK = 1 << 16
+
+
+@attrs.frozen(kw_only=True)
+class TrialLimits:
+    """Per-evaluation limits: wall time in seconds, address space in bytes."""
+
+    wall_time: float | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.gt(0)))
+    memory: int | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.gt(0)))
+
+    @property
+    def any(self) -> bool:
+        return self.wall_time is not None or self.memory is not None
+
+
+NO_LIMITS = TrialLimits()
+
+
+def evaluate(objective: Callable[[dict[str, Any]], Any], config: dict[str, Any], limits: TrialLimits) -> Outcome:
+    """Run ``objective(config)`` here, or in a child process when limits are set.
+
+    This is the function shipped to workers. KeyboardInterrupt and SystemExit propagate
+    so that Ctrl-C stops a serial run; every other exception becomes an outcome.
+    """
+    if limits.any:
+        return evaluate_in_child(objective, config, limits)
+    try:
+        return portable(Outcome(kind=OutcomeKind.RETURNED, value=objective(dict(config))))
+    except Exception as error:
+        return portable(raised(error))
+
+
+def evaluate_in_child(
+    objective: Callable[[dict[str, Any]], Any],
+    config: dict[str, Any],
+    limits: TrialLimits = NO_LIMITS,
+    on_start: Callable[[int], None] | None = None,
+) -> Outcome:
+    """Fork, evaluate in the child, and wait for its result up to ``limits.wall_time``.
+
+    ``on_start(pid)`` lets a supervisor track the child so it can kill it on shutdown.
+    """
+    read_end, write_end = os.pipe()
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:  # child: never returns
+        os.close(read_end)
+        _child_main(objective, config, limits, write_end, parent)
+    os.close(write_end)
+    if on_start is not None:
+        on_start(pid)
+    deadline = None if limits.wall_time is None else time.monotonic() + limits.wall_time
+    try:
+        payload = _read_until(read_end, deadline)
+    except BaseException:  # Ctrl-C or shutdown while waiting: the child must not linger
+        _kill(pid)
+        raise
+    finally:
+        os.close(read_end)
+    if payload is None:
+        _kill(pid)
+        return Outcome(
+            kind=OutcomeKind.TIMEOUT,
+            message=f"timeout: the evaluation exceeded its wall-time limit of {limits.wall_time:g} s and was killed",
+        )
+    status = _reap(pid)
+    if payload:
+        try:
+            return pickle.loads(payload)
+        except Exception as error:
+            return Outcome(kind=OutcomeKind.RAISED, message=f"unreadable result from the child: {describe_exception(error)}")
+    return Outcome(kind=OutcomeKind.CRASHED, message=f"crashed: the evaluation process {_exit_description(status)}")
+
+
+def _child_main(objective, config, limits: TrialLimits, write_end: int, parent: int) -> None:
+    code = 0
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides what Ctrl-C means
+        _die_with(parent)
+        if limits.memory is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (limits.memory, limits.memory))
+        try:
+            outcome = Outcome(kind=OutcomeKind.RETURNED, value=objective(dict(config)))
+        except MemoryError as error:
+            outcome = Outcome(
+                kind=OutcomeKind.MEMORY,
+                message=f"memory: the evaluation exceeded its memory limit of {limits.memory} bytes "
+                f"({describe_exception(error)})",
+            )
+        except BaseException as error:
+            outcome = raised(error)
+        _write_all(write_end, pickle.dumps(portable(outcome)))
+    except BaseException:
+        code = 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(code)
+
+
+def _die_with(parent: int) -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies (Linux)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+    os.close(fd)
+
+
+def _read_until(fd: int, deadline: float | None) -> bytes | None:
+    """Everything written to ``fd`` until EOF, or ``None`` if the deadline passes first."""
+    chunks = []
+    while True:
+        wait = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+        ready, _, _ = select.select([fd], [], [], wait)
+        if not ready:
+            return None
+        chunk = os.read(fd, _CHUNK)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    _reap(pid)
+
+
+def _reap(pid: int) -> int:
+    try:
+        return os.waitpid(pid, 0)[1]
+    except ChildProcessError:
+        return 0
+
+
+def _exit_description(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        return f"was killed by signal {signal.Signals(number).name}"
+    return f"exited with code {os.waitstatus_to_exitcode(status)} before returning a result"

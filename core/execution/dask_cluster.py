@@ -1,0 +1,117 @@
+"""Dask distributed: evaluate trials on a cluster the user already runs, or on a
+``LocalCluster`` started for the run.
+
+Dask schedules, ships the objective (cloudpickle) and watches its workers; ensembo only
+keeps ``slots`` tasks in flight (one per worker thread) so each new suggestion sees the
+latest results. A task whose worker died comes back as ``KilledWorker`` and becomes a
+``LOST`` outcome: the trial is marked interrupted and re-queued by the study, up to
+``max_retries``. On a cluster started here the scheduler's ``allowed-failures`` is 0 so
+that this happens at the first lost worker and every retry is recorded in the study; a
+cluster the user brings keeps its own policy and ensembo sees only the final failure.
+
+``distributed`` is optional (the ``distributed`` extra) and imported on first use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Collection
+from typing import Any
+
+from ensembo.errors import MissingDependencyError
+from ensembo.execution.backend import Objective
+from ensembo.execution.child import TrialLimits, evaluate
+from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception
+
+
+def import_distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise MissingDependencyError("Dask execution", "distributed", "distributed") from None
+    return distributed
+
+
+def is_dask_client(candidate: Any) -> bool:
+    """True for a ``distributed.Client``, without importing dask when it is not loaded."""
+    return any(
+        cls.__name__ == "Client" and cls.__module__.startswith("distributed")
+        for cls in type(candidate).__mro__
+    )
+
+
+def start_local_cluster(n_workers: int, *, memory_limit: str | int | None = "auto"):
+    """A loopback ``LocalCluster`` (processes, one thread each) and a client on it."""
+    distributed = import_distributed()
+    import dask
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster = distributed.LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            memory_limit=memory_limit,
+        )
+    return distributed.Client(cluster)
+
+
+def connect(address: str):
+    """A client on the scheduler at ``address`` (``tcp://host:port``)."""
+    return import_distributed().Client(address)
+
+
+class DaskBackend:
+    """Evaluations as Dask tasks, at most one per worker thread (and ``max_slots``).
+
+    ``owns_client``: closing the backend closes the client and its cluster too.
+    """
+
+    def __init__(self, client: Any, *, max_slots: int | None = None, owns_client: bool = False):
+        self._distributed = import_distributed()
+        self.client = client
+        self.max_slots = max_slots
+        self.owns_client = owns_client
+        self._live: set[Any] = set()
+
+    @property
+    def slots(self) -> int:
+        threads = max(sum(self.client.nthreads().values()), 1)
+        return threads if self.max_slots is None else min(threads, self.max_slots)
+
+    def submit(self, objective: Objective, config: dict[str, Any], limits: TrialLimits) -> Any:
+        future = self.client.submit(evaluate, objective, config, limits, pure=False)
+        self._live.add(future)
+        return future
+
+    def wait(self, handles: Collection[Any]) -> list[Any]:
+        done, _ = self._distributed.wait(list(handles), return_when="FIRST_COMPLETED")
+        return list(done)
+
+    def outcome(self, handle: Any) -> Outcome:
+        self._live.discard(handle)
+        if handle.status == "finished":
+            return handle.result()
+        if handle.cancelled():
+            return Outcome(kind=OutcomeKind.LOST, message="lost: the Dask task was cancelled")
+        error = handle.exception()
+        if isinstance(error, self._lost_worker_errors()):
+            return Outcome(kind=OutcomeKind.LOST, message=f"lost: {describe_exception(error)}")
+        raise error
+
+    def _lost_worker_errors(self) -> tuple[type[BaseException], ...]:
+        from distributed.comm.core import CommClosedError
+        from distributed.scheduler import KilledWorker
+
+        return (KilledWorker, CommClosedError, asyncio.CancelledError)
+
+    def close(self, *, interrupted: bool = False) -> None:
+        if interrupted and self._live:
+            self.client.cancel(list(self._live), force=True)
+        self._live.clear()
+        if self.owns_client:
+            cluster = getattr(self.client, "cluster", None)
+            self.client.close()
+            if cluster is not None:
+                cluster.close()

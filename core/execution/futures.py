@@ -1,0 +1,101 @@
+"""Backends on ``concurrent.futures``: local processes, or an executor the user brings.
+
+:class:`ProcessBackend` (``n_jobs=k``) runs each evaluation in its own forked process,
+supervised by one driver thread per slot. Forking per trial means the objective need
+not be picklable (lambdas and closures work), a crash or a killed evaluation takes down
+only its own trial, and time/memory limits are enforced by killing that process.
+:class:`ExecutorBackend` wraps any ``concurrent.futures.Executor``; the evaluation runs
+wherever the executor puts it, inside a child process only when limits are set.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import signal
+import threading
+from collections.abc import Collection
+from typing import Any
+
+from ensembo.execution.backend import Objective
+from ensembo.execution.child import TrialLimits, evaluate, evaluate_in_child
+from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception
+
+
+class _FuturesBackend:
+    """Waiting on and reading ``concurrent.futures.Future`` handles."""
+
+    def wait(self, handles: Collection[concurrent.futures.Future]) -> list[concurrent.futures.Future]:
+        done, _ = concurrent.futures.wait(handles, return_when=concurrent.futures.FIRST_COMPLETED)
+        return list(done)
+
+    def outcome(self, handle: concurrent.futures.Future) -> Outcome:
+        if handle.cancelled():
+            return Outcome(kind=OutcomeKind.LOST, message="lost: the executor cancelled the evaluation")
+        error = handle.exception()
+        if error is None:
+            return handle.result()
+        if isinstance(error, concurrent.futures.BrokenExecutor):
+            return Outcome(kind=OutcomeKind.LOST, message=f"lost: {describe_exception(error)}")
+        raise error
+
+
+class ProcessBackend(_FuturesBackend):
+    """``n_jobs`` evaluations at once on this machine, one forked process each."""
+
+    def __init__(self, n_jobs: int):
+        if n_jobs < 1:
+            raise ValueError(f"n_jobs must be at least 1, got {n_jobs}")
+        self.slots = n_jobs
+        self._threads = concurrent.futures.ThreadPoolExecutor(n_jobs, thread_name_prefix="ensembo-trial")
+        self._children: set[int] = set()
+        self._lock = threading.Lock()
+
+    def submit(self, objective: Objective, config: dict[str, Any], limits: TrialLimits) -> concurrent.futures.Future:
+        return self._threads.submit(self._supervise, objective, config, limits)
+
+    def _supervise(self, objective: Objective, config: dict[str, Any], limits: TrialLimits) -> Outcome:
+        started: list[int] = []
+
+        def track(pid: int) -> None:
+            started.append(pid)
+            with self._lock:
+                self._children.add(pid)
+
+        try:
+            return evaluate_in_child(objective, config, limits, on_start=track)
+        finally:
+            with self._lock:
+                self._children.difference_update(started)
+
+    def close(self, *, interrupted: bool = False) -> None:
+        if interrupted:
+            with self._lock:
+                children = list(self._children)
+            for pid in children:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        self._threads.shutdown(wait=True, cancel_futures=True)
+
+
+class ExecutorBackend(_FuturesBackend):
+    """Any ``concurrent.futures.Executor``; ``slots`` defaults to its worker count.
+
+    For a process pool the objective must be picklable. A broken pool (a worker died)
+    makes its evaluations ``LOST``, so they are retried while the pool still works; the
+    executor is the caller's and is never shut down here.
+    """
+
+    def __init__(self, executor: concurrent.futures.Executor, slots: int | None = None):
+        self.executor = executor
+        # _max_workers is how both stdlib pools store their size; other executors say it
+        # through ``slots``.
+        self.slots = int(slots or getattr(executor, "_max_workers", None) or os.cpu_count() or 1)
+
+    def submit(self, objective: Objective, config: dict[str, Any], limits: TrialLimits) -> concurrent.futures.Future:
+        return self.executor.submit(evaluate, objective, config, limits)
+
+    def close(self, *, interrupted: bool = False) -> None:
+        """Nothing to release: the executor belongs to the caller."""

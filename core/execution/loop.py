@@ -1,0 +1,107 @@
+"""The asynchronous optimize loop: ask as soon as a slot frees, tell as results arrive.
+
+The loop never batches: whenever fewer than ``backend.slots`` evaluations are in flight
+it asks the study for one more, so the suggestion is made from every result told so far
+with the still-running trials counted as pending (fantasies / constant liar in the
+proposer, de-duplication in ``Study.suggest``). Each outcome is recorded the moment it
+arrives, one storage transaction per state change, so killing the driver at any point
+loses no finished trial.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING
+
+from ensembo.execution.backend import Backend, Objective
+from ensembo.execution.child import NO_LIMITS, TrialLimits
+from ensembo.execution.outcome import Outcome, OutcomeKind
+from ensembo.trials import Trial, TrialState
+
+if TYPE_CHECKING:
+    from ensembo.study import Study
+
+logger = logging.getLogger(__name__)
+
+
+def run_trials(
+    study: Study,
+    objective: Objective,
+    backend: Backend,
+    *,
+    n_trials: int | None = None,
+    timeout: float | None = None,
+    limits: TrialLimits = NO_LIMITS,
+    max_retries: int = 2,
+    catch: tuple[type[BaseException], ...] = (Exception,),
+    should_stop: Callable[[], bool] = lambda: False,
+) -> int:
+    """Evaluate until ``n_trials`` trials finished (complete or failed), ``timeout``
+    seconds passed or ``should_stop()``; running trials are waited for, not abandoned.
+
+    Trials whose evaluation crashed or whose worker was lost are re-queued (state
+    INTERRUPTED; ``Study.ask`` hands them out again first) and do not count as finished.
+    On Ctrl-C or any other exception every running trial is recorded INTERRUPTED, the
+    backend is closed with its work stopped, and the exception propagates. After a
+    normal end the backend stays open (closing it is its creator's job). Returns the
+    number of trials finished.
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    running: dict[Hashable, Trial] = {}
+    unsubmitted: Trial | None = None
+    finished = 0
+    stopping = False
+    try:
+        while True:
+            while not stopping and len(running) < backend.slots:
+                if n_trials is not None and finished + len(running) >= n_trials:
+                    break
+                if (deadline is not None and time.monotonic() >= deadline) or should_stop():
+                    stopping = True
+                    break
+                unsubmitted = study.ask()
+                running[backend.submit(objective, dict(unsubmitted.config), limits)] = unsubmitted
+                unsubmitted = None
+            if not running:
+                break
+            for handle in backend.wait(list(running)):
+                trial = running.pop(handle)
+                told = record(study, trial, backend.outcome(handle), catch=catch, max_retries=max_retries)
+                finished += told.state.finished
+    except BaseException as error:
+        stranded = list(running.values()) + ([unsubmitted] if unsubmitted is not None else [])
+        reason = "KeyboardInterrupt" if isinstance(error, KeyboardInterrupt) else f"stopped by {type(error).__name__}"
+        for trial in stranded:
+            if study.history[trial.number].state is TrialState.RUNNING:
+                study.tell(trial, state=TrialState.INTERRUPTED, error=reason)
+        backend.close(interrupted=True)
+        raise
+    return finished
+
+
+def record(
+    study: Study,
+    trial: Trial,
+    outcome: Outcome,
+    *,
+    catch: tuple[type[BaseException], ...] = (Exception,),
+    max_retries: int = 2,
+) -> Trial:
+    """Tell ``study`` what became of ``trial``; re-raise an objective error not in ``catch``."""
+    kind = outcome.kind
+    if kind is OutcomeKind.RETURNED:
+        return study.tell(trial, outcome.value)
+    if kind.retried:
+        if trial.attempts <= max_retries:
+            logger.warning("trial %d re-queued (attempt %d): %s", trial.number, trial.attempts, outcome.message)
+            return study.tell(trial, state=TrialState.INTERRUPTED, error=outcome.message)
+        message = f"{outcome.message} (gave up after {trial.attempts} attempts)"
+        logger.warning("trial %d failed: %s", trial.number, message)
+        return study.tell(trial, state=TrialState.FAILED, error=message)
+    logger.warning("trial %d failed: %s", trial.number, outcome.message)
+    told = study.tell(trial, state=TrialState.FAILED, error=outcome.message)
+    if kind is OutcomeKind.RAISED and outcome.error is not None and not isinstance(outcome.error, catch):
+        raise outcome.error
+    return told
