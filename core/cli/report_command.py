@@ -1,0 +1,37 @@
+"""``ensembo report STORAGE [--out DIR]``: tables and plots of a stored study.
+
+Given a benchmark results CSV (columns ``problem,method,loss``) instead of a study,
+it writes the average ranks and a critical-difference diagram.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ensembo.errors import ExperimentError
+from ensembo.report.write import write_benchmark_report, write_study_report
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "report", help="write a report (markdown, CSV, PNG plots) of a study or benchmark results"
+    )
+    parser.add_argument("storage", help="a study's SQLite file, or a benchmark results CSV")
+    parser.add_argument("--out", help="output folder (default: next to STORAGE, named <stem>-report)")
+    parser.add_argument("--no-plots", action="store_true", help="tables only, no PNG figures")
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level for benchmark ranks")
+    parser.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    source = Path(args.storage)
+    if not source.is_file():
+        raise ExperimentError(str(source), "no such file; give a study's SQLite file or a results CSV")
+    out = Path(args.out) if args.out else source.with_name(f"{source.stem}-report")
+    if source.suffix.lower() == ".csv":
+        written = write_benchmark_report(source, out, alpha=args.alpha, plots=not args.no_plots)
+    else:
+        written = write_study_report(source, out, plots=not args.no_plots)
+    for path in written:
+        print(path)
+    return 0

@@ -1,0 +1,142 @@
+"""Critical-difference diagrams (Demšar, 2006) for comparing methods over many problems.
+
+Compute, then draw: :func:`compare_methods` runs the Friedman test and the Nemenyi
+critical difference from :mod:`ensembo.stats` on a (problems, methods) loss matrix and
+finds the groups of methods whose average ranks differ by less than the critical
+difference; :func:`plot_critical_difference` draws the classic diagram. Benchmark
+results arrive as a long CSV (``problem,method,loss`` and optionally ``seed``), read by
+:func:`read_results_csv`; several seeds of a (problem, method) pair are averaged.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+import numpy as np
+
+from ensembo.errors import ExperimentError
+from ensembo.report.plots import new_figure, save
+from ensembo.stats import friedman_test
+
+RESULT_COLUMNS = ("problem", "method", "loss")
+
+
+@attrs.frozen(kw_only=True)
+class MethodComparison:
+    """Methods sorted by average rank (1 = best), with the Friedman and Nemenyi results."""
+
+    methods: tuple[str, ...]
+    average_ranks: tuple[float, ...]
+    critical_difference: float
+    friedman_statistic: float
+    friedman_p_value: float
+    n_problems: int
+    alpha: float
+    cliques: tuple[tuple[int, int], ...]
+    """Index ranges [first, last] (into ``methods``) of groups not significantly different."""
+
+
+def _cliques(ranks: np.ndarray, critical_difference: float) -> list[tuple[int, int]]:
+    """Maximal runs of sorted ranks spanning at most the critical difference."""
+    runs = []
+    for first in range(len(ranks)):
+        last = first
+        while last + 1 < len(ranks) and ranks[last + 1] - ranks[first] <= critical_difference:
+            last += 1
+        if last > first and not any(a <= first and last <= b for a, b in runs):
+            runs.append((first, last))
+    return runs
+
+
+def compare_methods(losses: np.ndarray, methods: Sequence[str], alpha: float = 0.05) -> MethodComparison:
+    """Friedman + Nemenyi on ``losses`` of shape (problems, methods); lower loss is better."""
+    matrix = np.asarray(losses, dtype=float)
+    if matrix.ndim != 2 or matrix.shape[1] != len(methods):
+        raise ValueError(f"losses of shape {matrix.shape} do not match {len(methods)} methods")
+    result = friedman_test(matrix, alpha=alpha)
+    order = np.argsort(result.average_ranks, kind="stable")
+    ranks = np.asarray(result.average_ranks)[order]
+    return MethodComparison(
+        methods=tuple(methods[i] for i in order),
+        average_ranks=tuple(float(r) for r in ranks),
+        critical_difference=result.critical_difference,
+        friedman_statistic=result.statistic,
+        friedman_p_value=result.p_value,
+        n_problems=matrix.shape[0],
+        alpha=alpha,
+        cliques=tuple(_cliques(ranks, result.critical_difference)),
+    )
+
+
+def read_results_csv(path: Path) -> tuple[np.ndarray, list[str], list[str]]:
+    """Loss matrix (problems, methods), method names and problem names from a long CSV.
+
+    Problems missing a method are dropped, since the Friedman test needs every method
+    on every problem.
+    """
+    with Path(path).open(newline="") as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in RESULT_COLUMNS if c not in (reader.fieldnames or ())]
+        if missing:
+            raise ExperimentError(
+                str(path), f"a results CSV needs columns {', '.join(RESULT_COLUMNS)}; missing {', '.join(missing)}"
+            )
+        cells: dict[tuple[str, str], list[float]] = defaultdict(list)
+        for line, row in enumerate(reader, start=2):
+            try:
+                cells[row["problem"], row["method"]].append(float(row["loss"]))
+            except ValueError:
+                raise ExperimentError(f"{path}: line {line}", f"loss {row['loss']!r} is not a number") from None
+    methods = sorted({method for _, method in cells})
+    problems = sorted({problem for problem, _ in cells if all((problem, m) in cells for m in methods)})
+    if len(methods) < 3 or not problems:
+        raise ExperimentError(
+            str(path),
+            f"a critical-difference diagram needs >= 3 methods on common problems; found "
+            f"{len(methods)} methods and {len(problems)} complete problems",
+        )
+    matrix = np.array([[np.mean(cells[p, m]) for m in methods] for p in problems])
+    return matrix, methods, problems
+
+
+def plot_critical_difference(comparison: MethodComparison, path: Path, title: str | None = None) -> Path:
+    """Rank axis on top, methods hanging left (better half) and right, thick bars join
+    methods that are not significantly different."""
+    k = len(comparison.methods)
+    half = (k + 1) // 2
+    depth = 0.6 + 0.3 * len(comparison.cliques) + 0.5 * half
+    figure = new_figure(8.0, 0.9 + 0.45 * (depth + 1.6))
+    axes = figure.add_subplot()
+    axes.set_axis_off()
+    low, high = 1, k
+    axes.set_xlim(low - 0.9, high + 0.9)
+    axes.set_ylim(depth, -1.6)
+    axes.hlines(0, low, high, color="black", linewidth=1)
+    for rank in range(low, high + 1):
+        axes.vlines(rank, 0, -0.15, color="black", linewidth=1)
+        axes.text(rank, -0.25, str(rank), ha="center", va="bottom", fontsize="small")
+    axes.text((low + high) / 2, -0.85, "average rank (1 = lowest loss)", ha="center", fontsize="small")
+    cd = comparison.critical_difference
+    axes.hlines(-1.3, low, low + cd, color="black", linewidth=2)
+    axes.text(low + cd / 2, -1.4, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize="small")
+    for index, (method, rank) in enumerate(zip(comparison.methods, comparison.average_ranks)):
+        left = index < half
+        row = 0.6 + (index if left else k - 1 - index) * 0.5 + 0.3 * len(comparison.cliques)
+        end = low - 0.5 if left else high + 0.5
+        axes.plot([rank, rank, end], [0, row, row], color="black", linewidth=0.8)
+        axes.text(end - 0.05 if left else end + 0.05, row, f"{method} ({rank:.2f})",
+                  ha="right" if left else "left", va="center", fontsize="small")
+    for level, (first, last) in enumerate(comparison.cliques):
+        y = 0.25 + 0.3 * level
+        axes.hlines(y, comparison.average_ranks[first] - 0.03, comparison.average_ranks[last] + 0.03,
+                    color="tab:red", linewidth=3)
+    axes.set_title(
+        title or f"Critical difference (Nemenyi, alpha={comparison.alpha}) over "
+        f"{comparison.n_problems} problems; Friedman p={comparison.friedman_p_value:.3g}",
+        fontsize="medium",
+    )
+    return save(figure, path)

@@ -1,0 +1,238 @@
+"""Everything a report shows, computed from a stored study as plain values.
+
+Nothing here draws or formats: :func:`compute_report` reads the storage (without
+opening a :class:`~ensembo.Study`, which would mark a live run's running trials as
+interrupted), replays the ensemble strategy trial by trial to get the ensemble after
+every iteration, and returns a :class:`ReportData` that the table and plot renderers
+consume.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from os import PathLike
+from typing import Any
+
+import attrs
+import numpy as np
+from scipy.stats import rankdata
+
+from ensembo import components, spaces
+from ensembo.ensemble import Ensemble, EnsembleContext
+from ensembo.errors import EnsemboError, StorageError
+from ensembo.registry import Registry
+from ensembo.report.scoring import ensemble_loss
+from ensembo.storage import Storage, open_storage
+from ensembo.trials import History, Trial, TrialState
+
+logger = logging.getLogger(__name__)
+
+
+@attrs.frozen(kw_only=True)
+class HyperparameterSummary:
+    """One dimension of the space as a reader wants to see it."""
+
+    name: str
+    kind: str
+    domain: str
+    log: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class IterationPoint:
+    """The state of the study right after trial ``number`` finished."""
+
+    number: int
+    state: TrialState
+    loss: float | None
+    best_so_far: float | None
+    ensemble_loss: float | None
+    ensemble: Ensemble | None = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen(kw_only=True)
+class EnsembleMember:
+    number: int
+    weight: float
+    loss: float | None
+    config: dict[str, Any]
+    info: dict[str, Any]
+
+
+@attrs.frozen(kw_only=True)
+class ReportData:
+    """A finished (or running) study, ready to render."""
+
+    source: str
+    space_name: str
+    hyperparameters: tuple[HyperparameterSummary, ...]
+    components: dict[str, Any]
+    budget: int | None
+    seed: int | None
+    loss_name: str | None
+    task: str | None
+    trials: tuple[Trial, ...] = attrs.field(eq=False)
+    counts: dict[str, int]
+    best: Trial | None = attrs.field(eq=False)
+    members: tuple[EnsembleMember, ...]
+    final_ensemble_loss: float | None
+    iterations: tuple[IterationPoint, ...]
+    replay_note: str | None = None
+    importance: tuple[tuple[str, float], ...] = ()
+    space: Any = attrs.field(default=None, eq=False)
+
+    @property
+    def info_keys(self) -> list[str]:
+        """Metrics recorded in ``trial.info`` (validation/test errors...), sorted."""
+        return sorted({key for trial in self.trials for key in trial.info})
+
+
+def describe_space(space: spaces.Space) -> tuple[HyperparameterSummary, ...]:
+    summaries = []
+    for name in space.names:
+        hp = space.hyperparameter(name)
+        kind = type(hp).__name__.replace("Hyperparameter", "")
+        if hasattr(hp, "choices"):
+            domain = "{" + ", ".join(map(str, hp.choices)) + "}"
+        elif hasattr(hp, "sequence"):
+            domain = "(" + ", ".join(map(str, hp.sequence)) + ")"
+        elif hasattr(hp, "lower"):
+            domain = f"[{hp.lower:g}, {hp.upper:g}]"
+        else:
+            domain = str(getattr(hp, "value", ""))
+        summaries.append(
+            HyperparameterSummary(name=name, kind=kind, domain=domain, log=bool(getattr(hp, "log", False)))
+        )
+    return tuple(summaries)
+
+
+def context_from_meta(meta: Mapping[str, Any]) -> EnsembleContext:
+    """The ensemble context the study ran with, rebuilt from its stored metadata."""
+    targets = meta.get("validation_targets")
+    y_true = None if targets is None else np.asarray(targets)
+    task = meta.get("task")
+    return EnsembleContext(
+        y_true=y_true,
+        loss=meta.get("loss"),
+        task=task,
+        classes=None if y_true is None or task != "classification" else np.unique(y_true),
+        budget=meta.get("budget"),
+        seed=int(meta.get("seed") or 0),
+    )
+
+
+def replay_ensembles(
+    trials: Sequence[Trial], strategy: Any, context: EnsembleContext, registry: Registry | None = None
+) -> list[IterationPoint]:
+    """Feed the trials to ``strategy`` in order, as the study did, recording each step."""
+    history = History()
+    points = []
+    best: float | None = None
+    ensemble: Ensemble | None = None
+    for trial in trials:
+        history.put(trial)
+        if trial.state is TrialState.COMPLETE:
+            best = trial.loss if best is None else min(best, trial.loss)
+            if strategy is not None:
+                strategy.update(history, trial, context)
+                ensemble = strategy.ensemble(history, context)
+        points.append(
+            IterationPoint(
+                number=trial.number,
+                state=trial.state,
+                loss=trial.loss,
+                best_so_far=best,
+                ensemble_loss=ensemble_loss(history, ensemble, context, registry),
+                ensemble=ensemble,
+            )
+        )
+    return points
+
+
+def hyperparameter_importance(space: spaces.Space, trials: Sequence[Trial]) -> list[tuple[str, float]]:
+    """Hyperparameters ranked by how strongly their value goes with the loss.
+
+    Numeric ones score |Spearman correlation| with the loss over the trials where they
+    are active; categorical ones the correlation ratio (eta) of the loss ranks across
+    categories. Both lie in [0, 1]. A screening aid, not a causal analysis.
+    """
+    done = [t for t in trials if t.state is TrialState.COMPLETE]
+    if len(done) < 3 or space.dimension == 0:
+        return []
+    batch = space.encode([t.config for t in done])
+    losses = np.array([t.loss for t in done], dtype=float)
+    scores = []
+    for column, name in enumerate(space.names):
+        active = batch.active[:, column]
+        values, loss_ranks = batch.values[active, column], rankdata(losses[active])
+        if active.sum() < 3 or np.ptp(values) == 0 or np.ptp(loss_ranks) == 0:
+            continue
+        if hasattr(space.hyperparameter(name), "choices"):
+            score = _correlation_ratio(values, loss_ranks)
+        else:
+            score = abs(float(np.corrcoef(rankdata(values), loss_ranks)[0, 1]))
+        scores.append((name, score))
+    return sorted(scores, key=lambda pair: -pair[1])
+
+
+def _correlation_ratio(groups: np.ndarray, values: np.ndarray) -> float:
+    total = np.sum((values - values.mean()) ** 2)
+    between = sum(
+        (groups == g).sum() * (values[groups == g].mean() - values.mean()) ** 2 for g in np.unique(groups)
+    )
+    return float(np.sqrt(between / total)) if total > 0 else 0.0
+
+
+def _strategy(meta: Mapping[str, Any], registry: Registry | None) -> tuple[Any, str | None]:
+    spec = meta.get("components", {}).get("ensemble_strategy")
+    if spec is None:
+        return None, "the ensemble strategy was a live object; ensembles were not replayed"
+    try:
+        return components.build("ensemble_strategy", spec, registry), None
+    except EnsemboError as error:
+        return None, f"ensembles were not replayed: {error}"
+
+
+def compute_report(storage: Storage | str | PathLike, registry: Registry | None = None) -> ReportData:
+    """Read ``storage`` and compute every table and series a report shows."""
+    opened = open_storage(storage)
+    meta = opened.read_meta()
+    if meta is None:
+        raise StorageError(f"{storage}: no study stored here")
+    space = spaces.load(meta["space"])
+    trials = tuple(opened.trials())
+    context = context_from_meta(meta)
+    strategy, note = _strategy(meta, registry)
+    iterations = replay_ensembles(trials, strategy, context, registry)
+    final = iterations[-1] if iterations else None
+    ensemble = final.ensemble if final else None
+    members = ()
+    if ensemble is not None:
+        members = tuple(
+            EnsembleMember(
+                number=number, weight=weight, loss=trials[number].loss,
+                config=dict(trials[number].config), info=dict(trials[number].info),
+            )
+            for number, weight in sorted(zip(ensemble.members, ensemble.weights), key=lambda p: -p[1])
+        )
+    completed = [t for t in trials if t.state is TrialState.COMPLETE]
+    return ReportData(
+        source=str(storage),
+        space_name=space.name,
+        hyperparameters=describe_space(space),
+        components=dict(meta.get("components", {})),
+        budget=meta.get("budget"),
+        seed=meta.get("seed"),
+        loss_name=meta.get("loss"),
+        task=meta.get("task"),
+        trials=trials,
+        counts={state.value: sum(t.state is state for t in trials) for state in TrialState},
+        best=min(completed, key=lambda t: t.loss) if completed else None,
+        members=members,
+        final_ensemble_loss=final.ensemble_loss if final else None,
+        iterations=tuple(iterations),
+        replay_note=note,
+        importance=tuple(hyperparameter_importance(space, trials)),
+        space=space,
+    )

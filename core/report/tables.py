@@ -1,0 +1,175 @@
+"""Text renderings of a :class:`ReportData`: the markdown summary, the trial table, CSV.
+
+These need only the standard library, so a report always has them, with or without
+matplotlib.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ensembo.report.data import ReportData
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:.6g}"
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, dict | list):
+        return json.dumps(value, sort_keys=True, default=str)
+    return "" if value is None else str(value)
+
+
+def _cell(value: Any) -> str:
+    return _plain(value).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def trial_columns(data: ReportData) -> list[str]:
+    fixed = ["number", "state", "loss", "best_so_far", "ensemble_loss", "final_weight"]
+    hyperparameters = [hp.name for hp in data.hyperparameters]
+    return fixed + hyperparameters + data.info_keys + ["duration_s", "attempts", "error"]
+
+
+def trial_rows(data: ReportData) -> list[list[Any]]:
+    """One row per trial in :func:`trial_columns` order; inactive hyperparameters empty."""
+    weights = {member.number: member.weight for member in data.members}
+    info_keys = data.info_keys
+    rows = []
+    for trial, point in zip(data.trials, data.iterations):
+        rows.append(
+            [
+                trial.number,
+                trial.state.value,
+                trial.loss,
+                point.best_so_far,
+                point.ensemble_loss,
+                weights.get(trial.number),
+                *(trial.config.get(hp.name) for hp in data.hyperparameters),
+                *(trial.info.get(key) for key in info_keys),
+                trial.duration,
+                trial.attempts,
+                trial.error,
+            ]
+        )
+    return rows
+
+
+def write_trials_csv(data: ReportData, path: Path) -> Path:
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(trial_columns(data))
+        for row in trial_rows(data):
+            writer.writerow(["" if v is None else v for v in row])
+    return path
+
+
+def trials_markdown(data: ReportData) -> str:
+    return f"# Trials of {data.space_name}\n\n" + markdown_table(trial_columns(data), trial_rows(data)) + "\n"
+
+
+def _components(data: ReportData) -> list[list[str]]:
+    rows = []
+    for kind, spec in data.components.items():
+        if spec is None:
+            absent = "none (random search) or a Python object" if kind == "surrogate" else "a Python object"
+            rows.append([kind, f"({absent}; not stored)"])
+        else:
+            options = {k: v for k, v in spec.items() if k != "name"}
+            rows.append([kind, spec["name"] + (f" {json.dumps(options, sort_keys=True)}" if options else "")])
+    return rows
+
+
+def summary_markdown(data: ReportData, figures: Sequence[Path] = ()) -> str:
+    """The report's front page: setup, outcome, ensemble, figures."""
+    counts = ", ".join(f"{n} {state}" for state, n in data.counts.items() if n)
+    lines = [
+        f"# Report: {data.space_name}",
+        "",
+        f"Study: `{data.source}`",
+        "",
+        "## Setup",
+        "",
+        markdown_table(["component", "choice"], _components(data)),
+        "",
+        f"Budget: {'not set' if data.budget is None else f'{data.budget} trials'}; "
+        f"seed {data.seed}; loss {data.loss_name or 'as returned by the objective'}"
+        + (f"; task {data.task}" if data.task else "")
+        + ".",
+        "",
+        f"Space `{data.space_name}` ({len(data.hyperparameters)} hyperparameters):",
+        "",
+        markdown_table(
+            ["hyperparameter", "type", "domain", "log"],
+            [[hp.name, hp.kind, hp.domain, "yes" if hp.log else ""] for hp in data.hyperparameters],
+        ),
+        "",
+        "## Outcome",
+        "",
+        f"Trials: {len(data.trials)} ({counts or 'none'}).",
+        "",
+    ]
+    lines += _outcome(data)
+    if data.importance:
+        lines += [
+            "## Hyperparameters most associated with the loss",
+            "",
+            markdown_table(["hyperparameter", "score"], [[n, s] for n, s in data.importance[:10]]),
+            "",
+            "Score: |Spearman correlation| with the loss (numeric), correlation ratio of the "
+            "loss ranks across categories (categorical).",
+            "",
+        ]
+    if figures:
+        lines += ["## Figures", ""] + [f"![{path.stem}]({path.name})" for path in figures] + [""]
+    lines += ["Per-trial table: `trials.md`, `trials.csv`.", ""]
+    return "\n".join(lines)
+
+
+def _outcome(data: ReportData) -> list[str]:
+    if data.best is None:
+        return ["No trial has completed yet.", ""]
+    info_keys = data.info_keys
+    best = data.best
+    lines = [
+        markdown_table(
+            ["", "validation loss", *info_keys],
+            [
+                [f"best single (trial {best.number})", best.loss, *(best.info.get(k) for k in info_keys)],
+                [f"ensemble ({len(data.members)} member{'s' if len(data.members) != 1 else ''})", data.final_ensemble_loss, *([""] * len(info_keys))],
+            ],
+        ),
+        "",
+        f"Best configuration: `{json.dumps(best.config, sort_keys=True, default=str)}`",
+        "",
+    ]
+    if data.final_ensemble_loss is None and len(data.members) > 1:
+        lines += ["The ensemble's loss is unknown: the study recorded no validation targets.", ""]
+    if data.replay_note:
+        lines += [f"Note: {data.replay_note}.", ""]
+    if data.members:
+        lines += [
+            "### Ensemble members",
+            "",
+            markdown_table(
+                ["trial", "weight", "loss", *info_keys, "configuration"],
+                [
+                    [m.number, m.weight, m.loss, *(m.info.get(k) for k in info_keys), m.config]
+                    for m in data.members
+                ],
+            ),
+            "",
+        ]
+    return lines

@@ -1,0 +1,73 @@
+"""Write a report folder: compute the data once, then each rendering into its file."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from os import PathLike
+from pathlib import Path
+
+from ensembo.registry import Registry
+from ensembo.report.data import compute_report
+from ensembo.report.tables import markdown_table, summary_markdown, trials_markdown, write_trials_csv
+
+logger = logging.getLogger(__name__)
+
+
+def plotting_available() -> bool:
+    return importlib.util.find_spec("matplotlib") is not None
+
+
+def _plots_wanted(plots: bool) -> bool:
+    if plots and not plotting_available():
+        logger.warning(
+            "matplotlib is not installed, so the report has no figures; "
+            "install it with: pip install 'ensembo[plots]' (or pass --no-plots to silence this)"
+        )
+        return False
+    return plots
+
+
+def write_study_report(
+    storage: str | PathLike, out: str | PathLike, *, plots: bool = True, registry: Registry | None = None
+) -> list[Path]:
+    """``report.md``, ``trials.md``, ``trials.csv`` and, with matplotlib, the PNG figures."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    data = compute_report(storage, registry)
+    figures: list[Path] = []
+    if _plots_wanted(plots):
+        from ensembo.report.plots import plot_study
+
+        figures = plot_study(data, out)
+    (out / "trials.md").write_text(trials_markdown(data))
+    written = [out / "report.md", out / "trials.md", write_trials_csv(data, out / "trials.csv"), *figures]
+    (out / "report.md").write_text(summary_markdown(data, figures))
+    return written
+
+
+def write_benchmark_report(
+    results: str | PathLike, out: str | PathLike, *, alpha: float = 0.05, plots: bool = True
+) -> list[Path]:
+    """``ranks.md`` (average ranks, Friedman, Nemenyi) and ``critical_difference.png``."""
+    from ensembo.report.critical_difference import compare_methods, read_results_csv
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    matrix, methods, problems = read_results_csv(Path(results))
+    comparison = compare_methods(matrix, methods, alpha)
+    written = [out / "ranks.md"]
+    if _plots_wanted(plots):
+        from ensembo.report.critical_difference import plot_critical_difference
+
+        written.append(plot_critical_difference(comparison, out / "critical_difference.png"))
+    table = markdown_table(
+        ["method", "average rank"], list(zip(comparison.methods, comparison.average_ranks))
+    )
+    (out / "ranks.md").write_text(
+        f"# Ranks over {len(problems)} problems\n\nFrom `{results}`; 1 is the lowest loss.\n\n{table}\n\n"
+        f"Friedman statistic {comparison.friedman_statistic:.4g}, p = {comparison.friedman_p_value:.3g}. "
+        f"Nemenyi critical difference at alpha = {alpha}: {comparison.critical_difference:.3f}.\n"
+        + ("\n![critical difference](critical_difference.png)\n" if len(written) > 1 else "")
+    )
+    return written

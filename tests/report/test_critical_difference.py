@@ -1,0 +1,55 @@
+"""Critical-difference diagrams from benchmark results."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ensembo.errors import ExperimentError
+from ensembo.report.critical_difference import _cliques, compare_methods, read_results_csv
+
+
+def _results(path, rows):
+    path.write_text("problem,method,seed,loss\n" + "\n".join(",".join(map(str, r)) for r in rows) + "\n")
+    return path
+
+
+def test_methods_sorted_by_rank_and_cliques_within_cd():
+    rng = np.random.default_rng(0)
+    losses = rng.normal(size=(30, 4)) + np.array([0.0, 0.05, 1.5, 3.0])
+    comparison = compare_methods(losses, ["a", "b", "c", "d"])
+    assert comparison.methods[:2] in (("a", "b"), ("b", "a"))
+    assert comparison.methods[2:] == ("c", "d")
+    assert list(comparison.average_ranks) == sorted(comparison.average_ranks)
+    assert (0, 1) in comparison.cliques  # a and b are indistinguishable
+    assert all(
+        comparison.average_ranks[last] - comparison.average_ranks[first] <= comparison.critical_difference
+        for first, last in comparison.cliques
+    )
+
+
+def test_cliques_are_maximal():
+    assert _cliques(np.array([1.0, 1.5, 2.0, 4.0]), 1.0) == [(0, 2)]
+    assert _cliques(np.array([1.0, 2.5, 4.0]), 1.0) == []
+
+
+def test_csv_averages_seeds_and_drops_incomplete_problems(tmp_path):
+    path = _results(
+        tmp_path / "r.csv",
+        [("p1", "x", 0, 1.0), ("p1", "x", 1, 3.0), ("p1", "y", 0, 1.0), ("p1", "z", 0, 5.0),
+         ("p2", "x", 0, 1.0), ("p2", "y", 0, 2.0)],
+    )
+    matrix, methods, problems = read_results_csv(path)
+    assert methods == ["x", "y", "z"] and problems == ["p1"]
+    np.testing.assert_allclose(matrix, [[2.0, 1.0, 5.0]])
+
+
+def test_csv_errors_name_the_problem(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("problem,algo,loss\n")
+    with pytest.raises(ExperimentError, match="missing method"):
+        read_results_csv(bad)
+    with pytest.raises(ExperimentError, match="line 2: loss 'n/a' is not a number"):
+        read_results_csv(_results(tmp_path / "nan.csv", [("p", "x", 0, "n/a")]))
+    with pytest.raises(ExperimentError, match=">= 3 methods"):
+        read_results_csv(_results(tmp_path / "two.csv", [("p", "x", 0, 1), ("p", "y", 0, 2)]))

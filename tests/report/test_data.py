@@ -1,0 +1,106 @@
+"""compute_report: what the report shows, computed from the storage alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ensembo.ensemble import Ensemble, EnsembleContext
+from ensembo.errors import StorageError
+from ensembo.plugins.ensembles.best import BestSingle
+from ensembo.report.data import compute_report, hyperparameter_importance, replay_ensembles
+from ensembo.report.scoring import ensemble_loss
+from ensembo.trials import History, Trial, TrialState
+
+
+def test_report_matches_the_study(stored_study):
+    path, study = stored_study
+    data = compute_report(path)
+    assert data.space_name == "toy-cash"
+    assert len(data.trials) == 21
+    assert data.counts["complete"] == 20 and data.counts["failed"] == 1
+    assert data.best.number == study.best_trial.number
+    assert [m.number for m in data.members] == list(study.ensemble.members)
+    assert data.final_ensemble_loss == pytest.approx(study.best_trial.loss)
+    assert data.components["ensemble_strategy"] == {"name": "best"}
+    assert data.budget == 20 and data.loss_name == "mse"
+    assert "test_loss" in data.info_keys
+
+
+def test_best_so_far_is_the_running_minimum(stored_study):
+    path, study = stored_study
+    points = [p for p in compute_report(path).iterations if p.state is TrialState.COMPLETE]
+    np.testing.assert_allclose([p.best_so_far for p in points], study.history.best_so_far())
+
+
+def test_reading_a_report_leaves_a_running_trial_alone(stored_study, tmp_path):
+    from ensembo import Study
+
+    _, finished = stored_study
+    live = Study(finished.space, surrogate=None, storage=tmp_path / "live.db")
+    live.tell(live.ask(), 1.0)
+    running = live.ask()
+    data = compute_report(tmp_path / "live.db")
+    assert data.trials[running.number].state is TrialState.RUNNING
+    assert Study.load(tmp_path / "live.db", surrogate=None).history[running.number].attempts == 1
+
+
+def test_empty_storage_is_an_error(tmp_path):
+    with pytest.raises(StorageError, match="no study stored here"):
+        compute_report(tmp_path / "empty.db")
+
+
+def _trial(number, loss, predictions):
+    return Trial(number=number, config={}, state="complete", loss=loss, predictions=np.asarray(predictions))
+
+
+def test_ensemble_loss_combines_member_predictions():
+    y = np.array([0.0, 0.0, 0.0, 0.0])
+    trials = [_trial(0, 1.0, [1, -1, 1, -1]), _trial(1, 1.0, [-1, 1, -1, 1])]
+    context = EnsembleContext(y_true=y, loss="mse", task="regression")
+    assert ensemble_loss(trials, Ensemble(members=(0, 1), weights=(1, 1)), context) == pytest.approx(0.0)
+    assert ensemble_loss(trials, Ensemble.single(1), context) == 1.0
+    assert ensemble_loss(trials, Ensemble(members=(0, 1), weights=(1, 1)), EnsembleContext()) is None
+
+
+def test_ensemble_loss_votes_on_labels():
+    y = np.array([0, 1, 1])
+    trials = [_trial(0, 1 / 3, [0, 1, 0]), _trial(1, 1 / 3, [1, 1, 1]), _trial(2, 1 / 3, [0, 0, 1])]
+    context = EnsembleContext(y_true=y, loss="zero-one", task="classification", classes=np.array([0, 1]))
+    assert ensemble_loss(trials, Ensemble.from_counts({0: 1, 1: 1, 2: 1}), context) == 0.0
+
+
+def test_replay_calls_the_strategy_once_per_completed_trial():
+    class Counting(BestSingle):
+        updates = 0
+
+        def update(self, history, trial, context):
+            Counting.updates += 1
+
+    trials = [_trial(0, 2.0, [0]), Trial(number=1, config={}, state="failed", error="x"), _trial(2, 1.0, [0])]
+    points = replay_ensembles(trials, Counting(), EnsembleContext())
+    assert Counting.updates == 2
+    assert [p.ensemble.members for p in points] == [(0,), (0,), (2,)]
+    assert [p.best_so_far for p in points] == [2.0, 2.0, 1.0]
+
+
+def test_importance_finds_the_hyperparameter_that_drives_the_loss(stored_study):
+    _, study = stored_study
+    ranked = dict(hyperparameter_importance(study.space, list(study.history)))
+    assert set(ranked) <= set(study.space.names)
+    assert all(0.0 <= score <= 1.0 for score in ranked.values())
+
+
+def test_importance_on_a_clean_signal():
+    from ConfigSpace import ConfigurationSpace
+
+    from ensembo.spaces import Space
+
+    space = Space(ConfigurationSpace(space={"signal": (0.0, 1.0), "noise": (0.0, 1.0)}))
+    configs = space.sample(40, 1)
+    history = History(
+        [Trial(number=i, config=c, state="complete", loss=c["signal"] ** 2) for i, c in enumerate(configs)]
+    )
+    ranked = hyperparameter_importance(space, list(history))
+    assert ranked[0] == ("signal", pytest.approx(1.0))
+    assert ranked[1][0] == "noise" and ranked[1][1] < 0.5

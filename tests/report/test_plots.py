@@ -1,0 +1,68 @@
+"""PNG figures: written, labelled, log-scaled when the loss spans decades."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from ensembo.report import plots  # noqa: E402
+from ensembo.report.data import compute_report  # noqa: E402
+
+
+@pytest.fixture
+def captured(monkeypatch):
+    figures = {}
+
+    def keep(figure, path):
+        figures[path.name] = figure
+        figure.savefig(path)
+        return path
+
+    monkeypatch.setattr(plots, "save", keep)
+    return figures
+
+
+def _is_png(path) -> bool:
+    return path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_study_figures_are_written_and_labelled(stored_study, tmp_path, captured):
+    written = plots.plot_study(compute_report(stored_study[0]), tmp_path)
+    assert [p.name for p in written] == ["convergence.png", "ensemble_composition.png", "hyperparameters.png"]
+    assert all(_is_png(p) for p in written)
+    for name, figure in captured.items():
+        for axes in figure.axes:
+            if axes.get_visible() and axes.get_label() != "<colorbar>":
+                assert axes.get_xlabel(), f"{name}: x axis without label"
+    convergence = captured["convergence.png"].axes[0]
+    assert convergence.get_ylabel().startswith("validation loss (mse)")
+
+
+def test_convergence_is_log_scaled_when_the_loss_spans_decades(stored_study, tmp_path, captured):
+    data = compute_report(stored_study[0])
+    losses = [t.loss for t in data.trials if t.loss is not None]
+    assert max(losses) / min(losses) > 100  # the fixture's losses span decades
+    plots.plot_convergence(data, tmp_path / "c.png")
+    assert captured["c.png"].axes[0].get_yscale() == "log"
+    assert "log scale" in captured["c.png"].axes[0].get_ylabel()
+
+
+def test_hyperparameter_panels_use_log_axes_for_log_hyperparameters(stored_study, tmp_path, captured):
+    plots.plot_hyperparameters(compute_report(stored_study[0]), tmp_path / "h.png")
+    by_label = {a.get_xlabel(): a for a in captured["h.png"].axes if a.get_xlabel()}
+    assert by_label["alpha (log scale)"].get_xscale() == "log"
+    assert by_label["depth"].get_xscale() == "linear"
+
+
+def test_spans_decades():
+    assert plots.spans_decades([0.01, 0.5, 3.0])
+    assert not plots.spans_decades([0.2, 0.5, 3.0])
+    assert not plots.spans_decades([-1.0, 0.001, 10.0])  # non-positive: no log axis
+
+
+def test_composition_groups_minor_members(monkeypatch, stored_study):
+    monkeypatch.setattr(plots, "MAX_COMPOSITION_MEMBERS", 1)
+    numbers, labels, weights = plots.composition_matrix(compute_report(stored_study[0]))
+    assert labels[-1] == "other trials" and len(labels) == 2
+    assert weights.sum(axis=1) == pytest.approx(1.0)

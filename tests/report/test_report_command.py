@@ -1,0 +1,55 @@
+"""``ensembo report`` end to end."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ensembo.cli import main
+
+
+def test_report_writes_tables_and_figures(stored_study, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "out"
+    assert main(["report", str(stored_study[0]), "--out", str(out)]) == 0
+    names = sorted(p.name for p in out.iterdir())
+    assert names == [
+        "convergence.png", "ensemble_composition.png", "hyperparameters.png",
+        "report.md", "trials.csv", "trials.md",
+    ]
+    assert "![convergence](convergence.png)" in (out / "report.md").read_text()
+    assert str(out / "report.md") in capsys.readouterr().out
+
+
+def test_report_without_plots(stored_study, tmp_path):
+    out = tmp_path / "tables"
+    assert main(["report", "--no-plots", str(stored_study[0]), "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["report.md", "trials.csv", "trials.md"]
+
+
+def test_default_folder_is_next_to_the_study(stored_study, tmp_path):
+    import sqlite3
+
+    copy = tmp_path / "copy.db"
+    with sqlite3.connect(stored_study[0]) as source, sqlite3.connect(copy) as target:
+        source.backup(target)  # a plain file copy would miss the WAL
+    assert main(["report", "--no-plots", str(copy)]) == 0
+    assert (tmp_path / "copy-report" / "report.md").is_file()
+
+
+def test_benchmark_csv_gives_ranks_and_a_diagram(tmp_path):
+    pytest.importorskip("matplotlib")
+    rng = np.random.default_rng(1)
+    lines = ["problem,method,loss"] + [
+        f"p{p},{m},{rng.normal() + offset}" for p in range(12) for m, offset in (("a", 0), ("b", 1), ("c", 2))
+    ]
+    (tmp_path / "results.csv").write_text("\n".join(lines) + "\n")
+    assert main(["report", str(tmp_path / "results.csv")]) == 0
+    ranks = (tmp_path / "results-report" / "ranks.md").read_text()
+    assert "| a |" in ranks and "Friedman statistic" in ranks
+    assert (tmp_path / "results-report" / "critical_difference.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_missing_file_is_a_usage_error(tmp_path, capsys):
+    assert main(["report", str(tmp_path / "nope.db")]) == 2
+    assert "no such file" in capsys.readouterr().err
