@@ -29,6 +29,10 @@ def register(subparsers) -> None:
 def run(args) -> int:
     experiment = load_experiment(args.experiment)
     storage = experiment.storage_path(args.storage)
+    if "data" in experiment.source:
+        from ensembo.cli.data_run import run_data_experiment  # imports scikit-learn
+
+        return run_data_experiment(experiment, storage, args.json, _wants_progress(args))
     study = Study(
         experiment.space_source(),
         storage=storage,
@@ -47,6 +51,10 @@ def resume(args) -> int:
     if document is None:
         raise ExperimentError(str(path), "this study was not started by 'ensembo run'; resume it from Python")
     experiment = parse_experiment(document, study.metadata.get("experiment_dir", "."))
+    if "data" in experiment.source:
+        from ensembo.cli.data_run import run_data_experiment  # imports scikit-learn
+
+        return run_data_experiment(experiment, path, args.json, _wants_progress(args), study=study)
     return _finish(study, experiment, args.json, _wants_progress(args))
 
 

