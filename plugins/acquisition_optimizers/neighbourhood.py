@@ -1,0 +1,132 @@
+"""One-exchange neighbourhoods of many configurations at once.
+
+Configurations are ConfigSpace vectors (one column per hyperparameter, NaN where
+inactive; see :meth:`Space.vectors`). A neighbour changes exactly one *active*
+hyperparameter (notes/003 §1.4, Eq. 5.8):
+
+* continuous: a step of the current size up and down (in the normalized, log-aware
+  vector scale), clipped to the range;
+* integer: the value plus and minus one, and a step of the current size rounded to an
+  integer, so that wide ranges are not crawled one unit at a time;
+* ordinal: the previous and the next value;
+* categorical: every other value.
+
+Changing a parent activates the children its new value satisfies (at their defaults)
+and deactivates the others, the way ConfigSpace's own neighbourhood does; neighbours
+hitting a forbidden clause are dropped. Everything is done per hyperparameter over the
+whole population, so a local search scores all its neighbourhoods as one batch.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+from ConfigSpace.hyperparameters import (
+    CategoricalHyperparameter,
+    IntegerHyperparameter,
+    OrdinalHyperparameter,
+)
+
+from ensembo.spaces import Space
+
+
+@attrs.frozen(kw_only=True)
+class Neighbours:
+    """Neighbour vectors (m, d) and, per row, the index of the configuration it came from."""
+
+    vectors: np.ndarray = attrs.field(eq=False)
+    origin: np.ndarray = attrs.field(eq=False)
+
+
+class OneExchangeNeighbourhood:
+    """Neighbours over the active hyperparameters of ``space``."""
+
+    def __init__(self, space: Space):
+        self.space = space
+        configspace = space.configspace
+        # ConfigSpace 1.x keeps, per parent, the condition nodes to re-evaluate when the
+        # parent changes (in dependency order) and the normalized defaults; its own
+        # ``change_hp_value`` uses the same two fields, one vector at a time.
+        dag = configspace._dag
+        self._dependants = [dag.change_hp_lookup.get(name, []) for name in space.names]
+        self._defaults = np.asarray(dag.normalized_defaults, dtype=float)
+        self._forbidden = list(configspace.forbidden_clauses)
+        self._hyperparameters = [configspace[name] for name in space.names]
+
+    def neighbours(self, vectors: np.ndarray, step: np.ndarray) -> Neighbours:
+        """All one-exchange neighbours of each row of ``vectors``.
+
+        ``step`` (one per row) is the continuous step size in the vector scale.
+        """
+        vectors = np.atleast_2d(np.asarray(vectors, dtype=float))
+        step = np.broadcast_to(np.asarray(step, dtype=float), (len(vectors),))
+        blocks, origins = [], []
+        for column, hp in enumerate(self._hyperparameters):
+            rows = np.flatnonzero(~np.isnan(vectors[:, column]))
+            if rows.size == 0 or hp.size == 1:
+                continue
+            values, owners = self._moves(hp, vectors[rows, column], step[rows], rows)
+            if values.size == 0:
+                continue
+            block = vectors[owners].copy()
+            block[:, column] = values
+            if self._dependants[column]:
+                self._update_activity(block, column)
+            blocks.append(block)
+            origins.append(owners)
+        if not blocks:
+            return Neighbours(vectors=np.empty((0, vectors.shape[1])), origin=np.empty(0, dtype=int))
+        stacked, origin = np.concatenate(blocks), np.concatenate(origins)
+        allowed = self._allowed(stacked)
+        return Neighbours(vectors=stacked[allowed], origin=origin[allowed])
+
+    # --- moves per hyperparameter type ---------------------------------------------------
+
+    def _moves(self, hp, current: np.ndarray, step: np.ndarray, rows: np.ndarray):
+        """New vector values and the row each belongs to, for one hyperparameter."""
+        if isinstance(hp, CategoricalHyperparameter):
+            choices = np.arange(hp.size, dtype=float)
+            values = np.tile(choices, len(current))
+            owners = np.repeat(rows, hp.size)
+            keep = values != np.repeat(current, hp.size)
+            return values[keep], owners[keep]
+        if isinstance(hp, OrdinalHyperparameter):
+            values = np.concatenate([current - 1, current + 1])
+            owners = np.concatenate([rows, rows])
+            keep = (values >= 0) & (values <= hp.size - 1)
+            return values[keep], owners[keep]
+        stepped = [np.clip(current - step, 0.0, 1.0), np.clip(current + step, 0.0, 1.0)]
+        if isinstance(hp, IntegerHyperparameter):
+            integers = np.asarray(hp.to_value(current), dtype=float)
+            unit = [
+                np.clip(integers - 1, hp.lower, hp.upper),
+                np.clip(integers + 1, hp.lower, hp.upper),
+            ]
+            candidates = [np.asarray(hp.to_value(s), dtype=float) for s in stepped] + unit
+            values = np.concatenate([np.asarray(hp.to_vector(c), dtype=float) for c in candidates])
+            owners = np.tile(rows, len(candidates))
+        else:
+            values = np.concatenate(stepped)
+            owners = np.concatenate([rows, rows])
+        unchanged = np.isclose(values, np.tile(current, len(values) // len(current)))
+        return values[~unchanged], owners[~unchanged]
+
+    # --- conditions and forbidden clauses ------------------------------------------------
+
+    def _update_activity(self, block: np.ndarray, column: int) -> None:
+        """Re-evaluate the conditions below ``column`` after it changed (in place)."""
+        for node in self._dependants[column]:
+            satisfied = np.asarray(node.condition.satisfied_by_vector_array(block.T), dtype=bool)
+            children = np.asarray(node.children_indices)
+            sub = block[:, children]
+            activate = satisfied[:, None] & np.isnan(sub)
+            sub = np.where(activate, self._defaults[children][None, :], sub)
+            sub[~satisfied] = np.nan
+            block[:, children] = sub
+
+    def _allowed(self, vectors: np.ndarray) -> np.ndarray:
+        allowed = np.ones(len(vectors), dtype=bool)
+        for clause in self._forbidden:
+            allowed &= ~np.asarray(clause.is_forbidden_vector_array(vectors.T), dtype=bool)
+        return allowed
+

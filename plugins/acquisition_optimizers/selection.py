@@ -1,0 +1,65 @@
+"""Turning scored candidate vectors into the configurations an optimizer returns.
+
+Both the random and the local-search optimizers end the same way: the ``n`` best
+candidates that are distinct from each other and from every configuration the study
+has already handed out, decoded into plain configurations. Candidates are compared as
+ConfigSpace vectors rounded to 1e-9, so a float that survived a value/vector round trip
+still matches the trial it came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from ensembo.spaces import Space
+from ensembo.trials import History
+
+_DECIMALS = 9
+
+
+def vector_keys(vectors: np.ndarray) -> list[bytes]:
+    """A hashable key per row; NaN (inactive) is its own value."""
+    rounded = np.round(np.nan_to_num(np.asarray(vectors, dtype=float), nan=-1.0), _DECIMALS)
+    rounded += 0.0  # folds -0.0 into 0.0 so that equal rows give equal bytes
+    return [row.tobytes() for row in rounded]
+
+
+def seen_vectors(space: Space, history: History) -> np.ndarray:
+    """Vectors of every configuration in the history, whatever its state."""
+    return space.vectors([trial.config for trial in history])
+
+
+def best_distinct(
+    space: Space,
+    vectors: np.ndarray,
+    scores: np.ndarray,
+    n: int,
+    exclude: Iterable[bytes] = (),
+    *,
+    fill_with_excluded: bool = True,
+) -> list[dict[str, Any]]:
+    """The ``n`` highest-scoring distinct rows not in ``exclude``, best first.
+
+    When fewer than ``n`` such candidates exist (a small discrete space that is nearly
+    exhausted), excluded ones fill the remaining places unless ``fill_with_excluded``
+    is false, in which case fewer than ``n`` are returned.
+    """
+    scores = np.nan_to_num(np.asarray(scores, dtype=float), nan=-np.inf)
+    order = np.argsort(-scores, kind="stable")
+    keys = vector_keys(vectors)
+    excluded = set(exclude)
+    chosen: list[int] = []
+    taken: set[bytes] = set()
+    for allow_seen in (False, True) if fill_with_excluded else (False,):
+        for index in order:
+            if len(chosen) == n:
+                break
+            key = keys[index]
+            if key in taken or (key in excluded and not allow_seen):
+                continue
+            taken.add(key)
+            chosen.append(int(index))
+    return space.from_vectors(vectors[chosen]) if chosen else []

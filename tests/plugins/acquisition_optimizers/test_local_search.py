@@ -1,0 +1,136 @@
+"""``local-search``: valid, unseen, distinct proposals; one-exchange moves; climbing works."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ensembo.plugins.acquisition_optimizers.local_search import LocalSearchOptimizer
+from ensembo.plugins.acquisition_optimizers.neighbourhood import OneExchangeNeighbourhood
+from ensembo.plugins.acquisition_optimizers.random_search import RandomSearchOptimizer
+from ensembo.protocols import AcquisitionOptimizer
+from ensembo.registry import registry
+from ensembo.spaces import EncodedBatch, Space
+from ensembo.trials import History, Trial, TrialState
+
+
+class PeakSurface:
+    """Acquisition peaked at ``target`` over the active encoded values, a bonus per branch."""
+
+    def __init__(self, target: np.ndarray):
+        self.target = target
+        self.calls = 0
+
+    def score(self, batch: EncodedBatch) -> np.ndarray:
+        self.calls += 1
+        distance = np.where(batch.active, (batch.values - self.target) ** 2, 0.0).sum(axis=1)
+        return -distance + 0.1 * batch.active.sum(axis=1)
+
+
+def history_of(space: Space, n_complete: int, n_pending: int, seed: int) -> History:
+    configs = space.sample(n_complete + n_pending, seed=seed)
+    history = History()
+    for number, config in enumerate(configs):
+        if number < n_complete:
+            history.put(Trial(number=number, config=config, state=TrialState.COMPLETE, loss=float(number)))
+        else:
+            history.put(Trial(number=number, config=config, state=TrialState.RUNNING))
+    return history
+
+
+def test_registered_and_satisfies_protocol():
+    optimizer = registry().create("acquisition_optimizer", "local-search", max_steps=5)
+    assert isinstance(optimizer, AcquisitionOptimizer)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), n=st.integers(1, 4), seed=st.integers(0, 2**16))
+def test_proposals_are_valid_unseen_and_distinct(conditional_spaces, data, n, seed):
+    space = data.draw(conditional_spaces)
+    history = history_of(space, n_complete=8, n_pending=2, seed=seed)
+    target = np.random.default_rng(seed).random(space.dimension)
+    optimizer = LocalSearchOptimizer(n_random=50, max_steps=8, random_fraction=0.3)
+    configs = optimizer.maximize(PeakSurface(target), space, history, n, np.random.default_rng(seed))
+    assert len(configs) == n
+    for config in configs:
+        # Space.validate rejects invalid values, missing active and present inactive ones.
+        assert space.validate(config) == config
+    keys = [tuple(sorted(c.items())) for c in configs]
+    assert len(set(keys)) == n
+    seen = {tuple(sorted(space.validate(t.config).items())) for t in history}
+    assert not seen & set(keys)
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data(), seed=st.integers(0, 2**16))
+def test_neighbours_change_exactly_one_active_hyperparameter(conditional_spaces, data, seed):
+    space = data.draw(conditional_spaces)
+    origins = space.sample_vectors(5, seed)
+    neighbours = OneExchangeNeighbourhood(space).neighbours(origins, np.full(5, 0.1))
+    assert len(neighbours.vectors) > 0
+    for row, origin_index in zip(neighbours.vectors, neighbours.origin):
+        origin = origins[origin_index]
+        both_active = ~np.isnan(row) & ~np.isnan(origin)
+        changed = both_active & ~np.isclose(row, origin)
+        assert changed.sum() == 1
+        assert space.from_vectors(row)  # raises if the vector is not a valid configuration
+
+
+def test_neighbourhood_of_each_type(tree_space):
+    space = Space(tree_space)
+    config = {"branch": "b", "shared": 0.1, "only_b": 0.5, "steps": 4}
+    origin = space.vectors([config])
+    found = space.from_vectors(OneExchangeNeighbourhood(space).neighbours(origin, np.array([0.1])).vectors)
+    assert {c["steps"] for c in found if c["branch"] == "b" and c["only_b"] == 0.5 and c["shared"] == 0.1} >= {3, 5}
+    assert any(abs(c.get("only_b", -1) - 0.6) < 1e-9 for c in found)
+    assert any(abs(c.get("only_b", -1) - 0.4) < 1e-9 for c in found)
+    switched = [c for c in found if c["branch"] == "a"]
+    assert switched == [{"branch": "a", "shared": 0.1}]  # children of "b" deactivated
+
+
+def test_climbs_to_a_better_value_than_the_random_pool_alone():
+    from ConfigSpace import ConfigurationSpace
+
+    space = Space(ConfigurationSpace(space={f"x{i}": (0.0, 1.0) for i in range(6)}))
+    target = np.full(6, 0.37)
+    history = history_of(space, n_complete=5, n_pending=0, seed=1)
+    scores = {}
+    for name, optimizer in {
+        "local": LocalSearchOptimizer(n_random=200, random_fraction=0.0),
+        "random": RandomSearchOptimizer(n_samples=200),
+    }.items():
+        surface = PeakSurface(target)
+        best = optimizer.maximize(surface, space, history, 1, np.random.default_rng(0))[0]
+        scores[name] = surface.score(space.encode([best]))[0]
+    assert scores["local"] > scores["random"]
+    assert scores["local"] > 0.6 - 6 * 0.0125**2  # within the minimum step of the peak
+
+
+def test_exhausted_space_still_returns_a_configuration():
+    from ConfigSpace import Categorical, ConfigurationSpace
+
+    configspace = ConfigurationSpace()
+    configspace.add(Categorical("c", ["x", "y"]))
+    space = Space(configspace)
+    history = History()
+    for number, value in enumerate(["x", "y"]):
+        history.put(Trial(number=number, config={"c": value}, state=TrialState.COMPLETE, loss=0.0))
+    configs = LocalSearchOptimizer().maximize(
+        PeakSurface(np.zeros(1)), space, history, 1, np.random.default_rng(0)
+    )
+    assert configs == [{"c": "x"}]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"random_fraction": 1.5}, "random_fraction"),
+        ({"step": 0.01, "min_step": 0.1}, "min_step"),
+        ({"n_observed_starts": 0, "n_random_starts": 0}, "both 0"),
+    ],
+)
+def test_invalid_options_are_named(options, message):
+    with pytest.raises(ValueError, match=message):
+        LocalSearchOptimizer(**options)
