@@ -1,0 +1,54 @@
+"""One benchmark invocation: plan the runs, execute the missing ones, write the report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+from tqdm import tqdm
+
+from ensembo.bench import plots, report, runner
+from ensembo.bench.optimizers import make_optimizer
+from ensembo.bench.optimizers.ensembo_optimizer import EnsemboOptimizer
+from ensembo.bench.suite import get_suite
+
+
+@attrs.frozen(kw_only=True)
+class BenchmarkResult:
+    report_path: Path
+    executed: int
+    skipped_as_finished: int
+    tables: report.Tables
+
+
+def check_optimizers(optimizers: Sequence[str]) -> None:
+    """Unknown names and unregistered ensembo plugins fail before anything runs."""
+    for spec in optimizers:
+        optimizer = make_optimizer(spec)
+        if isinstance(optimizer, EnsemboOptimizer):
+            optimizer.check_registered()
+
+
+def run_benchmark(suite: str, *, optimizers: Sequence[str] | None = None, seeds: int = 3,
+                  budget: int | None = None, workers: int = 1, out: Path = Path("bench-results"),
+                  command: str = "", progress: bool = True) -> BenchmarkResult:
+    chosen = get_suite(suite)
+    optimizers = list(optimizers or chosen.default_optimizers)
+    check_optimizers(optimizers)
+    runs = runner.plan(suite, optimizers, range(seeds), budget, Path(out))
+    pending = [run for run in runs if not runner.is_finished(Path(run.path))]
+    with tqdm(total=len(pending), desc=f"bench {suite}", unit="run", disable=not progress) as bar:
+        runner.run_all(pending, workers, on_done=lambda record: bar.update())
+    records = runner.load_records(runs)
+    problems = list(dict.fromkeys(run.problem for run in runs))
+    computed = report.tables(records, optimizers, problems)
+    suite_dir = Path(out) / suite
+    figures = plots.convergence_plots(records, optimizers, problems, suite_dir / "plots")
+    text = report.render(computed, title=f"`{suite}` suite: {chosen.description}",
+                         command=command or f"ensembo bench {suite}", plots=figures)
+    suite_dir.mkdir(parents=True, exist_ok=True)
+    report_path = suite_dir / "report.md"
+    report_path.write_text(text)
+    return BenchmarkResult(report_path=report_path, executed=len(pending),
+                           skipped_as_finished=len(runs) - len(pending), tables=computed)

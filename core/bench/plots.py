@@ -1,0 +1,53 @@
+"""Convergence plots: median best-so-far (regret, or loss) per optimizer and problem."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def convergence_plots(records: Sequence[dict[str, Any]], optimizers: Sequence[str],
+                      problems: Sequence[str], directory: Path) -> dict[str, str]:
+    """One PNG per problem; returns problem -> file name. Empty without matplotlib."""
+    if importlib.util.find_spec("matplotlib") is None:
+        return {}
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    directory.mkdir(parents=True, exist_ok=True)
+    written = {}
+    for problem in problems:
+        figure, axes = plt.subplots(figsize=(6, 4))
+        positive = True
+        for optimizer in optimizers:
+            curves = [np.asarray(r["best_so_far"]) - (r.get("optimum") or 0.0) for r in records
+                      if r["problem"] == problem and r["optimizer"] == optimizer
+                      and r.get("status") == "complete"]
+            if not curves:
+                continue
+            length = min(len(c) for c in curves)
+            median = np.median([c[:length] for c in curves], axis=0)
+            positive &= bool(np.all(median > 0))
+            axes.plot(np.arange(1, length + 1), median, label=optimizer)
+        if not axes.lines:
+            plt.close(figure)
+            continue
+        has_optimum = any(r.get("optimum") is not None for r in records if r["problem"] == problem)
+        if positive:
+            axes.set_yscale("log")
+        axes.set_xlabel("evaluations")
+        axes.set_ylabel("simple regret" if has_optimum else "best validation loss")
+        axes.set_title(problem)
+        axes.legend(fontsize="small")
+        figure.tight_layout()
+        name = f"{problem}.png"
+        figure.savefig(directory / name, dpi=80)
+        plt.close(figure)
+        written[problem] = f"plots/{name}"
+    return written

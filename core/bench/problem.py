@@ -1,0 +1,46 @@
+"""What an optimizer is benchmarked on: a space, an objective and what "good" means."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from ensembo.bench.parameters import Parameter, check_order, to_configspace
+
+
+@attrs.frozen(kw_only=True)
+class Outcome:
+    """One evaluation: the loss the optimizer sees and, for ML problems, the test loss
+    of the same configuration (never shown to the optimizer)."""
+
+    loss: float = attrs.field(converter=float)
+    test_loss: float | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Problem:
+    """A benchmark problem.
+
+    ``optimum`` is the known minimum of the loss (synthetic problems), so simple
+    regret = best loss - optimum; ``None`` for ML problems, which report validation and
+    test error instead. ``evaluate`` receives only the active hyperparameters.
+    """
+
+    name: str
+    parameters: tuple[Parameter, ...] = attrs.field(converter=tuple)
+    evaluate: Callable[[Mapping[str, Any]], Outcome] = attrs.field(eq=False, repr=False)
+    budget: int
+    optimum: float | None = None
+    deterministic: bool = True
+
+    def __attrs_post_init__(self) -> None:
+        check_order(self.parameters)
+
+    def configspace(self):
+        return to_configspace(self.parameters, name=self.name)
+
+
+def problems_by_name(problems: Sequence[Problem]) -> dict[str, Problem]:
+    return {p.name: p for p in problems}

@@ -1,0 +1,173 @@
+"""Plan and execute benchmark runs: one independent process per (problem, optimizer, seed).
+
+Each run writes one JSON file; a file whose status is final (complete or skipped) is
+not run again, so an interrupted benchmark resumes where it stopped. Workers are
+spawned (fresh interpreters) with ``PYTHONHASHSEED=0`` (SMAC's results depend on it)
+and one thread each, so every optimizer's overhead is measured under the same rules.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import multiprocessing
+import os
+import platform
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ensembo.bench import metrics
+from ensembo.bench.optimizers import make_optimizer
+from ensembo.bench.recorder import Recorder
+from ensembo.bench.suite import get_suite
+from ensembo.errors import MissingDependencyError
+
+RECORD_FORMAT = 1
+FINAL_STATES = ("complete", "skipped")
+WORKER_ENVIRONMENT = {
+    "PYTHONHASHSEED": "0",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    "LOKY_MAX_CPU_COUNT": "1",
+}
+VERSIONED = ("ensembo", "smac", "optuna", "hyperopt", "scikit-optimize", "ConfigSpace",
+             "numpy", "scikit-learn", "torch")
+
+
+@attrs.frozen(kw_only=True)
+class RunSpec:
+    """Everything a worker needs; plain values so it crosses process boundaries."""
+
+    suite: str
+    problem: str
+    optimizer: str
+    seed: int
+    budget: int | None  # None: the problem's own budget
+    path: str
+
+
+def run_path(out: Path, suite: str, problem: str, optimizer: str, seed: int) -> Path:
+    return out / suite / problem / optimizer.replace(":", "_") / f"seed-{seed}.json"
+
+
+def read_record(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def is_finished(path: Path) -> bool:
+    record = read_record(path)
+    return record is not None and record.get("status") in FINAL_STATES
+
+
+def plan(suite: str, optimizers: Sequence[str], seeds: Sequence[int], budget: int | None,
+         out: Path) -> list[RunSpec]:
+    """Every run of the benchmark, problems in suite order, then optimizers, then seeds."""
+    runs = []
+    for problem in get_suite(suite).problems():
+        for optimizer in optimizers:
+            for seed in seeds:
+                path = run_path(out, suite, problem.name, optimizer, seed)
+                runs.append(RunSpec(suite=suite, problem=problem.name, optimizer=optimizer,
+                                    seed=seed, budget=budget, path=str(path)))
+    return runs
+
+
+def _versions() -> dict[str, str]:
+    found = {}
+    for name in VERSIONED:
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            found[name] = metadata.version(name)
+    return found
+
+
+def execute(spec: RunSpec) -> dict[str, Any]:
+    """Run one benchmark run in this process and write its record."""
+    problem = get_suite(spec.suite).problem(spec.problem)
+    budget = spec.budget or problem.budget
+    record: dict[str, Any] = {
+        "format": RECORD_FORMAT, **attrs.asdict(spec), "budget": budget,
+        "optimum": problem.optimum, "versions": _versions(), "host": platform.node(),
+        "status": "complete", "error": None,
+    }
+    recorder = None
+    try:
+        optimizer = make_optimizer(spec.optimizer)
+        optimizer.prepare()
+        recorder = Recorder(problem, budget)
+        begin = time.perf_counter()
+        optimizer.minimize(problem, recorder, budget, spec.seed)
+        record["wall_seconds"] = time.perf_counter() - begin
+        if len(recorder.evaluations) != budget:
+            raise RuntimeError(f"{spec.optimizer} made {len(recorder.evaluations)} of {budget} evaluations")
+    except MissingDependencyError as error:
+        record.update(status="skipped", error=str(error))
+    except Exception as error:  # a crashing optimizer is a result, not a harness crash
+        record.update(status="failed", error="".join(traceback.format_exception(error))[-4000:])
+    if recorder is not None:
+        record.update(metrics.summarize(recorder.evaluations, problem.optimum, record.get("wall_seconds")))
+    _write_atomically(Path(spec.path), record)
+    return record
+
+
+def _write_atomically(path: Path, record: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".json.tmp")
+    temporary.write_text(json.dumps(record, indent=1, default=str))
+    os.replace(temporary, path)
+
+
+@contextlib.contextmanager
+def worker_environment() -> Iterator[None]:
+    """Set the variables spawned workers must start with; restore them afterwards."""
+    saved = {key: os.environ.get(key) for key in WORKER_ENVIRONMENT}
+    os.environ.update(WORKER_ENVIRONMENT)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def run_all(runs: Sequence[RunSpec], workers: int = 1,
+            on_done: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+    """Execute the runs not finished yet, each in a fresh spawned process."""
+    pending = [run for run in runs if not is_finished(Path(run.path))]
+    records = []
+    if not pending:
+        return records
+    context = multiprocessing.get_context("spawn")
+    with worker_environment(), ProcessPoolExecutor(
+        max_workers=max(1, workers), mp_context=context, max_tasks_per_child=1
+    ) as pool:
+        futures = {pool.submit(execute, run): run for run in pending}
+        for future in as_completed(futures):
+            try:
+                record = future.result()
+            except Exception as error:  # the worker process itself died
+                run = futures[future]
+                record = {**attrs.asdict(run), "status": "failed", "error": repr(error)}
+                _write_atomically(Path(run.path), record)
+            records.append(record)
+            if on_done is not None:
+                on_done(record)
+    return records
+
+
+def load_records(runs: Sequence[RunSpec]) -> list[dict[str, Any]]:
+    """The stored record of every planned run that has one."""
+    return [r for r in (read_record(Path(run.path)) for run in runs) if r is not None]

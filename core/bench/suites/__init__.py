@@ -1,0 +1,1 @@
+"""Benchmark suites, one module per suite, each exposing ``SUITE`` (see ensembo.bench.suite)."""

@@ -1,0 +1,51 @@
+"""``ensembo bench SUITE``: run a benchmark suite against the anchor libraries."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "bench", help="benchmark optimizers on a suite (synthetic, conditional, hpo, ...)"
+    )
+    parser.add_argument("suite", help="suite name; 'list' shows the available suites")
+    parser.add_argument("--optimizers", help="comma-separated, e.g. ensembo:gp+ei+lbfgs,smac-hpo,random "
+                        "(default: the suite's list: ensembo:random and every anchor)")
+    parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 per optimizer (default 3)")
+    parser.add_argument("--budget", type=int, help="evaluations per run (default: each problem's own)")
+    parser.add_argument("--workers", type=int, default=1, help="runs in parallel, one process each")
+    parser.add_argument("--out", type=Path, default=Path("bench-results"),
+                        help="directory for run records and the report (default bench-results)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(handler=run)
+
+
+def _command_line(args) -> str:
+    """The invocation as given, rebuilt from the parsed options (for the report)."""
+    parts = ["ensembo", "bench", args.suite]
+    for option in ("optimizers", "seeds", "budget", "workers", "out"):
+        value = getattr(args, option)
+        if value is not None:
+            parts += [f"--{option}", str(value)]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def run(args) -> int:
+    from ensembo.bench.benchmark import run_benchmark
+    from ensembo.bench.suite import available_suites
+
+    if args.suite == "list":
+        for name, suite in sorted(available_suites().items()):
+            print(f"{name:<14} {suite.description}")
+        return 0
+    optimizers = [o.strip() for o in args.optimizers.split(",") if o.strip()] if args.optimizers else None
+    command = _command_line(args)
+    result = run_benchmark(
+        args.suite, optimizers=optimizers, seeds=args.seeds, budget=args.budget,
+        workers=args.workers, out=args.out, command=command, progress=not args.no_progress,
+    )
+    print(f"{result.executed} runs executed, {result.skipped_as_finished} already finished; "
+          f"report: {result.report_path}")
+    return 0
