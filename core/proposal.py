@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ensembo.protocols import Acquisition, AcquisitionOptimizer, Surrogate
+from ensembo.protocols import Acquisition, AcquisitionOptimizer, SampledSurrogate, Surrogate
 from ensembo.spaces import EncodedBatch, Space
 from ensembo.trials import History
 
@@ -36,15 +36,24 @@ class SurrogateAcquisition:
         self.best = best
 
     def score(self, batch: EncodedBatch) -> np.ndarray:
+        if isinstance(self.surrogate, SampledSurrogate):  # integrate over the samples
+            means, variances = self.surrogate.predict_samples(batch)
+            return self.acquisition(means, variances, self.best).mean(0)
         mean, variance = self.surrogate.predict(batch)
         return self.acquisition(mean, variance, self.best)
 
     def score_with_gradient(self, batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray]:
         """Values (n,) and input gradients (n, d); needs a differentiable surrogate."""
-        mean, variance, d_mean, d_variance = self.surrogate.predict_with_gradients(batch)  # type: ignore[attr-defined]
+        if isinstance(self.surrogate, SampledSurrogate):
+            mean, variance, d_mean, d_variance = self.surrogate.predict_samples_with_gradients(batch)
+        else:
+            mean, variance, d_mean, d_variance = self.surrogate.predict_with_gradients(batch)  # type: ignore[attr-defined]
         values = self.acquisition(mean, variance, self.best)
         by_mean, by_variance = self.acquisition.gradient(mean, variance, self.best)
-        return values, by_mean[:, None] * d_mean + by_variance[:, None] * d_variance
+        gradient = by_mean[..., None] * d_mean + by_variance[..., None] * d_variance
+        if isinstance(self.surrogate, SampledSurrogate):
+            return values.mean(0), gradient.mean(0)
+        return values, gradient
 
 
 def constant_liar(targets: np.ndarray) -> float:

@@ -53,6 +53,23 @@ class DifferentiableSurrogate(Surrogate, Protocol):
 
 
 @runtime_checkable
+class SampledSurrogate(Surrogate, Protocol):
+    """A surrogate holding several posteriors, e.g. one per MCMC hyperparameter sample.
+
+    Acquisitions are then *integrated*: computed under each posterior and averaged,
+    rather than applied to the mixture's mean and variance. S is the sample count.
+    """
+
+    def predict_samples(self, batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray]:
+        """Per-sample mean and variance, each of shape (S, n)."""
+
+    def predict_samples_with_gradients(
+        self, batch: EncodedBatch
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Mean (S, n), variance (S, n), d mean/dx (S, n, d), d variance/dx (S, n, d)."""
+
+
+@runtime_checkable
 class Acquisition(Protocol):
     """Utility of a point from its predictive mean and variance; higher is better.
 
@@ -165,6 +182,7 @@ __all__ = [
     "Loss",
     "PROTOCOLS",
     "Proposer",
+    "SampledSurrogate",
     "Surrogate",
 ]
 
