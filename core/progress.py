@@ -126,7 +126,7 @@ class ProgressBar:
     @hookimpl
     def ensembo_ensemble_updated(self, study: Study, ensemble: Ensemble) -> None:
         self.ensemble_size = len(ensemble)
-        self.ensemble_loss = ensemble_loss(study.history, ensemble, study.context, study.registry)
+        self.ensemble_loss = ensemble_loss(study.history, ensemble, study.context)
 
     @hookimpl
     def ensembo_study_finished(self, study: Study) -> None:

@@ -123,7 +123,7 @@ def context_from_meta(meta: Mapping[str, Any]) -> EnsembleContext:
 
 
 def replay_ensembles(
-    trials: Sequence[Trial], strategy: Any, context: EnsembleContext, registry: Registry | None = None
+    trials: Sequence[Trial], strategy: Any, context: EnsembleContext
 ) -> list[IterationPoint]:
     """Feed the trials to ``strategy`` in order, as the study did, recording each step."""
     history = History()
@@ -143,7 +143,7 @@ def replay_ensembles(
                 state=trial.state,
                 loss=trial.loss,
                 best_so_far=best,
-                ensemble_loss=ensemble_loss(history, ensemble, context, registry),
+                ensemble_loss=ensemble_loss(history, ensemble, context),
                 ensemble=ensemble,
             )
         )
@@ -204,7 +204,7 @@ def compute_report(storage: Storage | str | PathLike, registry: Registry | None 
     trials = tuple(opened.trials())
     context = context_from_meta(meta)
     strategy, note = _strategy(meta, registry)
-    iterations = replay_ensembles(trials, strategy, context, registry)
+    iterations = replay_ensembles(trials, strategy, context)
     final = iterations[-1] if iterations else None
     ensemble = final.ensemble if final else None
     members = ()

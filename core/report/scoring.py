@@ -1,10 +1,13 @@
 """The validation loss of an ensemble, from its members' stored predictions.
 
 Progress bars and reports show the ensemble's loss next to the best single trial's. A
-one-member ensemble scores as its trial. Larger ensembles are scored by combining the
-members' predictions (:meth:`Ensemble.combine`) and applying the study's loss, which
-needs the validation targets and a loss name in the :class:`EnsembleContext`; without
-them the loss is unknown (``None``) rather than guessed.
+one-member ensemble scores as its trial. Larger ensembles are scored the way ensemble
+strategies score them: the trials' predictions in the pool form of
+:mod:`ensembo.plugins.ensembles.pool` (class probabilities and class indices for
+classification), combined through the loss's ensemble side
+(:func:`~ensembo.plugins.losses.ensemble_loss.weighted_ensemble_loss`), so vote-based
+losses such as the C-bound get the same number the strategy optimized. Without
+validation targets or predictions the loss is unknown (``None``) rather than guessed.
 """
 
 from __future__ import annotations
@@ -13,36 +16,34 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ensembo import components
 from ensembo.ensemble import Ensemble, EnsembleContext
-from ensembo.registry import Registry
-from ensembo.trials import Trial
+from ensembo.errors import EnsemboError
+from ensembo.plugins.ensembles.pool import build_pool, resolve_loss
+from ensembo.plugins.losses.ensemble_loss import EnsembleLoss, weighted_ensemble_loss
+from ensembo.trials import History, Trial
 
 
 def ensemble_loss(
     trials: Sequence[Trial],
     ensemble: Ensemble | None,
     context: EnsembleContext,
-    registry: Registry | None = None,
 ) -> float | None:
-    """Mean loss of ``ensemble`` on the validation set, or ``None`` if it cannot be known."""
+    """Mean validation loss of ``ensemble``, or ``None`` if it cannot be known."""
     if ensemble is None or len(ensemble) == 0:
         return None
-    members = [trials[number] for number in ensemble.members]
-    if len(members) == 1:
-        return members[0].loss
-    predictions = [member.predictions for member in members]
-    if not context.has_predictions or context.loss is None or any(p is None for p in predictions):
+    if len(ensemble) == 1:
+        return trials[ensemble.members[0]].loss
+    history = trials if isinstance(trials, History) else History(trials)
+    try:
+        pool = build_pool(history, context, "report")
+    except EnsemboError:  # no validation targets, or trials without predictions
         return None
-    loss = components.build("loss", context.loss, registry)
-    combined = ensemble.combine(predictions, vote_classes=_vote_classes(predictions, context))
-    return float(np.mean(loss(np.asarray(context.y_true), combined)))
-
-
-def _vote_classes(predictions: Sequence[np.ndarray], context: EnsembleContext) -> np.ndarray | None:
-    """Label predictions of a classifier are combined by weighted vote, not averaged."""
-    if context.task != "classification" or np.ndim(predictions[0]) != 1:
+    position = {number: index for index, number in enumerate(pool.numbers)}
+    if any(member not in position for member in ensemble.members):
         return None
-    if context.classes is not None:
-        return np.asarray(context.classes)
-    return np.unique(np.concatenate([np.asarray(context.y_true), *predictions]))
+    predictions = pool.predictions[[position[m] for m in ensemble.members]]
+    weights = np.asarray(ensemble.weights)
+    loss = resolve_loss(context.loss, context, pool.task)
+    if isinstance(loss, EnsembleLoss):
+        return weighted_ensemble_loss(loss, pool.y, predictions, weights)
+    return float(np.mean(loss(pool.y, np.tensordot(weights, predictions, axes=1))))

@@ -65,10 +65,6 @@ def test_plugins_command_lists_the_example(example):
     assert "knn" in text and DISTRIBUTION in text
 
 
-@pytest.mark.skipif(
-    "random" not in Registry.from_entry_points().names("acquisition_optimizer"),
-    reason="needs the built-in 'random' acquisition optimizer (issue 6)",
-)
 def test_an_experiment_naming_the_plugin_runs_to_the_end(example, tmp_path):
     (tmp_path / "branin_objective.py").write_text(
         textwrap.dedent(
