@@ -1,0 +1,123 @@
+"""``lbfgs``: gradient ascent from Sobol/random/incumbent starts, branch by branch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ConfigSpace import ConfigurationSpace, Float, Integer
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ensembo.plugins.acquisition_optimizers.continuous_relaxation import ContinuousRelaxation
+from ensembo.plugins.acquisition_optimizers.lbfgs import LbfgsOptimizer
+from ensembo.plugins.acquisitions.expected_improvement import ExpectedImprovement
+from ensembo.plugins.surrogates.gp.surrogate import GaussianProcessSurrogate
+from ensembo.proposal import SurrogateAcquisition
+from ensembo.registry import registry
+from ensembo.spaces import EncodedBatch, Space
+from ensembo.trials import Evaluation, History, Trial
+
+
+class QuadraticSurface:
+    """``-sum_j (x_j - target_j)^2`` over active encoded columns, with its gradient."""
+
+    def __init__(self, target: np.ndarray, bonus_signature: int | None = None):
+        self.target = target
+        self.bonus_signature = bonus_signature
+        self.gradient_calls = 0
+
+    def score(self, batch: EncodedBatch) -> np.ndarray:
+        return self.score_with_gradient(batch, count=False)[0]
+
+    def score_with_gradient(self, batch: EncodedBatch, count: bool = True):
+        self.gradient_calls += count
+        diff = np.where(batch.active, batch.values - self.target, 0.0)
+        values = -(diff**2).sum(1)
+        if self.bonus_signature is not None:
+            values = values + 10.0 * (batch.signature == self.bonus_signature)
+        return values, -2.0 * diff
+
+
+def _history(space: Space, configs, losses) -> History:
+    history = History()
+    for number, (config, loss) in enumerate(zip(configs, losses)):
+        history.put(Trial(number=number, config=config).with_result(Evaluation(loss=loss), finished_at=0.0))
+    return history
+
+
+def test_finds_the_continuous_optimum_precisely():
+    space = Space(ConfigurationSpace(space={"x": (0.0, 1.0), "y": (-5.0, 5.0)}))
+    surface = QuadraticSurface(np.array([0.3123, 0.8765]))
+    (best,) = LbfgsOptimizer().maximize(surface, space, History(), 1, np.random.default_rng(0))
+    assert surface.gradient_calls > 0
+    assert best["x"] == pytest.approx(0.3123, abs=1e-5)
+    assert best["y"] == pytest.approx(-5 + 10 * 0.8765, abs=1e-4)
+
+
+def test_conditional_space_is_optimized_per_branch_with_integers_rounded(tree_space):
+    space = Space(tree_space)
+    branch_b = space.encode([{"branch": "b", "shared": 0.01, "only_b": 0.5, "steps": 3}]).signature[0]
+    target = space.encode([{"branch": "b", "shared": 0.1, "only_b": 0.77, "steps": 7}]).values[0]
+    surface = QuadraticSurface(target, bonus_signature=branch_b)
+    (best,) = LbfgsOptimizer().maximize(surface, space, History(), 1, np.random.default_rng(1))
+    assert best["branch"] == "b"
+    assert best["steps"] == 7 and isinstance(best["steps"], int)
+    assert best["only_b"] == pytest.approx(0.77, abs=1e-4)
+    assert best["shared"] == pytest.approx(0.1, rel=1e-3)
+    assert space.is_valid(best)
+
+
+def test_never_returns_an_observed_configuration():
+    space = Space(ConfigurationSpace(space={"k": (1, 5)}))  # an integer: only five values
+    surface = QuadraticSurface(np.array([0.5]))  # best at k = 3
+    history = _history(space, [{"k": 3}, {"k": 2}], [0.0, 1.0])
+    configs = LbfgsOptimizer().maximize(surface, space, history, 2, np.random.default_rng(2))
+    assert configs[0]["k"] == 4 and configs[1]["k"] in (1, 5)  # 3 and 2 were seen
+
+
+def test_relaxation_fixes_categoricals_and_parents(tree_space):
+    relaxation = ContinuousRelaxation(Space(tree_space))
+    names = Space(tree_space).names
+    free = {name for name, f in zip(names, relaxation.free) if f}
+    assert free == {"shared", "only_b", "steps"}
+    assert relaxation.jacobian.shape[0] == len(names)
+
+
+def test_beats_the_best_candidate_on_a_real_gp_surface():
+    space = Space(ConfigurationSpace(space={f"x{i}": (0.0, 1.0) for i in range(4)}))
+    rng = np.random.default_rng(3)
+    configs = space.sample(20, rng)
+    y = np.array([sum((c[f"x{i}"] - 0.3) ** 2 for i in range(4)) for c in configs])
+    surrogate = GaussianProcessSurrogate()
+    surrogate.fit(space.encode(configs), y, rng)
+    surface = SurrogateAcquisition(surrogate, ExpectedImprovement(), float(y.min()))
+    (best,) = LbfgsOptimizer().maximize(surface, space, _history(space, configs, y), 1, np.random.default_rng(4))
+    no_ascent = LbfgsOptimizer(n_starts=1, n_incumbents=0, max_iterations=1)
+    pool_best = no_ascent.maximize(surface, space, _history(space, configs, y), 1, np.random.default_rng(4))[0]
+    assert surface.score(space.encode([best]))[0] >= surface.score(space.encode([pool_best]))[0]
+
+
+def test_options_are_validated():
+    with pytest.raises(ValueError, match="valid options: n_sobol"):
+        LbfgsOptimizer(n_starts=0)
+    with pytest.raises(ValueError, match="lbfgs"):
+        LbfgsOptimizer(starts=3)
+    assert isinstance(registry().create("acquisition_optimizer", "lbfgs"), LbfgsOptimizer)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_returns_distinct_valid_unseen_configurations(conditional_spaces, data):
+    space = data.draw(conditional_spaces)
+    seed = data.draw(st.integers(0, 2**16))
+    rng = np.random.default_rng(seed)
+    seen = space.sample(6, rng)
+    history = _history(space, seen, rng.uniform(size=6))
+    target = rng.uniform(size=space.encode(seen).values.shape[1])
+    optimizer = LbfgsOptimizer(n_sobol=32, n_random=32, n_starts=3, max_iterations=20)
+    configs = optimizer.maximize(QuadraticSurface(target), space, history, 3, rng)
+    assert len(configs) == 3
+    keys = {tuple(sorted(c.items())) for c in configs}
+    assert len(keys) == 3
+    assert not keys & {tuple(sorted(c.items())) for c in seen}
+    assert all(space.is_valid(c) for c in configs)
