@@ -17,7 +17,9 @@ import numpy as np
 
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.plugins.ensembles.best_model_posterior import SAMPLERS, sample_risks, win_shares
-from ensembo.plugins.ensembles.pool import Pool, build_pool, require_ensemble_loss, resolve_loss
+from ensembo.plugins.ensembles.pool import (
+    LossMatrixCache, Pool, build_pool, require_ensemble_loss, resolve_loss,
+)
 from ensembo.trials import History, Trial
 
 RHO_GRID = tuple(np.linspace(0.1, 0.8, 20).tolist())
@@ -45,6 +47,7 @@ class AgnosticBayes:
         self.sampler, self.n_samples, self.rho = sampler, int(n_samples), rho
         self.alpha, self.loss = float(alpha), loss
         self.chosen_rho: float | None = None
+        self._losses = LossMatrixCache()
 
     def targets(self, history: History, context: EnsembleContext) -> np.ndarray:
         return history.losses()
@@ -74,7 +77,7 @@ class AgnosticBayes:
         if not len(pool):
             return None
         loss = resolve_loss(self.loss, context, pool.task)
-        losses = pool.loss_matrix(loss)
+        losses = self._losses.matrix(pool, loss, self.loss or context.loss)
         rho = (
             self._tuned_rho(pool, loss, losses, context.seed)
             if self.rho == "tune" else float(self.rho)

@@ -47,10 +47,6 @@ class Pool:
     def __len__(self) -> int:
         return len(self.numbers)
 
-    def loss_matrix(self, loss: Any) -> np.ndarray:
-        """Per-example losses (m, n): row i, column h is L(h(x_i), y_i)."""
-        return np.stack([np.asarray(loss(self.y, p), dtype=float) for p in self.predictions], axis=1)
-
     def contributions(self, loss: EnsembleLoss) -> np.ndarray:
         """Each model's share of an ensemble total under ``loss``, (n, m[, k])."""
         return np.stack([loss.contributions(p) for p in self.predictions])
@@ -127,3 +123,27 @@ def require_ensemble_loss(loss: Any, strategy: str) -> EnsembleLoss:
             "ensembo.plugins.losses.ensemble_loss.EnsembleLoss); built-in losses all do"
         )
     return loss
+
+
+class LossMatrixCache:
+    """Per-example losses of each trial, computed once: stored predictions never change.
+
+    Keyed by the validation targets and the loss spec, so a strategy reused with other
+    targets or another loss starts afresh.
+    """
+
+    def __init__(self) -> None:
+        self._key: tuple[Any, ...] | None = None
+        self._columns: dict[int, np.ndarray] = {}
+
+    def matrix(self, pool: Pool, loss: Any, spec: Any) -> np.ndarray:
+        """Per-example losses (m, n): row i, column h is L(h(x_i), y_i)."""
+        key = (repr(spec), hash(np.asarray(pool.y).tobytes()))
+        if key != self._key:
+            self._key, self._columns = key, {}
+        for number, predictions in zip(pool.numbers, pool.predictions):
+            if number not in self._columns:
+                self._columns[number] = np.asarray(loss(pool.y, predictions), dtype=float)
+        if not pool.numbers:
+            return np.empty((len(pool.y), 0))
+        return np.stack([self._columns[n] for n in pool.numbers], axis=1)

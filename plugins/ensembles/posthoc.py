@@ -39,7 +39,8 @@ def forward_greedy(
     """
     n = len(contributions)
     candidates = np.arange(n) if allowed is None else np.asarray(allowed)
-    singles = loss.ensemble_loss(y, contributions[candidates], np.ones(len(candidates)))
+    offered = contributions if allowed is None else contributions[candidates]
+    singles = loss.ensemble_loss(y, offered, np.ones(len(candidates)))
     order = candidates[np.argsort(singles, kind="stable")]
     counts = np.zeros(n, dtype=int)
     seed = order[: max(1, min(start, len(order)))]
@@ -49,7 +50,7 @@ def forward_greedy(
     best_counts = counts.copy()
     for _ in range(iterations):
         size = counts.sum() + 1.0
-        scores = loss.ensemble_loss(y, total[None] + contributions[candidates], size)
+        scores = loss.ensemble_loss(y, total[None] + offered, size)
         pick = candidates[int(np.argmin(scores))]
         counts[pick] += 1
         total = total + contributions[pick]

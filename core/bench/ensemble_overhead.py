@@ -1,0 +1,112 @@
+"""What ensemble bookkeeping costs per iteration, next to fitting the surrogate.
+
+At a given history size n, one iteration of a study costs the strategy
+``targets`` + ``update`` + ``ensemble`` and the proposer a surrogate fit (plus the
+acquisition optimization). This times both on a synthetic pool: n trials with stored
+class probabilities for ``m`` validation examples, and the surrogate fit to n
+configurations of a ``dimension``-D box. Medians over ``repeats`` iterations.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+from ConfigSpace import ConfigurationSpace
+
+from ensembo import components, defaults, spaces
+from ensembo.ensemble import EnsembleContext
+from ensembo.proposal import ModelBasedProposer
+from ensembo.trials import History, Trial, TrialState
+
+STRATEGIES = ("best", "posthoc", "agnostic-bayes", "esmbo", "eo")
+
+
+@attrs.frozen(kw_only=True)
+class OverheadRow:
+    strategy: str
+    bookkeeping_seconds: float
+    surrogate_fit_seconds: float
+    proposal_seconds: float
+
+    @property
+    def ratio(self) -> float:
+        """Bookkeeping over the surrogate fit alone."""
+        return self.bookkeeping_seconds / self.surrogate_fit_seconds
+
+
+def synthetic_history(n: int, m: int, classes: int, rng: np.random.Generator,
+                      space) -> tuple[History, np.ndarray]:
+    y = rng.integers(0, classes, size=m)
+    history = History()
+    for number, config in enumerate(space.sample(n, rng)):
+        skill = rng.uniform(0.5, 3.0)
+        logits = skill * np.eye(classes)[y] + rng.normal(size=(m, classes))
+        probabilities = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+        loss = float(np.mean(probabilities.argmax(axis=1) != y))
+        history.put(Trial(number=number, config=config, state=TrialState.COMPLETE, loss=loss,
+                          predictions=probabilities, finished_at=float(number)))
+    return history, y
+
+
+def _median_seconds(action, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        begin = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - begin)
+    return float(np.median(times))
+
+
+def measure(n_trials: int = 200, m: int = 300, classes: int = 2, dimension: int = 2,
+            surrogate: Any = "gp", strategies: Sequence[str] = STRATEGIES, repeats: int = 3,
+            seed: int = 0) -> list[OverheadRow]:
+    rng = np.random.default_rng(seed)
+    space = spaces.load(ConfigurationSpace(
+        space={f"x{i}": (0.0, 1.0) for i in range(dimension)}, seed=seed))
+    history, y = synthetic_history(n_trials, m, classes, rng, space)
+    context = EnsembleContext(y_true=y, loss="zero-one", task="classification",
+                              classes=np.arange(classes), budget=n_trials, seed=seed)
+    model = components.build("surrogate", surrogate)
+    batch = space.encode([t.config for t in history])
+    fit_seconds = _median_seconds(
+        lambda: model.fit(batch, history.losses(), np.random.default_rng(seed)), repeats)
+    proposer = ModelBasedProposer(
+        model, components.build("acquisition", "ei"),
+        components.build("acquisition_optimizer", defaults.default_acquisition_optimizer(model)))
+    proposal_seconds = _median_seconds(
+        lambda: proposer.propose(space, history, history.losses(), 1, np.random.default_rng(seed)),
+        repeats)
+    rows = []
+    for name in strategies:
+        strategy = components.build("ensemble_strategy", name)
+        strategy.ensemble(history, context)  # absorb the pool once, as a live study would have
+
+        def iteration():
+            strategy.targets(history, context)
+            strategy.update(history, history[-1], context)
+            strategy.ensemble(history, context)
+
+        rows.append(OverheadRow(strategy=name, bookkeeping_seconds=_median_seconds(iteration, repeats),
+                                surrogate_fit_seconds=fit_seconds,
+                                proposal_seconds=proposal_seconds))
+    return rows
+
+
+def render(rows: Sequence[OverheadRow]) -> str:
+    lines = ["| strategy | bookkeeping / iteration (s) | surrogate fit (s) | ratio to fit "
+             "| fit + acquisition optimization (s) | ratio to proposal |",
+             "|---|---|---|---|---|---|"]
+    for row in rows:
+        lines.append(
+            f"| {row.strategy} | {row.bookkeeping_seconds:.4f} | {row.surrogate_fit_seconds:.3f} "
+            f"| {row.ratio:.1%} | {row.proposal_seconds:.3f} "
+            f"| {row.bookkeeping_seconds / row.proposal_seconds:.1%} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(render(measure()))
