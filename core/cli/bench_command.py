@@ -32,6 +32,13 @@ def _command_line(args) -> str:
     return " ".join(shlex.quote(p) for p in parts)
 
 
+# Benchmarks with their own protocol (not optimizer x problem): module with main(args, command).
+STANDALONE = {
+    "overfitting": ("ensembo.bench.overfitting", "reshuffling and posterior-mean selection (Lévesque ch. 3)"),
+    "estimators": ("ensembo.bench.estimators", "EnsemboClassifier/Regressor vs tuned forests"),
+}
+
+
 def run(args) -> int:
     from ensembo.bench.benchmark import run_benchmark
     from ensembo.bench.suite import available_suites
@@ -39,7 +46,13 @@ def run(args) -> int:
     if args.suite == "list":
         for name, suite in sorted(available_suites().items()):
             print(f"{name:<14} {suite.description}")
+        for name, (_, description) in sorted(STANDALONE.items()):
+            print(f"{name:<14} {description}")
         return 0
+    if args.suite in STANDALONE:
+        import importlib
+
+        return importlib.import_module(STANDALONE[args.suite][0]).main(args, _command_line(args))
     optimizers = [o.strip() for o in args.optimizers.split(",") if o.strip()] if args.optimizers else None
     command = _command_line(args)
     result = run_benchmark(

@@ -78,14 +78,17 @@ class PreparedData:
     y_test: np.ndarray = attrs.field(eq=False)
 
 
+def split_test(dataset: Dataset, fraction: float, seed: int) -> tuple[np.ndarray, ...]:
+    """``X_train, X_test, y_train, y_test``: stratified when every class can be split."""
+    classification = dataset.task == "classification"
+    stratify = dataset.y if classification and np.unique(dataset.y, return_counts=True)[1].min() >= 2 else None
+    return tuple(train_test_split(dataset.X, dataset.y, test_size=fraction, random_state=seed, stratify=stratify))
+
+
 def prepare(settings: DataSettings, space: Any, *, seed: int, loss: Any, base_dir: Any) -> PreparedData:
     """Load the dataset, hold out the test rows (stratified), and build the task."""
     dataset = load_dataset(settings.dataset, target=settings.target, task=settings.task, base_dir=base_dir)
-    classification = dataset.task == "classification"
-    stratify = dataset.y if classification and np.unique(dataset.y, return_counts=True)[1].min() >= 2 else None
-    X_train, X_test, y_train, y_test = train_test_split(
-        dataset.X, dataset.y, test_size=settings.test, random_state=seed, stratify=stratify
-    )
+    X_train, X_test, y_train, y_test = split_test(dataset, settings.test, seed)
     task = Task(
         X_train, y_train, task=dataset.task, space=space, validation=settings.validation, loss=loss,
         categorical_features=dataset.categorical_features, selection=settings.selection_split,

@@ -44,16 +44,20 @@ def _as_matrix(X: Any) -> np.ndarray:
     return matrix
 
 
-def _builder(space: Any, categorical_features: np.ndarray | None) -> Callable[[dict[str, Any]], Any]:
+def _builder(space: Any, categorical_features: np.ndarray | None, seed: int) -> Callable[[dict[str, Any]], Any]:
+    """``config -> unfitted estimator`` through the executable space's
+    ``build(config, *, categorical_features, random_state)``."""
     build = getattr(space, "build", None)
-    if build is None:
+    try:
+        if build is None:
+            raise TypeError("it has no build(config)")
+        build(space.default())
+    except Exception as error:  # whatever the space raises, the user must hear which space
         raise ExperimentError(
-            "space", f"space {getattr(space, 'name', space)!r} is not executable (it has no build(config))"
-        )
-    if categorical_features is None or not np.any(categorical_features):
-        return build
-    mask = np.asarray(categorical_features, dtype=bool)
-    return lambda config: build(config, categorical_features=mask)
+            "space", f"space {getattr(space, 'name', space)!r} is not executable: {error}"
+        ) from error
+    mask = None if categorical_features is None or not np.any(categorical_features) else categorical_features
+    return lambda config: build(config, categorical_features=mask, random_state=seed)
 
 
 class Task:
@@ -90,7 +94,7 @@ class Task:
         self.categorical_features = None if categorical_features is None else np.asarray(categorical_features, dtype=bool)
         self.seed = int(seed)
         self.n_jobs = n_jobs
-        self.build = _builder(space, self.categorical_features)
+        self.build = _builder(space, self.categorical_features, self.seed)
         X, y = _as_matrix(X), np.asarray(y)
         if len(X) != len(y):
             raise ExperimentError("data.y", f"{len(X)} rows of features but {len(y)} targets")

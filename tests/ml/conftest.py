@@ -38,7 +38,7 @@ class FlakySpace(Space):
         configspace.add([Categorical("behaviour", list(behaviours)), Integer("depth", (1, 8))])
         super().__init__(configspace)
 
-    def build(self, config, categorical_features=None):
+    def build(self, config, categorical_features=None, random_state=None):
         if config["behaviour"] == "fit":
             return DecisionTreeClassifier(max_depth=config["depth"], random_state=0)
         if config["behaviour"] == "garbage":

@@ -19,6 +19,6 @@ class TreeDepthSpace(Space):
         super().__init__(ConfigurationSpace(name="tree-depth", space={"max_depth": (1, 6)}))
         self.regression = regression
 
-    def build(self, config, categorical_features=None):
+    def build(self, config, categorical_features=None, random_state=None):
         learner = DecisionTreeRegressor if self.regression else DecisionTreeClassifier
         return learner(max_depth=config["max_depth"], random_state=0)
