@@ -7,6 +7,7 @@ to a temporary folder; ``deterministic=True`` since our objectives are determini
 from __future__ import annotations
 
 import tempfile
+import warnings
 
 import attrs
 
@@ -30,7 +31,10 @@ class SmacOptimizer:
     def minimize(self, problem: Problem, objective: Objective, budget: int, seed: int) -> None:
         smac = import_or_skip(self.name, "smac", "smac")
         from smac.runhistory.dataclasses import TrialValue
-        with tempfile.TemporaryDirectory(prefix="ensembo-smac-") as output:
+        with tempfile.TemporaryDirectory(prefix="ensembo-smac-") as output, warnings.catch_warnings():
+            # SMAC's imputation of inactive hyperparameters averages empty slices on
+            # conditional spaces; the warnings say nothing about the result.
+            warnings.simplefilter("ignore", RuntimeWarning)
             scenario = smac.Scenario(
                 problem.configspace(), deterministic=problem.deterministic, n_trials=budget,
                 seed=seed, output_directory=output,

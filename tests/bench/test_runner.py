@@ -1,0 +1,75 @@
+"""Runs are spawned processes writing one JSON each; finished runs are not redone."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ensembo.bench import runner
+from ensembo.bench.benchmark import run_benchmark
+from ensembo.cli import main
+
+
+def test_execute_writes_metrics(tmp_path):
+    [spec] = [r for r in runner.plan("synthetic", ["random"], [0], 7, tmp_path) if r.problem == "branin"]
+    record = runner.execute(spec)
+    stored = json.loads(Path(spec.path).read_text())
+    assert stored["status"] == record["status"] == "complete"
+    assert stored["n_evaluations"] == 7 and len(stored["best_so_far"]) == 7
+    assert stored["final_regret"] == pytest.approx(min(stored["losses"]) - 0.39788735772974)
+    assert 0 <= stored["objective_seconds"] <= stored["wall_seconds"]
+    assert stored["overhead_per_evaluation"] >= 0
+
+
+def test_missing_library_is_recorded_as_skipped(tmp_path, monkeypatch):
+    import ensembo.bench.optimizers.base as base
+
+    real = base.importlib.import_module
+
+    def without_hyperopt(name, *args):
+        if name == "hyperopt":
+            raise ImportError("no hyperopt here")
+        return real(name, *args)
+
+    monkeypatch.setattr(base.importlib, "import_module", without_hyperopt)
+    [spec] = [r for r in runner.plan("synthetic", ["hyperopt-tpe"], [0], 5, tmp_path) if r.problem == "branin"]
+    record = runner.execute(spec)
+    assert record["status"] == "skipped" and "pip install 'ensembo[bench]'" in record["error"]
+    assert runner.is_finished(Path(spec.path))
+
+
+def test_spawned_runs_resume_and_skip_finished(tmp_path):
+    runs = [r for r in runner.plan("synthetic", ["random", "ensembo:random"], [0], 5, tmp_path)
+            if r.problem == "branin"]
+    first = runner.run_all(runs, workers=2)
+    assert sorted(r["optimizer"] for r in first) == ["ensembo:random", "random"]
+    assert all(r["status"] == "complete" for r in first)
+    Path(runs[0].path).unlink()
+    again = runner.run_all(runs, workers=2)
+    assert [(r["optimizer"], r["seed"]) for r in again] == [(runs[0].optimizer, 0)]
+
+
+def test_failed_runs_are_retried(tmp_path):
+    [spec] = [r for r in runner.plan("synthetic", ["random"], [0], 5, tmp_path) if r.problem == "branin"]
+    Path(spec.path).parent.mkdir(parents=True)
+    Path(spec.path).write_text(json.dumps({"status": "failed", "error": "boom"}))
+    assert not runner.is_finished(Path(spec.path))
+
+
+def test_cli_lists_suites_and_rejects_unknown_names(capsys):
+    assert main(["bench", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "synthetic" in out and "conditional" in out
+    assert main(["bench", "nope"]) == 2
+    assert "available" in capsys.readouterr().err
+    assert main(["bench", "synthetic", "--optimizers", "ensembo:no-such+ei"]) == 2
+
+
+@pytest.mark.slow
+def test_benchmark_end_to_end_writes_report_and_reruns_nothing(tmp_path):
+    kwargs = dict(optimizers=["random", "ensembo:random"], seeds=2, budget=5, workers=2,
+                  out=tmp_path, progress=False)
+    first = run_benchmark("conditional", **kwargs)
+    assert first.executed == 8 and first.report_path.exists()
+    second = run_benchmark("conditional", **kwargs)
+    assert second.executed == 0 and second.skipped_as_finished == 8
