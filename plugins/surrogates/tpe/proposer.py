@@ -1,0 +1,206 @@
+"""The ``tpe`` plugin: Tree-structured Parzen Estimator (Bergstra et al. 2011).
+
+TPE does not fit "regression surrogate + acquisition": it models ``l(x)``, the density
+of the best ``gamma`` fraction of the trials, and ``g(x)``, that of the rest, draws
+candidates from ``l`` and keeps the one maximizing ``l(x) / g(x)`` (equivalent to EI
+under its model). So the plugin is a :class:`~ensembo.protocols.Proposer`.
+
+Behaviour follows what Optuna's ``TPESampler`` and Hyperopt's ``tpe.suggest`` users
+know: the split keeps ``min(ceil(gamma * n), 25)`` trials below (Optuna's default
+gamma), 24 candidates per suggestion, prior weight 1, recency weights that fade trials
+older than the last 25 (Optuna's ``default_weights``, Hyperopt's linear forgetting),
+pending trials counted among the bad ones (Optuna's ``constant_liar``). Univariate by
+default, each hyperparameter modelled on the trials where it was active; with
+``multivariate=True`` hyperparameters that are always active together are modelled
+jointly (Optuna's ``multivariate`` + ``group``).
+
+Because groups are independent, every group is sampled and scored at once and the
+values of groups that turn out inactive are dropped when the conditions are applied —
+the same configurations a walk down the tree would give, without the walk.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import attrs
+import numpy as np
+from ConfigSpace.hyperparameters import (
+    CategoricalHyperparameter,
+    Constant,
+    IntegerHyperparameter,
+    OrdinalHyperparameter,
+)
+
+from ensembo.errors import SpaceError
+from ensembo.plugins.surrogates.tpe.parzen import ColumnKinds, ParzenEstimator
+from ensembo.spaces import Space
+from ensembo.trials import History, Trial
+
+
+def _fraction(instance, attribute, value) -> None:
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"tpe option {attribute.name!r} must be in (0, 1), got {value}")
+
+
+def _positive(instance, attribute, value) -> None:
+    if not value > 0:
+        raise ValueError(f"tpe option {attribute.name!r} must be positive, got {value}")
+
+
+@attrs.frozen(kw_only=True)
+class TPESettings:
+    """Options of ``tpe``; the defaults are Optuna's."""
+
+    gamma: float = attrs.field(default=0.1, validator=_fraction)
+    max_below: int = attrs.field(default=25, validator=attrs.validators.ge(1))
+    n_candidates: int = attrs.field(default=24, validator=attrs.validators.ge(1))
+    prior_weight: float = attrs.field(default=1.0, validator=_positive)
+    recency_window: int = attrs.field(default=25, validator=attrs.validators.ge(1))
+    multivariate: bool = False
+
+
+def recency_weights(count: int, window: int) -> np.ndarray:
+    """Weight 1 for the last ``window`` observations, a ramp from 1/count before them."""
+    if count <= window:
+        return np.ones(count)
+    return np.concatenate([np.linspace(1.0 / count, 1.0, count - window), np.ones(window)])
+
+
+class _UnitScale:
+    """ConfigSpace vectors <-> TPE's unit scale, and snapping onto legal values.
+
+    Numeric columns live in [0, 1] (ordinal indices divided by their count - 1);
+    categorical columns keep the choice index.
+    """
+
+    def __init__(self, space: Space):
+        hyperparameters = [space.hyperparameter(name) for name in space.names]
+        sizes, spread, floor = [], [], []
+        self._integers, self._ordinals = [], []
+        for column, hp in enumerate(hyperparameters):
+            if isinstance(hp, CategoricalHyperparameter | Constant):
+                sizes.append(hp.size), spread.append(1.0), floor.append(0.0)
+                continue
+            sizes.append(0)
+            if isinstance(hp, OrdinalHyperparameter):
+                self._ordinals.append(column)
+                spread.append(float(max(hp.size - 1, 1)))
+            else:
+                spread.append(1.0)
+            if isinstance(hp, IntegerHyperparameter):
+                self._integers.append((column, hp))
+            # A kernel narrower than half a grid step puts all its mass on one value.
+            grid = hp.size - 1 if isinstance(hp, IntegerHyperparameter | OrdinalHyperparameter) else 0
+            floor.append(0.5 / grid if grid > 0 else 0.0)
+        self.kinds = ColumnKinds(sizes=np.array(sizes, dtype=int), min_bandwidth=np.array(floor))
+        self._spread = np.array(spread)
+
+    def to_unit(self, vectors: np.ndarray) -> np.ndarray:
+        return vectors / self._spread
+
+    def to_vectors(self, unit: np.ndarray) -> np.ndarray:
+        return unit * self._spread
+
+    def snap(self, unit: np.ndarray) -> np.ndarray:
+        """Integers and ordinals moved onto their grid (in place), so they are scored
+        where they will be evaluated."""
+        for column, hp in self._integers:
+            unit[:, column] = np.asarray(hp.to_vector(hp.to_value(unit[:, column])), dtype=float)
+        for column in self._ordinals:
+            spread = self._spread[column]
+            unit[:, column] = np.round(unit[:, column] * spread) / spread
+        return unit
+
+
+class TreeParzenProposer:
+    """TPE as a :class:`~ensembo.protocols.Proposer` (registry name ``tpe``)."""
+
+    def __init__(self, **options):
+        self.settings = TPESettings(**options)
+        self._space: Space | None = None
+        self._scale: _UnitScale | None = None
+        self._rows: dict[int, tuple[dict[str, Any], np.ndarray]] = {}
+
+    def propose(
+        self,
+        space: Space,
+        history: History,
+        targets: np.ndarray,
+        n: int,
+        rng: np.random.Generator,
+    ) -> list[dict[str, Any]]:
+        settings = self.settings
+        completed, pending = history.completed(), history.pending()
+        targets = np.asarray(targets, dtype=float)
+        if targets.shape != (len(completed),):
+            raise ValueError(f"tpe: {len(completed)} completed trials but {targets.shape} targets")
+        scale = self._scale_for(space)
+        unit = scale.to_unit(self._vectors(space, completed + pending))
+        below, above = self._split(targets, len(pending))
+        groups = self._groups(~np.isnan(unit))
+        numbers = np.array([t.number for t in completed + pending])
+        estimators = [
+            ParzenEstimator(
+                unit[rows],
+                recency_weights(len(rows), settings.recency_window)[np.argsort(np.argsort(numbers[rows]))],
+                scale.kinds,
+                groups,
+                prior_weight=settings.prior_weight,
+                multivariate=settings.multivariate,
+            )
+            for rows in (below, above)
+        ]
+        return self._best_candidates(space, scale, estimators, groups, n, rng)
+
+    # --- pieces --------------------------------------------------------------------------
+
+    def _scale_for(self, space: Space) -> _UnitScale:
+        if space is not self._space:
+            self._space, self._scale, self._rows = space, _UnitScale(space), {}
+        return self._scale
+
+    def _vectors(self, space: Space, trials: list[Trial]) -> np.ndarray:
+        """ConfigSpace vectors of the trials, encoding each configuration only once."""
+        missing = [t for t in trials if t.number not in self._rows or self._rows[t.number][0] != t.config]
+        if missing:
+            for trial, row in zip(missing, space.vectors([t.config for t in missing])):
+                self._rows[trial.number] = (trial.config, row)
+        if not trials:
+            return np.empty((0, space.dimension))
+        return np.array([self._rows[t.number][1] for t in trials])
+
+    def _split(self, targets: np.ndarray, n_pending: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of the best trials and of the others (pending ones count as bad)."""
+        count = len(targets)
+        n_below = min(math.ceil(self.settings.gamma * count), self.settings.max_below)
+        n_below = max(1, min(n_below, count - 1)) if count > 1 else count
+        order = np.argsort(targets, kind="stable")
+        above = np.concatenate([order[n_below:], np.arange(count, count + n_pending)])
+        return np.sort(order[:n_below]), np.sort(above).astype(int)
+
+    def _groups(self, active: np.ndarray) -> np.ndarray:
+        """Group id per column: one each (univariate) or by shared activity pattern."""
+        columns = active.shape[1]
+        if not self.settings.multivariate or active.shape[0] == 0:
+            return np.arange(columns)
+        _, ids = np.unique(active.T, axis=0, return_inverse=True)
+        return np.asarray(ids).ravel()
+
+    def _best_candidates(self, space, scale, estimators, groups, n, rng) -> list[dict[str, Any]]:
+        below, above = estimators
+        count = self.settings.n_candidates
+        candidates = scale.snap(below.sample(n * count, rng))
+        ratio = (below.log_pdf(candidates) - above.log_pdf(candidates)).reshape(n, count, -1)
+        best = np.argmax(ratio, axis=1)  # (n, G): each group keeps its own best candidate
+        candidates = candidates.reshape(n, count, -1)
+        columns = np.arange(len(groups))
+        chosen = candidates[np.arange(n)[:, None], best[:, groups], columns[None, :]]
+        configs = []
+        for row in scale.to_vectors(chosen):
+            try:
+                configs.extend(space.from_vectors(row))
+            except SpaceError:  # a forbidden combination: fall back on the prior
+                configs.extend(space.sample(1, rng))
+        return configs

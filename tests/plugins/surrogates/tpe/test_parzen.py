@@ -1,0 +1,76 @@
+"""Parzen estimators: proper densities, sampling consistent with them, conditional columns."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import truncnorm
+
+from ensembo.plugins.surrogates.tpe.parzen import ColumnKinds, ParzenEstimator
+
+
+def estimator(observations, sizes, groups=None, multivariate=False, weights=None):
+    observations = np.asarray(observations, dtype=float)
+    k = observations.shape[1]
+    kinds = ColumnKinds(sizes=np.asarray(sizes), min_bandwidth=np.zeros(k))
+    return ParzenEstimator(
+        observations,
+        np.ones(len(observations)) if weights is None else np.asarray(weights, dtype=float),
+        kinds,
+        np.arange(k) if groups is None else np.asarray(groups),
+        prior_weight=1.0,
+        multivariate=multivariate,
+    )
+
+
+@pytest.mark.parametrize("multivariate", [False, True])
+def test_numeric_density_integrates_to_one(multivariate):
+    parzen = estimator([[0.1], [0.15], [0.8], [0.95]], [0], multivariate=multivariate)
+    grid = np.linspace(0, 1, 20001)[:, None]
+    density = np.exp(parzen.log_pdf(grid))[:, 0]
+    assert np.trapezoid(density, grid[:, 0]) == pytest.approx(1.0, abs=1e-3)
+
+
+def test_categorical_probabilities_sum_to_one_and_favour_observed_choices():
+    parzen = estimator([[2.0], [2.0], [0.0]], [4])
+    probabilities = np.exp(parzen.log_pdf(np.arange(4.0)[:, None]))[:, 0]
+    assert probabilities.sum() == pytest.approx(1.0)
+    assert probabilities[2] > probabilities[0] > probabilities[1] == pytest.approx(probabilities[3])
+    assert probabilities[1] > 0  # the prior keeps unseen choices possible
+
+
+def test_samples_follow_the_density():
+    parzen = estimator([[0.2], [0.25], [0.7]], [0])
+    drawn = parzen.sample(40_000, np.random.default_rng(0))[:, 0]
+    histogram, edges = np.histogram(drawn, bins=10, range=(0, 1), density=True)
+    centres = (edges[:-1] + edges[1:]) / 2
+    expected = np.array([
+        np.exp(parzen.log_pdf(np.linspace(a, b, 50)[:, None])).mean() for a, b in zip(edges[:-1], edges[1:])
+    ])
+    np.testing.assert_allclose(histogram, expected, rtol=0.1, atol=0.05)
+    assert centres.shape == (10,)
+
+
+def test_a_column_never_active_is_modelled_by_the_prior_alone():
+    nan = np.nan
+    parzen = estimator([[0.1, nan], [0.2, nan], [0.9, nan]], [0, 0])
+    points = np.linspace(0, 1, 7)
+    x = np.column_stack([points, points])
+    prior = truncnorm(a=-0.5, b=0.5, loc=0.5, scale=1.0).logpdf(points)
+    np.testing.assert_allclose(parzen.log_pdf(x)[:, 1], prior)
+
+
+def test_inactive_observations_do_not_shape_a_column():
+    nan = np.nan
+    with_inactive = estimator([[0.1, 0.3], [0.5, nan], [0.9, nan]], [0, 0])
+    alone = estimator([[0.3]], [0])
+    x = np.column_stack([np.full(5, 0.5), np.linspace(0, 1, 5)])
+    np.testing.assert_allclose(with_inactive.log_pdf(x)[:, 1], alone.log_pdf(x[:, 1:])[:, 0])
+
+
+def test_multivariate_group_is_a_mixture_of_products():
+    observations = [[0.1, 0.1], [0.9, 0.9]]
+    joint = estimator(observations, [0, 0], groups=[0, 0], multivariate=True)
+    density = np.exp(joint.log_pdf(np.array([[0.1, 0.1], [0.1, 0.9]])))[:, 0]
+    assert density[0] > 3 * density[1]  # correlated corners, not the product of marginals
+    assert joint.log_pdf(np.zeros((1, 2))).shape == (1, 1)

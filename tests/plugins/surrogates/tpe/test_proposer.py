@@ -1,0 +1,133 @@
+"""The ``tpe`` proposer: conditional-native, never-sampled branches, pending trials."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ConfigSpace import Categorical, ConfigurationSpace, EqualsCondition, Float, ForbiddenEqualsClause, Integer
+
+from ensembo.plugins.surrogates.tpe import TreeParzenProposer
+from ensembo.plugins.surrogates.tpe.proposer import recency_weights
+from ensembo.protocols import Proposer
+from ensembo.registry import registry
+from ensembo.spaces import Space
+from ensembo.study import Study
+from ensembo.trials import History, Trial, TrialState
+
+
+def history_of(configs, losses, pending=()) -> History:
+    history = History()
+    for number, (config, loss) in enumerate(zip(configs, losses)):
+        history.put(Trial(number=number, config=config, state=TrialState.COMPLETE, loss=float(loss)))
+    for config in pending:
+        history.put(Trial(number=len(history), config=config, state=TrialState.RUNNING))
+    return history
+
+
+@pytest.fixture
+def three_branches() -> Space:
+    """Branch "c" opens a nested choice whose own child is two levels down."""
+    space = ConfigurationSpace()
+    learner = Categorical("learner", ["a", "b", "c"])
+    a_x = Float("a_x", (0.0, 1.0))
+    b_n = Integer("b_n", (1, 100), log=True)
+    c_kind = Categorical("c_kind", ["u", "v"])
+    c_v = Float("c_v", (1e-3, 1.0), log=True)
+    space.add([learner, a_x, b_n, c_kind, c_v])
+    space.add([
+        EqualsCondition(a_x, learner, "a"),
+        EqualsCondition(b_n, learner, "b"),
+        EqualsCondition(c_kind, learner, "c"),
+        EqualsCondition(c_v, c_kind, "v"),
+    ])
+    return Space(space)
+
+
+def test_registered_as_a_surrogate_that_is_a_proposer():
+    assert isinstance(registry().create("surrogate", "tpe", multivariate=True), Proposer)
+
+
+@pytest.mark.parametrize("multivariate", [False, True])
+def test_branches_never_sampled_are_still_proposed_validly(three_branches, multivariate):
+    space = three_branches
+    rng = np.random.default_rng(0)
+    configs = [{"learner": "a", "a_x": float(x)} for x in rng.random(30)]
+    history = history_of(configs, [abs(c["a_x"] - 0.3) for c in configs])
+    proposer = TreeParzenProposer(multivariate=multivariate)
+    proposed = proposer.propose(space, history, history.losses(), 300, rng)
+    assert len(proposed) == 300
+    assert all(space.validate(c) == c for c in proposed)
+    # Every trial chose "a", below and above alike, so l/g favours the unexplored
+    # choices (their prior mass is diluted less in l than in g), as in Optuna.
+    assert {c["learner"] for c in proposed} >= {"b", "c"}
+    assert any(c.get("c_kind") == "v" for c in proposed)  # down to the second level
+    # Their hyperparameters have no observations: they come from the prior, spread out.
+    b_values = np.array([c["b_n"] for c in proposed if c["learner"] == "b"])
+    assert b_values.min() < 10 and b_values.max() > 10
+
+
+def test_a_hyperparameter_is_modelled_only_where_it_was_active(three_branches):
+    space = three_branches
+    rng = np.random.default_rng(1)
+    good = [{"learner": "b", "b_n": int(n)} for n in rng.integers(2, 5, size=5)]
+    bad = [{"learner": "a", "a_x": float(x)} for x in rng.random(40)]
+    history = history_of(good + bad, [0.0] * 5 + [1.0] * 40)
+    proposed = TreeParzenProposer().propose(space, history, history.losses(), 200, rng)
+    b_values = [c["b_n"] for c in proposed if c["learner"] == "b"]
+    assert sum(c["learner"] == "b" for c in proposed) > 100
+    assert np.median(b_values) <= 6
+
+
+def test_pending_trials_count_against_their_region():
+    space = Space(ConfigurationSpace(space={"x": (0.0, 1.0)}))
+    rng = np.random.default_rng(2)
+    configs = [{"x": float(x)} for x in np.linspace(0.05, 0.95, 19)]
+    losses = [abs(c["x"] - 0.5) for c in configs]
+    plain = history_of(configs, losses)
+    crowded = history_of(configs, losses, pending=[{"x": 0.5 + d} for d in np.linspace(-0.04, 0.04, 9)])
+    near = {}
+    for name, history in (("plain", plain), ("crowded", crowded)):
+        proposed = TreeParzenProposer().propose(space, history, history.losses(), 400, np.random.default_rng(3))
+        near[name] = np.mean([abs(c["x"] - 0.5) < 0.05 for c in proposed])
+    assert near["crowded"] < near["plain"]
+    assert rng is not None
+
+
+def test_forbidden_combinations_are_never_returned():
+    configspace = ConfigurationSpace()
+    kind = Categorical("kind", ["p", "q", "r"])
+    configspace.add([kind, Float("x", (0.0, 1.0))])
+    configspace.add(ForbiddenEqualsClause(kind, "r"))
+    space = Space(configspace)
+    configs = [{"kind": "p", "x": 0.1}, {"kind": "q", "x": 0.7}, {"kind": "p", "x": 0.2}]
+    history = history_of(configs, [0.0, 1.0, 0.5])
+    proposed = TreeParzenProposer().propose(space, history, history.losses(), 100, np.random.default_rng(4))
+    assert all(space.is_valid(c) and c["kind"] != "r" for c in proposed)
+
+
+def test_in_a_study_it_beats_random_search_on_a_conditional_problem(tree_space):
+    def objective(config):
+        offset = 0.0 if config["branch"] == "b" else 0.5
+        return offset + np.log10(config["shared"]) ** 2 / 9 + (config.get("only_b", 0.0) - 0.3) ** 2
+
+    results = {}
+    for name, surrogate in (("tpe", "tpe"), ("random", None)):
+        best = [
+            Study(tree_space, surrogate=surrogate, seed=seed).optimize(objective, 40).best_trial.loss
+            for seed in range(4)
+        ]
+        results[name] = np.median(best)
+    assert results["tpe"] < results["random"]
+
+
+def test_recency_weights_fade_old_trials_only_beyond_the_window():
+    np.testing.assert_array_equal(recency_weights(5, 25), np.ones(5))
+    weights = recency_weights(30, 25)
+    assert weights[0] == pytest.approx(1 / 30) and np.all(weights[-25:] == 1.0)
+    assert np.all(np.diff(weights) >= 0)
+
+
+@pytest.mark.parametrize(("options", "message"), [({"gamma": 1.5}, "gamma"), ({"prior_weight": 0}, "prior_weight")])
+def test_invalid_options_are_named(options, message):
+    with pytest.raises(ValueError, match=message):
+        TreeParzenProposer(**options)
