@@ -36,6 +36,7 @@ def _command_line(args) -> str:
 STANDALONE = {
     "overfitting": ("ensembo.bench.overfitting", "reshuffling and posterior-mean selection (Lévesque ch. 3)"),
     "estimators": ("ensembo.bench.estimators", "EnsemboClassifier/Regressor vs tuned forests"),
+    "ensembles": ("ensembo.bench.ensembles", "ESMBO, EO, SEGOR vs single best, post-hoc and random search"),
 }
 
 

