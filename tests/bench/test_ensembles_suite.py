@@ -1,0 +1,55 @@
+"""The ``ensembles`` benchmark: planning, one real block, and the report's statistics."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ensembo.bench.ensembles import EXPERIMENTS, Block, execute, plan
+from ensembo.bench.ensembles_report import render_report
+
+
+def test_plan_interleaves_experiments_so_every_one_progresses(tmp_path):
+    blocks = plan(tmp_path, ["esmbo", "eo"], seeds=[0], budget=10, limit=2)
+    first = [(b.experiment, b.space, b.dataset) for b in blocks[:3]]
+    assert first == [("esmbo", "svm", "australian"), ("esmbo", "random-forest", "australian"),
+                     ("eo", "cash-levesque", "australian")]
+    assert len(blocks) == 6
+    assert len({b.path for b in blocks}) == 6
+
+
+@pytest.mark.slow
+def test_one_block_scores_every_method_on_test_data(tmp_path):
+    path = tmp_path / "block.json"
+    record = execute(Block(experiment="esmbo", dataset="iris", space="svm", seed=0, budget=8,
+                           path=str(path)))
+    assert record["status"] == "complete", record["error"]
+    assert json.loads(path.read_text())["status"] == "complete"
+    assert set(record["methods"]) == set(EXPERIMENTS["esmbo"].methods)
+    for result in record["methods"].values():
+        wrong = np.array([c == "1" for c in result["test_wrong"]])
+        assert result["test_loss"] == pytest.approx(wrong.mean())
+        assert 0 <= result["validation_loss"] <= 1
+    # SMBO and RS return one model; the bootstrap ensembles may hold several.
+    assert record["methods"]["SMBO"]["size"] == record["methods"]["RS"]["size"] == 1
+
+
+def fake_record(dataset: str, losses: dict[str, float], wrong: dict[str, str]) -> dict:
+    return {"experiment": "esmbo", "space": "svm", "dataset": dataset, "seed": 0, "status": "complete",
+            "methods": {m: {"test_loss": v, "validation_loss": v, "size": 1, "test_wrong": wrong[m]}
+                        for m, v in losses.items()}}
+
+
+def test_report_ranks_and_tests_methods():
+    records = []
+    for i in range(4):
+        losses = {"ESMBO": 0.1, "SMBO": 0.2, "RS": 0.3, "ERS": 0.15 + 0.01 * i}
+        wrong = {"ESMBO": "1000000000", "SMBO": "1100000000", "RS": "1110000000", "ERS": "1100000000"}
+        records.append(fake_record(f"d{i}", losses, wrong))
+    text = render_report(records, command="ensembo bench ensembles", budget=10, seeds=1)
+    assert "4 datasets complete" in text
+    row = next(line for line in text.splitlines() if line.startswith("| ESMBO | 1.00"))
+    assert "| 1.00 |" in row  # best on every dataset: rank 1
+    assert "| ESMBO | – | 1.00, PB" in text  # wins every dataset against SMBO
