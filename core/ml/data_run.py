@@ -31,7 +31,7 @@ from sklearn.model_selection import train_test_split
 from ensembo.datasets import Dataset, load_dataset
 from ensembo.errors import ExperimentError
 from ensembo.ml.artifacts import artifact_store_for
-from ensembo.ml.final import FinalModels, finalize
+from ensembo.ml.final import ensemble_validation_loss, finalize
 from ensembo.ml.loop import finished_count, run_task
 from ensembo.ml.selection import SELECTIONS
 from ensembo.ml.task import Task
@@ -107,13 +107,12 @@ def study_options(prepared: PreparedData, options: Mapping[str, Any]) -> dict[st
     return merged
 
 
-def _ensemble_validation_loss(study: Study, task: Task, final: FinalModels) -> float | None:
-    """The ensemble's loss on the fixed validation set from the stored predictions."""
-    y_true = study.context.y_true
-    if y_true is None:
-        return None
-    predictions = [study.history[n].predictions for n in final.ensemble.members]
-    return task.score(y_true, final.ensemble.combine(predictions))
+def _learner(config: Mapping[str, Any]) -> str:
+    """The learner a CASH configuration chose, for the table (``""`` if none)."""
+    for key in ("classifier", "regressor", "learner", "model"):
+        if key in config:
+            return f": {config[key]}"
+    return ""
 
 
 def run_and_report(
@@ -135,14 +134,14 @@ def run_and_report(
     strategy = study.components()["ensemble_strategy"]
     rows = [
         {
-            "model": f"best single model (trial {best.number})",
+            "model": f"best single model (trial {best.number}{_learner(best.config)})",
             "validation": best.loss,
             "test": task.loss_of(final.best_estimator, prepared.X_test, prepared.y_test),
         },
         {
             "model": f"ensemble ({strategy if isinstance(strategy, str) else 'custom'}, "
             f"{len(ensemble)} member{'s' if len(ensemble) != 1 else ''})",
-            "validation": _ensemble_validation_loss(study, task, final),
+            "validation": ensemble_validation_loss(study, task, ensemble),
             "test": task.loss_of(final.ensemble_estimator, prepared.X_test, prepared.y_test),
         },
     ]

@@ -15,7 +15,7 @@ import attrs
 
 from ensembo.ensemble import Ensemble
 from ensembo.ml.artifacts import ArtifactStore
-from ensembo.ml.fitted_ensemble import FittedEnsemble
+from ensembo.ml.fitted_ensemble import FittedEnsemble, combine_contributions
 from ensembo.ml.selection import select_trial
 from ensembo.ml.task import Task
 from ensembo.study import Study
@@ -56,6 +56,7 @@ def finalize(
         members=[model_of(n) for n in ensemble.members],
         weights=list(ensemble.weights),
         classes=task.classes,
+        contributions=getattr(task.loss, "contributions", None),
     )
     return FinalModels(
         best_trial=best,
@@ -64,3 +65,16 @@ def finalize(
         ensemble_estimator=estimator,
         refit=refit,
     )
+
+
+def ensemble_validation_loss(study: Study, task: Task, ensemble: Ensemble) -> float | None:
+    """The ensemble's loss on the fixed validation set, from the stored predictions and
+    combined as :class:`FittedEnsemble` combines them; ``None`` without a fixed set."""
+    y_true = study.context.y_true
+    if y_true is None:
+        return None
+    predictions = [study.history[n].predictions for n in ensemble.members]
+    if hasattr(task.loss, "ensemble_loss") and hasattr(task.loss, "contributions"):
+        totals = combine_contributions(predictions, ensemble.weights, task.loss.contributions)
+        return float(task.loss.ensemble_loss(y_true, totals, 1.0))  # weights sum to one
+    return task.score(y_true, combine_contributions(predictions, ensemble.weights))

@@ -9,7 +9,7 @@ validation predictions were combined; regression averages values.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,17 +18,38 @@ from sklearn.base import BaseEstimator
 from ensembo.ml.predictions import class_probabilities, regression_values
 
 
+def combine_contributions(
+    predictions: Sequence[np.ndarray],
+    weights: Sequence[float],
+    contributions: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> np.ndarray:
+    """``sum_i w_i * contributions(predictions_i)`` (identity without ``contributions``)."""
+    share = contributions or (lambda p: np.asarray(p, dtype=float))
+    return sum(w * share(p) for w, p in zip(weights, predictions))
+
+
 class FittedEnsemble(BaseEstimator):
     """``members`` are fitted estimators; ``weights`` need not be normalized.
 
     ``classes`` (classification only) fixes the probability columns; members trained
-    on a subset of the classes are mapped onto them.
+    on a subset of the classes are mapped onto them. ``contributions`` is what one
+    member adds to the ensemble total given its probabilities — the loss's own
+    ``contributions`` (one-hot votes for the vote losses such as ``zero-one``), so the
+    fitted ensemble predicts exactly as the ensemble strategy scored it; by default the
+    probabilities themselves (probability averaging).
     """
 
-    def __init__(self, members: Sequence[Any], weights: Sequence[float], classes: np.ndarray | None = None):
+    def __init__(
+        self,
+        members: Sequence[Any],
+        weights: Sequence[float],
+        classes: np.ndarray | None = None,
+        contributions: Callable[[np.ndarray], np.ndarray] | None = None,
+    ):
         self.members = members
         self.weights = weights
         self.classes = classes
+        self.contributions = contributions
 
     def __sklearn_is_fitted__(self) -> bool:
         return True
@@ -54,9 +75,12 @@ class FittedEnsemble(BaseEstimator):
         return "regressor" if self.classes is None else "classifier"
 
     def predict_proba(self, X: Any) -> np.ndarray:
+        """Weighted total of the members' contributions (vote shares or probabilities)."""
         classes = self.classes_
-        weights = self._normalized_weights
-        return sum(w * class_probabilities(m, X, classes) for w, m in zip(weights, self.members))
+        return combine_contributions(
+            [class_probabilities(m, X, classes) for m in self.members], self._normalized_weights,
+            self.contributions,
+        )
 
     def predict(self, X: Any) -> np.ndarray:
         if self.classes is None:

@@ -18,12 +18,14 @@ an optional test set, so overfitting of the validation loss can be watched per t
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 import joblib
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 
 from ensembo import components
@@ -168,16 +170,26 @@ class Task:
 
     # --- one configuration ------------------------------------------------------------
 
-    def _fit_split(self, config: dict[str, Any], split: Split) -> Any:
-        model = self.build(config)
-        model.fit(self.X[split.train], self.y[split.train])
-        return model
+    def _fit_split(self, config: dict[str, Any], split: Split) -> tuple[Any, list[str]]:
+        return self._fit_quietly(config, self.X[split.train], self.y[split.train])
+
+    def _fit_quietly(self, config: dict[str, Any], X: np.ndarray, y: np.ndarray) -> tuple[Any, list[str]]:
+        """Fit, keeping the learner's convergence warnings out of the terminal: many
+        configurations of a search stop early by design; they are kept in the trial."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            model = self.build(config)
+            model.fit(X, y)
+        for warning in caught:
+            if not issubclass(warning.category, ConvergenceWarning):
+                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+        return model, sorted({str(w.message).splitlines()[0] for w in caught
+                              if issubclass(w.category, ConvergenceWarning)})
 
     def fit(self, config: dict[str, Any], X: np.ndarray | None = None, y: np.ndarray | None = None) -> Any:
         """A fresh model of ``config`` fitted on ``(X, y)`` (default: every row, the
         selection split included)."""
-        model = self.build(config)
-        model.fit(self.X_all if X is None else X, self.y_all if y is None else y)
+        model, _ = self._fit_quietly(config, self.X_all if X is None else X, self.y_all if y is None else y)
         return model
 
     def evaluate(self, config: dict[str, Any], iteration: int = 0) -> Evaluation:
@@ -187,16 +199,18 @@ class Task:
         unusable predictions: the caller records the trial as failed.
         """
         splits = self.splits(iteration)
-        models = joblib.Parallel(n_jobs=self.n_jobs)(
+        fitted = joblib.Parallel(n_jobs=self.n_jobs)(
             joblib.delayed(self._fit_split)(config, split) for split in splits
         )
+        models = [model for model, _ in fitted]
+        convergence = sorted({message for _, messages in fitted for message in messages})
         predictions = self._validation_predictions(models, splits)
         rows = np.arange(len(self.y)) if self.validation.covers_all_rows else splits[0].validation
         loss = self.score(self.targets[rows], predictions)
         model = models[0] if len(models) == 1 else FittedEnsemble(
             members=models, weights=[1.0] * len(models), classes=self.classes
         )
-        info: dict[str, Any] = {}
+        info: dict[str, Any] = {"convergence_warnings": convergence} if convergence else {}
         if self.selection_rows is not None:
             info["selection_loss"] = self.score(
                 self.targets_all[self.selection_rows], self.predict(model, self.X_all[self.selection_rows])
