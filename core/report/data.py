@@ -28,6 +28,9 @@ from ensembo.trials import History, Trial, TrialState
 
 logger = logging.getLogger(__name__)
 
+MIN_ACTIVE = 5
+"""Fewest trials a hyperparameter must be active in to be ranked by importance."""
+
 
 @attrs.frozen(kw_only=True)
 class HyperparameterSummary:
@@ -155,18 +158,21 @@ def hyperparameter_importance(space: spaces.Space, trials: Sequence[Trial]) -> l
 
     Numeric ones score |Spearman correlation| with the loss over the trials where they
     are active; categorical ones the correlation ratio (eta) of the loss ranks across
-    categories. Both lie in [0, 1]. A screening aid, not a causal analysis.
+    categories. Both lie in [0, 1]. Hyperparameters active in fewer than ``MIN_ACTIVE``
+    trials (or 10 % of them) are left out: a few points correlate by chance. A screening
+    aid, not a causal analysis.
     """
     done = [t for t in trials if t.state is TrialState.COMPLETE]
-    if len(done) < 3 or space.dimension == 0:
+    if len(done) < MIN_ACTIVE or space.dimension == 0:
         return []
+    min_active = max(MIN_ACTIVE, int(0.1 * len(done)))
     batch = space.encode([t.config for t in done])
     losses = np.array([t.loss for t in done], dtype=float)
     scores = []
     for column, name in enumerate(space.names):
         active = batch.active[:, column]
         values, loss_ranks = batch.values[active, column], rankdata(losses[active])
-        if active.sum() < 3 or np.ptp(values) == 0 or np.ptp(loss_ranks) == 0:
+        if active.sum() < min_active or np.ptp(values) == 0 or np.ptp(loss_ranks) == 0:
             continue
         if hasattr(space.hyperparameter(name), "choices"):
             score = _correlation_ratio(values, loss_ranks)

@@ -74,6 +74,8 @@ def plot_convergence(data: ReportData, path: Path) -> Path:
     log = spans_decades(shown)
     if log:
         axes.set_yscale("log")
+    elif points:
+        _clip_outliers(axes, numbers, [p.loss for p in points], points[0].best_so_far)
     axes.set_xlabel("trial number")
     axes.set_ylabel(loss_label(data) + (" — log scale" if log else ""))
     axes.set_title(f"Convergence on {data.space_name}")
@@ -82,11 +84,27 @@ def plot_convergence(data: ReportData, path: Path) -> Path:
     return save(figure, path)
 
 
+def _clip_outliers(axes: Any, numbers: Sequence[int], losses: Sequence[float], first_best: float) -> None:
+    """On a linear axis a few very bad trials squash the curves that matter: cut the
+    axis above the 90th percentile (or the first best, if higher) and mark the trials
+    beyond it at the top edge."""
+    array = np.asarray(losses, dtype=float)
+    low = float(min(array.min(), 0.0 if array.min() >= 0 else array.min()))
+    top = max(float(np.quantile(array, 0.9)), float(first_best))
+    top += 0.08 * (top - low)
+    beyond = array > top
+    if not beyond.any():
+        return
+    axes.set_ylim(bottom=low, top=top)
+    axes.scatter(np.asarray(numbers)[beyond], np.full(beyond.sum(), top), marker="^", s=40,
+                 color="0.35", clip_on=False, zorder=5, label=f"loss above the axis ({beyond.sum()})")
+
+
 def composition_matrix(data: ReportData) -> tuple[list[int], list[str], np.ndarray]:
     """Trial numbers (x), series labels and weights (len(x), series) for the stack plot.
 
-    The members that carry the most weight over the run get their own series; the
-    rest are summed into "other trials".
+    The final ensemble's members, then the members that carry the most weight over the
+    run, get their own series; the rest are summed into "other trials".
     """
     points = [p for p in data.iterations if p.ensemble is not None]
     numbers = [p.number for p in points]
@@ -94,7 +112,9 @@ def composition_matrix(data: ReportData) -> tuple[list[int], list[str], np.ndarr
     for point in points:
         for member, weight in zip(point.ensemble.members, point.ensemble.weights):
             totals[member] = totals.get(member, 0.0) + weight
-    ranked = sorted(totals, key=lambda m: -totals[m])
+    final = list(points[-1].ensemble.members) if points else []
+    final = sorted(final, key=lambda m: -totals[m])[:MAX_COMPOSITION_MEMBERS]
+    ranked = final + sorted((m for m in totals if m not in final), key=lambda m: -totals[m])
     shown = sorted(ranked[:MAX_COMPOSITION_MEMBERS])
     column = {member: i for i, member in enumerate(shown)}
     has_other = len(ranked) > len(shown)
@@ -116,12 +136,14 @@ def plot_composition(data: ReportData, path: Path) -> Path | None:
     colors = [f"C{i % 10}" for i in range(len(labels))]
     if labels and labels[-1] == "other trials":
         colors[-1] = "0.75"
-    lower = np.zeros(len(numbers))
+    x = [*numbers, numbers[-1] + 1]  # the last ensemble holds until the end of its trial
+    weights = np.vstack([weights, weights[-1:]])
+    lower = np.zeros(len(x))
     for series, (label, color) in enumerate(zip(labels, colors)):
         upper = lower + weights[:, series]
-        axes.fill_between(numbers, lower, upper, step="post", color=color, label=label, linewidth=0)
+        axes.fill_between(x, lower, upper, step="post", color=color, label=label, linewidth=0)
         lower = upper
-    axes.set_xlim(numbers[0], max(numbers[-1], numbers[0] + 1))
+    axes.set_xlim(x[0], x[-1])
     axes.set_ylim(0, 1)
     axes.set_xlabel("trial number")
     axes.set_ylabel("weight in the ensemble")
@@ -158,7 +180,10 @@ def plot_hyperparameters(data: ReportData, path: Path) -> Path | None:
             choices = list(hp.choices)
             jitter = np.random.default_rng(0).uniform(-0.15, 0.15, len(active))
             x = np.array([choices.index(t.config[name]) for t in active]) + jitter
-            axes.set_xticks(range(len(choices)), [str(c) for c in choices])
+            long = len(choices) > 4 or max(len(str(c)) for c in choices) > 8
+            axes.set_xticks(range(len(choices)), [str(c) for c in choices],
+                            rotation=35 if long else 0, ha="right" if long else "center")
+            axes.set_xlim(-0.5, len(choices) - 0.5)
         else:
             x = np.array([t.config[name] for t in active], dtype=float)
             if getattr(hp, "log", False):

@@ -66,3 +66,42 @@ def test_composition_groups_minor_members(monkeypatch, stored_study):
     numbers, labels, weights = plots.composition_matrix(compute_report(stored_study[0]))
     assert labels[-1] == "other trials" and len(labels) == 2
     assert weights.sum(axis=1) == pytest.approx(1.0)
+
+
+def test_final_members_always_have_their_own_series(monkeypatch, stored_study):
+    monkeypatch.setattr(plots, "MAX_COMPOSITION_MEMBERS", 1)
+    data = compute_report(stored_study[0])
+    numbers, labels, weights = plots.composition_matrix(data)
+    assert labels[0] == f"trial {data.members[0].number}"
+
+
+def test_linear_convergence_cuts_off_outliers(tmp_path, captured):
+    import attrs
+
+    from ensembo.report.data import IterationPoint
+    from ensembo.trials import TrialState
+
+    losses = [0.5, 0.4, 0.35, 0.3, 0.32, 9.0, 0.31, 0.29, 0.33, 0.3]
+    best = [min(losses[: i + 1]) for i in range(len(losses))]
+    points = tuple(
+        IterationPoint(number=i, state=TrialState.COMPLETE, loss=loss, best_so_far=b, ensemble_loss=b)
+        for i, (loss, b) in enumerate(zip(losses, best))
+    )
+    data = attrs.evolve(compute_report(_study_path(tmp_path)), iterations=points)
+    plots.plot_convergence(data, tmp_path / "c.png")
+    axes = captured["c.png"].axes[0]
+    assert axes.get_yscale() == "linear"
+    assert 0.5 <= axes.get_ylim()[1] < 9.0
+    assert any("above the axis (1)" in text.get_text() for text in axes.get_legend().get_texts())
+
+
+def _study_path(tmp_path):
+    from ConfigSpace import ConfigurationSpace
+
+    from ensembo import Study
+
+    path = tmp_path / "small.db"
+    Study(ConfigurationSpace(space={"x": (0.0, 1.0)}), surrogate=None, storage=path).optimize(
+        lambda c: c["x"], n_trials=10
+    )
+    return path
