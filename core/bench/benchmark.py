@@ -30,9 +30,17 @@ def check_optimizers(optimizers: Sequence[str]) -> None:
             optimizer.check_registered()
 
 
-def run_benchmark(suite: str, *, optimizers: Sequence[str] | None = None, seeds: int = 3,
-                  budget: int | None = None, workers: int = 1, out: Path = Path("bench-results"),
-                  command: str = "", progress: bool = True) -> BenchmarkResult:
+def run_benchmark(
+    suite: str,
+    *,
+    optimizers: Sequence[str] | None = None,
+    seeds: int = 3,
+    budget: int | None = None,
+    workers: int = 1,
+    out: Path = Path("bench-results"),
+    command: str = "",
+    progress: bool = True,
+) -> BenchmarkResult:
     chosen = get_suite(suite)
     optimizers = list(optimizers or chosen.default_optimizers)
     check_optimizers(optimizers)
@@ -45,10 +53,18 @@ def run_benchmark(suite: str, *, optimizers: Sequence[str] | None = None, seeds:
     computed = report.tables(records, optimizers, problems)
     suite_dir = Path(out) / suite
     figures = plots.convergence_plots(records, optimizers, problems, suite_dir / "plots")
-    text = report.render(computed, title=f"`{suite}` suite: {chosen.description}",
-                         command=command or f"ensembo bench {suite}", plots=figures)
+    text = report.render(
+        computed,
+        title=f"`{suite}` suite: {chosen.description}",
+        command=command or f"ensembo bench {suite}",
+        plots=figures,
+    )
     suite_dir.mkdir(parents=True, exist_ok=True)
     report_path = suite_dir / "report.md"
     report_path.write_text(text)
-    return BenchmarkResult(report_path=report_path, executed=len(pending),
-                           skipped_as_finished=len(runs) - len(pending), tables=computed)
+    return BenchmarkResult(
+        report_path=report_path,
+        executed=len(pending),
+        skipped_as_finished=len(runs) - len(pending),
+        tables=computed,
+    )

@@ -109,18 +109,47 @@ class TestFunction:
 TEST_FUNCTIONS = {
     f.name: f
     for f in (
-        TestFunction(name="branin", function=branin, bounds=((-5.0, 10.0), (0.0, 15.0)),
-                     minimum=BRANIN_MINIMUM, minimizer=(math.pi, 2.275)),
-        TestFunction(name="hartmann3", function=hartmann3, bounds=((0.0, 1.0),) * 3,
-                     minimum=HARTMANN3_MINIMUM, minimizer=(0.114614, 0.555649, 0.852547)),
-        TestFunction(name="hartmann6", function=hartmann6, bounds=((0.0, 1.0),) * 6,
-                     minimum=HARTMANN6_MINIMUM,
-                     minimizer=(0.20169, 0.150011, 0.476874, 0.275332, 0.311652, 0.6573)),
-        TestFunction(name="levy5", function=levy, bounds=((-10.0, 10.0),) * 5,
-                     minimum=0.0, minimizer=(1.0,) * 5),
-        TestFunction(name="rosenbrock4", function=rosenbrock, bounds=((-5.0, 10.0),) * 4,
-                     minimum=0.0, minimizer=(1.0,) * 4),
-        TestFunction(name="ackley5", function=ackley, bounds=((-15.0, 30.0),) * 5,
-                     minimum=0.0, minimizer=(0.0,) * 5),
+        TestFunction(
+            name="branin",
+            function=branin,
+            bounds=((-5.0, 10.0), (0.0, 15.0)),
+            minimum=BRANIN_MINIMUM,
+            minimizer=(math.pi, 2.275),
+        ),
+        TestFunction(
+            name="hartmann3",
+            function=hartmann3,
+            bounds=((0.0, 1.0),) * 3,
+            minimum=HARTMANN3_MINIMUM,
+            minimizer=(0.114614, 0.555649, 0.852547),
+        ),
+        TestFunction(
+            name="hartmann6",
+            function=hartmann6,
+            bounds=((0.0, 1.0),) * 6,
+            minimum=HARTMANN6_MINIMUM,
+            minimizer=(0.20169, 0.150011, 0.476874, 0.275332, 0.311652, 0.6573),
+        ),
+        TestFunction(
+            name="levy5",
+            function=levy,
+            bounds=((-10.0, 10.0),) * 5,
+            minimum=0.0,
+            minimizer=(1.0,) * 5,
+        ),
+        TestFunction(
+            name="rosenbrock4",
+            function=rosenbrock,
+            bounds=((-5.0, 10.0),) * 4,
+            minimum=0.0,
+            minimizer=(1.0,) * 4,
+        ),
+        TestFunction(
+            name="ackley5",
+            function=ackley,
+            bounds=((-15.0, 30.0),) * 5,
+            minimum=0.0,
+            minimizer=(0.0,) * 5,
+        ),
     )
 }

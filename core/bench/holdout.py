@@ -28,7 +28,10 @@ def stratified_splits(y: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray,
     rows = np.arange(len(y))
     rest, test = train_test_split(rows, test_size=TEST_FRACTION, random_state=seed, stratify=y)
     train, validation = train_test_split(
-        rest, test_size=VALIDATION_FRACTION / (1 - TEST_FRACTION), random_state=seed, stratify=y[rest]
+        rest,
+        test_size=VALIDATION_FRACTION / (1 - TEST_FRACTION),
+        random_state=seed,
+        stratify=y[rest],
     )
     return train, validation, test
 
@@ -60,12 +63,16 @@ class HoldoutObjective:
 
     def __call__(self, config: Mapping[str, Any]) -> Outcome:
         space, data, y, train, validation, test = self._prepare()
-        model = space.build(dict(config), categorical_features=data.categorical_features, random_state=0)
+        model = space.build(
+            dict(config), categorical_features=data.categorical_features, random_state=0
+        )
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 model.fit(data.X[train], y[train])
-                validation_error = float(np.mean(model.predict(data.X[validation]) != y[validation]))
+                validation_error = float(
+                    np.mean(model.predict(data.X[validation]) != y[validation])
+                )
                 test_error = float(np.mean(model.predict(data.X[test]) != y[test]))
         except (ValueError, ArithmeticError, np.linalg.LinAlgError):
             return Outcome(loss=FAILED_FIT_LOSS, test_loss=FAILED_FIT_LOSS)

@@ -10,8 +10,9 @@ import numpy as np
 from ensembo.bench.recorder import Evaluated
 
 
-def summarize(evaluations: Sequence[Evaluated], optimum: float | None,
-              wall_seconds: float | None) -> dict[str, Any]:
+def summarize(
+    evaluations: Sequence[Evaluated], optimum: float | None, wall_seconds: float | None
+) -> dict[str, Any]:
     """Everything the report needs from one run (JSON-ready).
 
     The overhead per evaluation is the optimizer's own time: wall time minus the time

@@ -56,20 +56,25 @@ class Parameter:
     active_when: ActiveWhen | None = None
 
 
-def float_parameter(name: str, low: float, high: float, *, log: bool = False,
-                    active_when: ActiveWhen | None = None) -> Parameter:
-    return Parameter(name=name, kind="float", low=float(low), high=float(high), log=log,
-                     active_when=active_when)
+def float_parameter(
+    name: str, low: float, high: float, *, log: bool = False, active_when: ActiveWhen | None = None
+) -> Parameter:
+    return Parameter(
+        name=name, kind="float", low=float(low), high=float(high), log=log, active_when=active_when
+    )
 
 
-def int_parameter(name: str, low: int, high: int, *, log: bool = False,
-                  active_when: ActiveWhen | None = None) -> Parameter:
-    return Parameter(name=name, kind="int", low=int(low), high=int(high), log=log,
-                     active_when=active_when)
+def int_parameter(
+    name: str, low: int, high: int, *, log: bool = False, active_when: ActiveWhen | None = None
+) -> Parameter:
+    return Parameter(
+        name=name, kind="int", low=int(low), high=int(high), log=log, active_when=active_when
+    )
 
 
-def choice_parameter(name: str, choices: Sequence[Any], *,
-                     active_when: ActiveWhen | None = None) -> Parameter:
+def choice_parameter(
+    name: str, choices: Sequence[Any], *, active_when: ActiveWhen | None = None
+) -> Parameter:
     return Parameter(name=name, kind="choice", choices=tuple(choices), active_when=active_when)
 
 

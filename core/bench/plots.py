@@ -10,8 +10,12 @@ from typing import Any
 import numpy as np
 
 
-def convergence_plots(records: Sequence[dict[str, Any]], optimizers: Sequence[str],
-                      problems: Sequence[str], directory: Path) -> dict[str, str]:
+def convergence_plots(
+    records: Sequence[dict[str, Any]],
+    optimizers: Sequence[str],
+    problems: Sequence[str],
+    directory: Path,
+) -> dict[str, str]:
     """One PNG per problem; returns problem -> file name. Empty without matplotlib."""
     if importlib.util.find_spec("matplotlib") is None:
         return {}
@@ -26,9 +30,13 @@ def convergence_plots(records: Sequence[dict[str, Any]], optimizers: Sequence[st
         figure, axes = plt.subplots(figsize=(6, 4))
         positive = True
         for optimizer in optimizers:
-            curves = [np.asarray(r["best_so_far"]) - (r.get("optimum") or 0.0) for r in records
-                      if r["problem"] == problem and r["optimizer"] == optimizer
-                      and r.get("status") == "complete"]
+            curves = [
+                np.asarray(r["best_so_far"]) - (r.get("optimum") or 0.0)
+                for r in records
+                if r["problem"] == problem
+                and r["optimizer"] == optimizer
+                and r.get("status") == "complete"
+            ]
             if not curves:
                 continue
             length = min(len(c) for c in curves)

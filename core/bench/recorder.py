@@ -84,7 +84,12 @@ class Recorder:
         if not math.isfinite(outcome.loss):
             raise ValueError(f"{self.problem.name}: non-finite loss {outcome.loss} at {config}")
         self.evaluations.append(
-            Evaluated(config=config, loss=outcome.loss, test_loss=outcome.test_loss,
-                      objective_seconds=end - begin, finished_at=end - self.started)
+            Evaluated(
+                config=config,
+                loss=outcome.loss,
+                test_loss=outcome.test_loss,
+                objective_seconds=end - begin,
+                finished_at=end - self.started,
+            )
         )
         return outcome.loss

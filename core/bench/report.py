@@ -42,6 +42,11 @@ class Tables:
     not_complete: tuple[tuple[str, str, int, str, str], ...]
 
 
+def _last_line(text: str | None) -> str:
+    lines = (text or "").strip().splitlines()
+    return lines[-1] if lines else ""
+
+
 def _complete(records):
     return [r for r in records if r.get("status") == "complete"]
 
@@ -50,8 +55,9 @@ def _by(records, *keys):
     return {tuple(r[k] for k in keys): r for r in records}
 
 
-def tables(records: Sequence[dict[str, Any]], optimizers: Sequence[str],
-           problems: Sequence[str]) -> Tables:
+def tables(
+    records: Sequence[dict[str, Any]], optimizers: Sequence[str], problems: Sequence[str]
+) -> Tables:
     done = _complete(records)
     index = _by(done, "problem", "optimizer", "seed")
     seeds = sorted({r["seed"] for r in records})
@@ -60,25 +66,36 @@ def tables(records: Sequence[dict[str, Any]], optimizers: Sequence[str],
         row_records = [r for r in done if r["problem"] == problem]
         if not row_records:
             continue
-        scores = {o: {r["seed"]: final_score(r) for r in row_records if r["optimizer"] == o}
-                  for o in optimizers}
+        scores = {
+            o: {r["seed"]: final_score(r) for r in row_records if r["optimizer"] == o}
+            for o in optimizers
+        }
         present = [o for o in optimizers if scores[o]]
         common = [s for s in seeds if all(s in scores[o] for o in present)]
         mean_rank = {}
         if len(present) >= 2 and common:
             matrix = np.array([[scores[o][s] for o in present] for s in common])
             mean_rank = dict(zip(present, average_ranks(matrix).tolist()))
-        tests = {o: [r["incumbent_test_loss"] for r in row_records
-                     if r["optimizer"] == o and r.get("incumbent_test_loss") is not None]
-                 for o in present}
-        rows.append(ProblemRow(
-            problem=problem, optimum=row_records[0].get("optimum"), budget=row_records[0].get("budget"),
-            median={o: float(np.median(list(scores[o].values()))) for o in present},
-            low={o: min(scores[o].values()) for o in present},
-            high={o: max(scores[o].values()) for o in present},
-            mean_rank=mean_rank,
-            test_median={o: float(np.median(t)) for o, t in tests.items() if t},
-        ))
+        tests = {
+            o: [
+                r["incumbent_test_loss"]
+                for r in row_records
+                if r["optimizer"] == o and r.get("incumbent_test_loss") is not None
+            ]
+            for o in present
+        }
+        rows.append(
+            ProblemRow(
+                problem=problem,
+                optimum=row_records[0].get("optimum"),
+                budget=row_records[0].get("budget"),
+                median={o: float(np.median(list(scores[o].values()))) for o in present},
+                low={o: min(scores[o].values()) for o in present},
+                high={o: max(scores[o].values()) for o in present},
+                mean_rank=mean_rank,
+                test_median={o: float(np.median(t)) for o, t in tests.items() if t},
+            )
+        )
     ranked = [o for o in optimizers if rows and all(o in row.mean_rank for row in rows)]
     average_rank = {o: float(np.mean([row.mean_rank[o] for row in rows])) for o in ranked}
     friedman = None
@@ -87,29 +104,50 @@ def tables(records: Sequence[dict[str, Any]], optimizers: Sequence[str],
         friedman = (result.statistic, result.p_value, result.critical_difference)
     overhead = {}
     for o in optimizers:
-        values = [r["overhead_per_evaluation"] for r in done
-                  if r["optimizer"] == o and r.get("overhead_per_evaluation") is not None]
+        values = [
+            r["overhead_per_evaluation"]
+            for r in done
+            if r["optimizer"] == o and r.get("overhead_per_evaluation") is not None
+        ]
         if values:
             overhead[o] = float(np.median(values))
     ratio, head_to_head = {}, {}
     for mine in (o for o in optimizers if not is_anchor(o)):
         for anchor in (o for o in optimizers if is_anchor(o)):
-            pairs = [(index[(p, mine, s)], index[(p, anchor, s)]) for p in problems for s in seeds
-                     if (p, mine, s) in index and (p, anchor, s) in index]
+            pairs = [
+                (index[(p, mine, s)], index[(p, anchor, s)])
+                for p in problems
+                for s in seeds
+                if (p, mine, s) in index and (p, anchor, s) in index
+            ]
             if not pairs:
                 continue
-            ratio[(mine, anchor)] = float(np.median(
-                [a["overhead_per_evaluation"] / b["overhead_per_evaluation"] for a, b in pairs
-                 if b.get("overhead_per_evaluation")]))
+            ratio[(mine, anchor)] = float(
+                np.median(
+                    [
+                        a["overhead_per_evaluation"] / b["overhead_per_evaluation"]
+                        for a, b in pairs
+                        if b.get("overhead_per_evaluation")
+                    ]
+                )
+            )
             test = sign_test([final_score(a) for a, _ in pairs], [final_score(b) for _, b in pairs])
             head_to_head[(mine, anchor)] = (test.wins, test.losses, test.ties, test.p_value)
     not_complete = tuple(
-        (r["problem"], r["optimizer"], r["seed"], r.get("status", "?"), (r.get("error") or "").strip().splitlines()[-1:][0] if r.get("error") else "")
-        for r in records if r.get("status") != "complete"
+        (r["problem"], r["optimizer"], r["seed"], r.get("status", "?"), _last_line(r.get("error")))
+        for r in records
+        if r.get("status") != "complete"
     )
-    return Tables(optimizers=tuple(optimizers), rows=tuple(rows), average_rank=average_rank,
-                  overhead=overhead, overhead_ratio=ratio, head_to_head=head_to_head,
-                  friedman=friedman, not_complete=not_complete)
+    return Tables(
+        optimizers=tuple(optimizers),
+        rows=tuple(rows),
+        average_rank=average_rank,
+        overhead=overhead,
+        overhead_ratio=ratio,
+        head_to_head=head_to_head,
+        friedman=friedman,
+        not_complete=not_complete,
+    )
 
 
 def _number(value: float | None) -> str:
@@ -137,32 +175,68 @@ def render(t: Tables, *, title: str, command: str, plots: dict[str, str] | None 
                 cells.append("skipped/failed")
                 continue
             rank = f" ({row.mean_rank[o]:.2f})" if o in row.mean_rank else ""
-            cells.append(f"{_number(row.median[o])} [{_number(row.low[o])}–{_number(row.high[o])}]{rank}")
+            cells.append(
+                f"{_number(row.median[o])} [{_number(row.low[o])}–{_number(row.high[o])}]{rank}"
+            )
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     if any(row.test_median for row in t.rows):
-        lines += ["", "### Median test error of the incumbent (chosen on validation)", "",
-                  header, "|" + "---|" * (len(t.optimizers) + 1)]
+        lines += [
+            "",
+            "### Median test error of the incumbent (chosen on validation)",
+            "",
+            header,
+            "|" + "---|" * (len(t.optimizers) + 1),
+        ]
         for row in t.rows:
-            lines.append(f"| {row.problem} | " + " | ".join(_number(row.test_median.get(o)) for o in t.optimizers) + " |")
-    lines += ["", "### Average rank over problems (lower is better)", "",
-              "| optimizer | average rank | median overhead per evaluation (s) |", "|---|---|---|"]
+            lines.append(
+                f"| {row.problem} | "
+                + " | ".join(_number(row.test_median.get(o)) for o in t.optimizers)
+                + " |"
+            )
+    lines += [
+        "",
+        "### Average rank over problems (lower is better)",
+        "",
+        "| optimizer | average rank | median overhead per evaluation (s) |",
+        "|---|---|---|",
+    ]
     for o in sorted(t.optimizers, key=lambda o: t.average_rank.get(o, np.inf)):
         rank = f"{t.average_rank[o]:.2f}" if o in t.average_rank else "–"
         lines.append(f"| {o} | {rank} | {_number(t.overhead.get(o))} |")
     if t.friedman is not None:
         statistic, p_value, cd = t.friedman
-        lines += ["", (f"Friedman test over problems (median scores): chi² = {statistic:.3g}, "
-                       f"p = {p_value:.3g}; Nemenyi critical difference (α = 0.05) = {cd:.2f} ranks.")]
+        lines += [
+            "",
+            (
+                f"Friedman test over problems (median scores): chi² = {statistic:.3g}, "
+                f"p = {p_value:.3g}; Nemenyi critical difference (α = 0.05) = {cd:.2f} ranks."
+            ),
+        ]
     if t.overhead_ratio:
         anchors = [o for o in t.optimizers if is_anchor(o)]
         mine = [o for o in t.optimizers if not is_anchor(o)]
-        lines += ["", "### Overhead ratio ensembo / anchor (median of per-(problem, seed) ratios)", "",
-                  "| ensembo entry | " + " | ".join(anchors) + " |", "|" + "---|" * (len(anchors) + 1)]
+        lines += [
+            "",
+            "### Overhead ratio ensembo / anchor (median of per-(problem, seed) ratios)",
+            "",
+            "| ensembo entry | " + " | ".join(anchors) + " |",
+            "|" + "---|" * (len(anchors) + 1),
+        ]
         for m in mine:
-            lines.append(f"| {m} | " + " | ".join(_number(t.overhead_ratio.get((m, a))) for a in anchors) + " |")
-        lines += ["", "### Head to head: ensembo entry vs anchor over (problem, seed) pairs", "",
-                  "wins/losses/ties of the ensembo entry on the final score, two-sided sign-test p.", "",
-                  "| ensembo entry | " + " | ".join(anchors) + " |", "|" + "---|" * (len(anchors) + 1)]
+            lines.append(
+                f"| {m} | "
+                + " | ".join(_number(t.overhead_ratio.get((m, a))) for a in anchors)
+                + " |"
+            )
+        lines += [
+            "",
+            "### Head to head: ensembo entry vs anchor over (problem, seed) pairs",
+            "",
+            "wins/losses/ties of the ensembo entry on the final score, two-sided sign-test p.",
+            "",
+            "| ensembo entry | " + " | ".join(anchors) + " |",
+            "|" + "---|" * (len(anchors) + 1),
+        ]
         for m in mine:
             cells = []
             for a in anchors:
@@ -174,7 +248,10 @@ def render(t: Tables, *, title: str, command: str, plots: dict[str, str] | None 
             lines.append(f"| {m} | " + " | ".join(cells) + " |")
     if t.not_complete:
         lines += ["", "### Runs not completed", ""]
-        lines += [f"- {p} / {o} / seed {s}: {status} — {error}" for p, o, s, status, error in t.not_complete]
+        lines += [
+            f"- {p} / {o} / seed {s}: {status} — {error}"
+            for p, o, s, status, error in t.not_complete
+        ]
     if plots:
         lines += ["", "### Convergence (median best-so-far over seeds)", ""]
         lines += [f"![{problem}]({path})" for problem, path in plots.items()]

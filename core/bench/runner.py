@@ -39,8 +39,17 @@ WORKER_ENVIRONMENT = {
     "NUMEXPR_NUM_THREADS": "1",
     "LOKY_MAX_CPU_COUNT": "1",
 }
-VERSIONED = ("ensembo", "smac", "optuna", "hyperopt", "scikit-optimize", "ConfigSpace",
-             "numpy", "scikit-learn", "torch")
+VERSIONED = (
+    "ensembo",
+    "smac",
+    "optuna",
+    "hyperopt",
+    "scikit-optimize",
+    "ConfigSpace",
+    "numpy",
+    "scikit-learn",
+    "torch",
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -71,16 +80,25 @@ def is_finished(path: Path) -> bool:
     return record is not None and record.get("status") in FINAL_STATES
 
 
-def plan(suite: str, optimizers: Sequence[str], seeds: Sequence[int], budget: int | None,
-         out: Path) -> list[RunSpec]:
+def plan(
+    suite: str, optimizers: Sequence[str], seeds: Sequence[int], budget: int | None, out: Path
+) -> list[RunSpec]:
     """Every run of the benchmark, problems in suite order, then optimizers, then seeds."""
     runs = []
     for problem in get_suite(suite).problems():
         for optimizer in optimizers:
             for seed in seeds:
                 path = run_path(out, suite, problem.name, optimizer, seed)
-                runs.append(RunSpec(suite=suite, problem=problem.name, optimizer=optimizer,
-                                    seed=seed, budget=budget, path=str(path)))
+                runs.append(
+                    RunSpec(
+                        suite=suite,
+                        problem=problem.name,
+                        optimizer=optimizer,
+                        seed=seed,
+                        budget=budget,
+                        path=str(path),
+                    )
+                )
     return runs
 
 
@@ -97,9 +115,14 @@ def execute(spec: RunSpec) -> dict[str, Any]:
     problem = get_suite(spec.suite).problem(spec.problem)
     budget = spec.budget or problem.budget
     record: dict[str, Any] = {
-        "format": RECORD_FORMAT, **attrs.asdict(spec), "budget": budget,
-        "optimum": problem.optimum, "versions": _versions(), "host": platform.node(),
-        "status": "complete", "error": None,
+        "format": RECORD_FORMAT,
+        **attrs.asdict(spec),
+        "budget": budget,
+        "optimum": problem.optimum,
+        "versions": _versions(),
+        "host": platform.node(),
+        "status": "complete",
+        "error": None,
     }
     recorder = None
     try:
@@ -110,13 +133,17 @@ def execute(spec: RunSpec) -> dict[str, Any]:
         optimizer.minimize(problem, recorder, budget, spec.seed)
         record["wall_seconds"] = time.perf_counter() - begin
         if len(recorder.evaluations) != budget:
-            raise RuntimeError(f"{spec.optimizer} made {len(recorder.evaluations)} of {budget} evaluations")
+            raise RuntimeError(
+                f"{spec.optimizer} made {len(recorder.evaluations)} of {budget} evaluations"
+            )
     except MissingDependencyError as error:
         record.update(status="skipped", error=str(error))
     except Exception as error:  # a crashing optimizer is a result, not a harness crash
         record.update(status="failed", error="".join(traceback.format_exception(error))[-4000:])
     if recorder is not None:
-        record.update(metrics.summarize(recorder.evaluations, problem.optimum, record.get("wall_seconds")))
+        record.update(
+            metrics.summarize(recorder.evaluations, problem.optimum, record.get("wall_seconds"))
+        )
     _write_atomically(Path(spec.path), record)
     return record
 
@@ -143,17 +170,23 @@ def worker_environment() -> Iterator[None]:
                 os.environ[key] = value
 
 
-def run_all(runs: Sequence[RunSpec], workers: int = 1,
-            on_done: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+def run_all(
+    runs: Sequence[RunSpec],
+    workers: int = 1,
+    on_done: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
     """Execute the runs not finished yet, each in a fresh spawned process."""
     pending = [run for run in runs if not is_finished(Path(run.path))]
     records = []
     if not pending:
         return records
     context = multiprocessing.get_context("spawn")
-    with worker_environment(), ProcessPoolExecutor(
-        max_workers=max(1, workers), mp_context=context, max_tasks_per_child=1
-    ) as pool:
+    with (
+        worker_environment(),
+        ProcessPoolExecutor(
+            max_workers=max(1, workers), mp_context=context, max_tasks_per_child=1
+        ) as pool,
+    ):
         futures = {pool.submit(execute, run): run for run in pending}
         for future in as_completed(futures):
             try:

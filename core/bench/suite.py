@@ -32,8 +32,14 @@ class Suite:
     problems: Callable[[], Sequence[Problem]] = attrs.field(eq=False, repr=False)
     default_optimizers: tuple[str, ...] = attrs.field(
         default=(
-            "ensembo:random", "random", "smac-hpo", "smac-bb", "optuna-tpe", "optuna-gp",
-            "hyperopt-tpe", "skopt-gp",
+            "ensembo:random",
+            "random",
+            "smac-hpo",
+            "smac-bb",
+            "optuna-tpe",
+            "optuna-gp",
+            "hyperopt-tpe",
+            "skopt-gp",
         ),
         converter=tuple,
     )

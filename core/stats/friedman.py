@@ -36,7 +36,9 @@ def friedman_test(losses, alpha: float = 0.05) -> FriedmanResult:
     """Friedman chi-square with tie correction (matches scipy.stats.friedmanchisquare)."""
     matrix = np.asarray(losses, dtype=float)
     if matrix.ndim != 2 or matrix.shape[1] < 3:
-        raise ValueError(f"Friedman needs a (problems, methods) matrix with >= 3 methods, got {matrix.shape}")
+        raise ValueError(
+            f"Friedman needs a (problems, methods) matrix with >= 3 methods, got {matrix.shape}"
+        )
     n, k = matrix.shape
     ranks = average_ranks(matrix)
     statistic = 12.0 * n / (k * (k + 1)) * np.sum((ranks - (k + 1) / 2.0) ** 2)

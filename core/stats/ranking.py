@@ -12,7 +12,9 @@ from scipy.stats import rankdata
 def _loss_matrix(losses) -> np.ndarray:
     matrix = np.asarray(losses, dtype=float)
     if matrix.ndim != 2 or matrix.shape[1] < 2:
-        raise ValueError(f"need a (problems, methods) matrix with >= 2 methods, got shape {matrix.shape}")
+        raise ValueError(
+            f"need a (problems, methods) matrix with >= 2 methods, got shape {matrix.shape}"
+        )
     return matrix
 
 

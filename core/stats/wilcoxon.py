@@ -40,9 +40,7 @@ def signed_rank_null(doubled_ranks: np.ndarray) -> np.ndarray:
     return distribution
 
 
-def wilcoxon_signed_rank(
-    losses_a: Sequence[float], losses_b: Sequence[float]
-) -> WilcoxonResult:
+def wilcoxon_signed_rank(losses_a: Sequence[float], losses_b: Sequence[float]) -> WilcoxonResult:
     """Two-sided test that the paired differences are symmetric around zero."""
     a = np.asarray(losses_a, dtype=float)
     b = np.asarray(losses_b, dtype=float)

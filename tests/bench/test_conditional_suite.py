@@ -14,10 +14,14 @@ def problem(name):
 def test_choice_problem_optimum_is_in_the_hartmann3_branch():
     choice = problem("choice-3branch")
     best = dict(zip(["x0", "hartmann3_x1", "hartmann3_x2"], TEST_FUNCTIONS["hartmann3"].minimizer))
-    assert choice.evaluate({"branch": "hartmann3", **best}).loss == pytest.approx(choice.optimum, abs=1e-5)
-    dimensions = {len(choice.parameters) and sum(
-        1 for p in choice.parameters if p.active_when and p.active_when.values == (b,)) for b in
-        ("branin", "hartmann3", "hartmann6")}
+    assert choice.evaluate({"branch": "hartmann3", **best}).loss == pytest.approx(
+        choice.optimum, abs=1e-5
+    )
+    dimensions = {
+        len(choice.parameters)
+        and sum(1 for p in choice.parameters if p.active_when and p.active_when.values == (b,))
+        for b in ("branin", "hartmann3", "hartmann6")
+    }
     assert dimensions == {1, 2, 5}  # plus the shared x0: branches of dimension 2, 3 and 6
 
 

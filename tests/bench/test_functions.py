@@ -16,7 +16,9 @@ def test_minimum_is_attained_and_not_beaten_by_samples(name):
 
 def test_synthetic_suite_budgets_and_optima_follow_the_issue():
     problems = {p.name: p for p in get_suite("synthetic").problems()}
-    assert sorted(problems) == sorted(["branin", "hartmann3", "hartmann6", "levy5", "rosenbrock4", "ackley5"])
+    assert sorted(problems) == sorted(
+        ["branin", "hartmann3", "hartmann6", "levy5", "rosenbrock4", "ackley5"]
+    )
     assert problems["branin"].budget == problems["hartmann3"].budget == 50
     assert all(problems[n].budget == 80 for n in ("hartmann6", "levy5", "rosenbrock4", "ackley5"))
     assert problems["hartmann3"].optimum == -3.86277978733266

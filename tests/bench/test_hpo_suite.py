@@ -7,8 +7,10 @@ from ensembo.bench.suite import get_suite
 
 def test_suite_covers_the_required_spaces_and_datasets():
     names = [p.name for p in get_suite("hpo").problems()]
-    count = {space: sum(n.startswith(space + "@") for n in names)
-             for space in ("svm", "random-forest", "gradient-boosting-classifier", "cash-levesque")}
+    count = {
+        space: sum(n.startswith(space + "@") for n in names)
+        for space in ("svm", "random-forest", "gradient-boosting-classifier", "cash-levesque")
+    }
     assert count["svm"] >= 5 and count["cash-levesque"] >= 5
     assert count["random-forest"] >= 3 and count["gradient-boosting-classifier"] >= 3
 
@@ -19,7 +21,9 @@ def test_splits_are_disjoint_stratified_and_fixed():
     assert len(set(train) | set(validation) | set(test)) == 100
     assert (len(train), len(validation), len(test)) == (50, 25, 25)
     assert np.mean(y[validation]) == pytest.approx(0.4, abs=0.05)
-    assert all(np.array_equal(a, b) for a, b in zip(stratified_splits(y, 0), (train, validation, test)))
+    assert all(
+        np.array_equal(a, b) for a, b in zip(stratified_splits(y, 0), (train, validation, test))
+    )
 
 
 def test_holdout_objective_reports_validation_and_test_error():

@@ -30,8 +30,10 @@ def test_hyperopt_labels_shared_parameters_once_per_branch():
     hyperopt = pytest.importorskip("hyperopt")
     from ensembo.bench.parameters import ActiveWhen, choice_parameter, float_parameter
 
-    parameters = [choice_parameter("k", ["a", "b", "c"]),
-                  float_parameter("x", 0, 1, active_when=ActiveWhen(parent="k", values=["a", "b"]))]
+    parameters = [
+        choice_parameter("k", ["a", "b", "c"]),
+        float_parameter("x", 0, 1, active_when=ActiveWhen(parent="k", values=["a", "b"])),
+    ]
     domain = hyperopt.Domain(lambda sample: 0.0, native_space(hyperopt.hp, parameters))
     assert sorted(domain.params) == ["k", "x@k=a", "x@k=b"]
 

@@ -19,7 +19,9 @@ def run(spec, budget=6, seed=0):
     return recorder.evaluations
 
 
-@pytest.mark.parametrize("spec", ["random", "ensembo:random", "hyperopt-tpe", "optuna-tpe", "skopt-gp"])
+@pytest.mark.parametrize(
+    "spec", ["random", "ensembo:random", "hyperopt-tpe", "optuna-tpe", "skopt-gp"]
+)
 def test_fast_adapters_spend_the_budget_and_are_seeded(spec):
     first = run(spec)
     assert len(first) == 6

@@ -39,16 +39,33 @@ def test_conjunctions_are_refused_with_the_condition_named():
 
 def test_parents_must_be_earlier_choices():
     with pytest.raises(SpaceError, match="earlier choice"):
-        to_configspace([float_parameter("x", 0, 1, active_when=ActiveWhen(parent="k", values=["a"])),
-                        choice_parameter("k", ["a"])])
+        to_configspace(
+            [
+                float_parameter("x", 0, 1, active_when=ActiveWhen(parent="k", values=["a"])),
+                choice_parameter("k", ["a"]),
+            ]
+        )
     with pytest.raises(SpaceError, match="not choices"):
-        to_configspace([choice_parameter("k", ["a"]),
-                        int_parameter("n", 1, 3, active_when=ActiveWhen(parent="k", values=["zz"]))])
+        to_configspace(
+            [
+                choice_parameter("k", ["a"]),
+                int_parameter("n", 1, 3, active_when=ActiveWhen(parent="k", values=["zz"])),
+            ]
+        )
 
 
 def test_canonical_config_drops_inactive_types_and_clips():
-    full = {"top": "A", "s": 1.7, "a_x": 0.2, "a_n": 3.6, "inner": "B2", "b_shared": 0.1,
-            "b1_rate": 0.1, "b2_y": 0.4, "b2_z": 0.4}
+    full = {
+        "top": "A",
+        "s": 1.7,
+        "a_x": 0.2,
+        "a_n": 3.6,
+        "inner": "B2",
+        "b_shared": 0.1,
+        "b1_rate": 0.1,
+        "b2_y": 0.4,
+        "b2_z": 0.4,
+    }
     assert canonical_config(TREE, full) == {"top": "A", "s": 1.0, "a_x": 0.2, "a_n": 4}
     with pytest.raises(ValueError, match="'a_x'"):
         canonical_config(TREE, {"top": "A", "s": 0.5, "a_n": 2})

@@ -11,7 +11,9 @@ from ensembo.cli import main
 
 
 def test_execute_writes_metrics(tmp_path):
-    [spec] = [r for r in runner.plan("synthetic", ["random"], [0], 7, tmp_path) if r.problem == "branin"]
+    [spec] = [
+        r for r in runner.plan("synthetic", ["random"], [0], 7, tmp_path) if r.problem == "branin"
+    ]
     record = runner.execute(spec)
     stored = json.loads(Path(spec.path).read_text())
     assert stored["status"] == record["status"] == "complete"
@@ -32,15 +34,22 @@ def test_missing_library_is_recorded_as_skipped(tmp_path, monkeypatch):
         return real(name, *args)
 
     monkeypatch.setattr(base.importlib, "import_module", without_hyperopt)
-    [spec] = [r for r in runner.plan("synthetic", ["hyperopt-tpe"], [0], 5, tmp_path) if r.problem == "branin"]
+    [spec] = [
+        r
+        for r in runner.plan("synthetic", ["hyperopt-tpe"], [0], 5, tmp_path)
+        if r.problem == "branin"
+    ]
     record = runner.execute(spec)
     assert record["status"] == "skipped" and "pip install 'ensembo[bench]'" in record["error"]
     assert runner.is_finished(Path(spec.path))
 
 
 def test_spawned_runs_resume_and_skip_finished(tmp_path):
-    runs = [r for r in runner.plan("synthetic", ["random", "ensembo:random"], [0], 5, tmp_path)
-            if r.problem == "branin"]
+    runs = [
+        r
+        for r in runner.plan("synthetic", ["random", "ensembo:random"], [0], 5, tmp_path)
+        if r.problem == "branin"
+    ]
     first = runner.run_all(runs, workers=2)
     assert sorted(r["optimizer"] for r in first) == ["ensembo:random", "random"]
     assert all(r["status"] == "complete" for r in first)
@@ -50,7 +59,9 @@ def test_spawned_runs_resume_and_skip_finished(tmp_path):
 
 
 def test_failed_runs_are_retried(tmp_path):
-    [spec] = [r for r in runner.plan("synthetic", ["random"], [0], 5, tmp_path) if r.problem == "branin"]
+    [spec] = [
+        r for r in runner.plan("synthetic", ["random"], [0], 5, tmp_path) if r.problem == "branin"
+    ]
     Path(spec.path).parent.mkdir(parents=True)
     Path(spec.path).write_text(json.dumps({"status": "failed", "error": "boom"}))
     assert not runner.is_finished(Path(spec.path))
@@ -67,8 +78,14 @@ def test_cli_lists_suites_and_rejects_unknown_names(capsys):
 
 @pytest.mark.slow
 def test_benchmark_end_to_end_writes_report_and_reruns_nothing(tmp_path):
-    kwargs = dict(optimizers=["random", "ensembo:random"], seeds=2, budget=5, workers=2,
-                  out=tmp_path, progress=False)
+    kwargs = dict(
+        optimizers=["random", "ensembo:random"],
+        seeds=2,
+        budget=5,
+        workers=2,
+        out=tmp_path,
+        progress=False,
+    )
     first = run_benchmark("conditional", **kwargs)
     assert first.executed == 8 and first.report_path.exists()
     second = run_benchmark("conditional", **kwargs)

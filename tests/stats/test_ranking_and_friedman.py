@@ -14,12 +14,16 @@ LOSSES = np.array([[0.1, 0.2, 0.3], [0.3, 0.1, 0.2], [0.2, 0.3, 0.1], [0.1, 0.1,
 
 
 def test_average_ranks_use_mid_ranks():
-    np.testing.assert_allclose(average_ranks(LOSSES), [(1 + 3 + 2 + 1.5) / 4, (2 + 1 + 3 + 1.5) / 4, (3 + 2 + 1 + 3) / 4])
+    np.testing.assert_allclose(
+        average_ranks(LOSSES), [(1 + 3 + 2 + 1.5) / 4, (2 + 1 + 3 + 1.5) / 4, (3 + 2 + 1 + 3) / 4]
+    )
 
 
 def test_expected_rank_counts_ties_against_each_method():
     # Rank_{h_i} = sum_l I[R(h_l) <= R(h_i)] (notes/002 §4).
-    np.testing.assert_allclose(expected_rank(LOSSES), [(1 + 3 + 2 + 2) / 4, (2 + 1 + 3 + 2) / 4, (3 + 2 + 1 + 3) / 4])
+    np.testing.assert_allclose(
+        expected_rank(LOSSES), [(1 + 3 + 2 + 2) / 4, (2 + 1 + 3 + 2) / 4, (3 + 2 + 1 + 3) / 4]
+    )
 
 
 def test_win_frequency_counts_ties_half():

@@ -36,4 +36,6 @@ def import_or_skip(optimizer: str, module: str, distribution: str):
     try:
         return importlib.import_module(module)
     except ImportError as error:
-        raise MissingDependencyError(f"benchmark optimizer {optimizer!r}", distribution, "bench") from error
+        raise MissingDependencyError(
+            f"benchmark optimizer {optimizer!r}", distribution, "bench"
+        ) from error

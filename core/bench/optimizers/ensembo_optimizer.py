@@ -28,10 +28,11 @@ class EnsemboOptimizer:
 
     @classmethod
     def from_spec(cls, spec: str) -> EnsemboOptimizer:
-        parts = spec[len(PREFIX):].split("+")
+        parts = spec[len(PREFIX) :].split("+")
         if not parts[0] or len(parts) > 3 or not all(parts):
             raise UnknownComponentError(
-                "benchmark optimizer", spec,
+                "benchmark optimizer",
+                spec,
                 ["ensembo:random", "ensembo:<surrogate>[+<acquisition>[+<acquisition optimizer>]]"],
             )
         if parts[0] == "random":
@@ -41,8 +42,11 @@ class EnsemboOptimizer:
 
     def check_registered(self) -> None:
         """Fail before any run starts if a named plugin is not registered."""
-        names = {"surrogate": self.surrogate, "acquisition": self.acquisition,
-                 "acquisition_optimizer": self.acquisition_optimizer}
+        names = {
+            "surrogate": self.surrogate,
+            "acquisition": self.acquisition,
+            "acquisition_optimizer": self.acquisition_optimizer,
+        }
         known = registry()
         for kind, name in names.items():
             if name is None or name == defaults.AUTO:

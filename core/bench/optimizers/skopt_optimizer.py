@@ -41,8 +41,11 @@ class SkoptOptimizer:
     def minimize(self, problem: Problem, objective: Objective, budget: int, seed: int) -> None:
         skopt = import_or_skip(self.name, "skopt", "scikit-optimize")
         dimensions, names = native_dimensions(skopt.space, problem.parameters)
-        constants = {p.name: p.choices[0] for p in problem.parameters
-                     if p.kind == "choice" and len(p.choices) < 2}
+        constants = {
+            p.name: p.choices[0]
+            for p in problem.parameters
+            if p.kind == "choice" and len(p.choices) < 2
+        }
         optimizer = skopt.Optimizer(dimensions, base_estimator="GP", random_state=seed)
         for _ in range(budget):
             point = optimizer.ask()

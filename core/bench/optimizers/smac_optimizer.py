@@ -31,13 +31,20 @@ class SmacOptimizer:
     def minimize(self, problem: Problem, objective: Objective, budget: int, seed: int) -> None:
         smac = import_or_skip(self.name, "smac", "smac")
         from smac.runhistory.dataclasses import TrialValue
-        with tempfile.TemporaryDirectory(prefix="ensembo-smac-") as output, warnings.catch_warnings():
+
+        with (
+            tempfile.TemporaryDirectory(prefix="ensembo-smac-") as output,
+            warnings.catch_warnings(),
+        ):
             # SMAC's imputation of inactive hyperparameters averages empty slices on
             # conditional spaces; the warnings say nothing about the result.
             warnings.simplefilter("ignore", RuntimeWarning)
             scenario = smac.Scenario(
-                problem.configspace(), deterministic=problem.deterministic, n_trials=budget,
-                seed=seed, output_directory=output,
+                problem.configspace(),
+                deterministic=problem.deterministic,
+                n_trials=budget,
+                seed=seed,
+                output_directory=output,
             )
             facade = getattr(smac, FACADES[self.name])(
                 scenario, _unused_target, overwrite=True, logging_level=40

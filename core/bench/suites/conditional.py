@@ -54,7 +54,9 @@ def choice_problem() -> Problem:
     extra = {"branin": 1, "hartmann3": 2, "hartmann6": 5}
     for name, count in extra.items():
         parameters += [
-            float_parameter(f"{name}_x{i}", 0.0, 1.0, active_when=ActiveWhen(parent="branch", values=[name]))
+            float_parameter(
+                f"{name}_x{i}", 0.0, 1.0, active_when=ActiveWhen(parent="branch", values=[name])
+            )
             for i in range(1, count + 1)
         ]
 
@@ -63,8 +65,13 @@ def choice_problem() -> Problem:
         unit = [config["x0"]] + [config[f"{name}_x{i}"] for i in range(1, extra[name] + 1)]
         return Outcome(loss=_branch_value(name, unit))
 
-    return Problem(name="choice-3branch", parameters=parameters, evaluate=evaluate, budget=80,
-                   optimum=CHOICE_OPTIMUM)
+    return Problem(
+        name="choice-3branch",
+        parameters=parameters,
+        evaluate=evaluate,
+        budget=80,
+        optimum=CHOICE_OPTIMUM,
+    )
 
 
 def tree_problem() -> Problem:
@@ -77,7 +84,9 @@ def tree_problem() -> Problem:
         int_parameter("a_n", 1, 10, active_when=in_a),
         choice_parameter("inner", ["B1", "B2"], active_when=in_b),
         float_parameter("b_shared", 0.0, 1.0, active_when=in_b),
-        float_parameter("b1_rate", 1e-4, 1.0, log=True, active_when=ActiveWhen(parent="inner", values=["B1"])),
+        float_parameter(
+            "b1_rate", 1e-4, 1.0, log=True, active_when=ActiveWhen(parent="inner", values=["B1"])
+        ),
         float_parameter("b2_y", 0.0, 1.0, active_when=ActiveWhen(parent="inner", values=["B2"])),
         float_parameter("b2_z", 0.0, 1.0, active_when=ActiveWhen(parent="inner", values=["B2"])),
     ]
@@ -87,15 +96,24 @@ def tree_problem() -> Problem:
         if config["top"] == "A":
             loss = 0.5 + (s - 0.3) ** 2 + (config["a_x"] - 0.6) ** 2 + 0.02 * abs(config["a_n"] - 7)
         elif config["inner"] == "B1":
-            loss = (0.2 + (s - 0.8) ** 2 + (config["b_shared"] - 0.25) ** 2
-                    + (math.log10(config["b1_rate"]) + 2) ** 2 / 4)
+            loss = (
+                0.2
+                + (s - 0.8) ** 2
+                + (config["b_shared"] - 0.25) ** 2
+                + (math.log10(config["b1_rate"]) + 2) ** 2 / 4
+            )
         else:
             hartmann = TEST_FUNCTIONS["hartmann3"]([s, config["b2_y"], config["b2_z"]])
             loss = hartmann - HARTMANN3_MINIMUM + (config["b_shared"] - 0.5) ** 2
         return Outcome(loss=loss)
 
-    return Problem(name="tree-2level", parameters=parameters, evaluate=evaluate, budget=80,
-                   optimum=TREE_OPTIMUM)
+    return Problem(
+        name="tree-2level",
+        parameters=parameters,
+        evaluate=evaluate,
+        budget=80,
+        optimum=TREE_OPTIMUM,
+    )
 
 
 def problems():
@@ -104,6 +122,6 @@ def problems():
 
 SUITE = Suite(
     name="conditional",
-    description="flat 3-way choice (2/3/6-D branches) and a two-level tree with shared hyperparameters",
+    description="3-way choice (2/3/6-D branches), two-level tree; shared hyperparameters",
     problems=problems,
 )

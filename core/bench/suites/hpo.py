@@ -35,12 +35,15 @@ def tuning_problem(space_name: str, dataset: str) -> Problem:
 
 
 def problems():
-    return [tuning_problem(space, dataset)
-            for space, datasets in SPACE_DATASETS.items() for dataset in datasets]
+    return [
+        tuning_problem(space, dataset)
+        for space, datasets in SPACE_DATASETS.items()
+        for dataset in datasets
+    ]
 
 
 SUITE = Suite(
     name="hpo",
-    description="svm, random-forest, gradient-boosting-classifier, cash-levesque spaces on KEEL datasets",
+    description="svm, random-forest, gradient-boosting, cash-levesque spaces on KEEL data",
     problems=problems,
 )

@@ -27,7 +27,9 @@ def function_problem(function: TestFunction) -> Problem:
 
     return Problem(
         name=function.name,
-        parameters=[float_parameter(n, low, high) for n, (low, high) in zip(names, function.bounds)],
+        parameters=[
+            float_parameter(n, low, high) for n, (low, high) in zip(names, function.bounds)
+        ],
         evaluate=evaluate,
         budget=budget_for(function.dimension),
         optimum=function.minimum,
