@@ -51,25 +51,37 @@ class Suite:
         raise UnknownSuiteError(f"suite {self.name!r} has no problem {name!r}")
 
 
-def available_suites() -> dict[str, Suite]:
-    """Every ``SUITE`` defined by a module of :mod:`ensembo.bench.suites`."""
+def _suite_modules() -> tuple[dict[str, Suite], dict[str, str]]:
+    """Suites found, and suite modules that failed to import (module -> error)."""
     import ensembo.bench.suites as package
 
-    found = {}
+    found, broken = {}, {}
     for module_info in pkgutil.iter_modules(package.__path__):
         if module_info.name.startswith("_"):
             continue
-        module = importlib.import_module(f"{package.__name__}.{module_info.name}")
+        qualified = f"{package.__name__}.{module_info.name}"
+        try:
+            module = importlib.import_module(qualified)
+        except Exception as error:  # one broken suite must not take the others down
+            broken[qualified] = f"{type(error).__name__}: {error}"
+            continue
         suite = getattr(module, "SUITE", None)
         if isinstance(suite, Suite):
             found[suite.name] = suite
-    return found
+    return found, broken
+
+
+def available_suites() -> dict[str, Suite]:
+    """Every ``SUITE`` defined by an importable module of :mod:`ensembo.bench.suites`."""
+    return _suite_modules()[0]
 
 
 def get_suite(name: str) -> Suite:
-    suites = available_suites()
+    suites, broken = _suite_modules()
     if name not in suites:
+        failures = "".join(f"; {module} failed to import ({error})" for module, error in broken.items())
         raise UnknownSuiteError(
-            f"unknown benchmark suite {name!r}; available: {', '.join(sorted(suites)) or '(none)'}"
+            f"unknown benchmark suite {name!r}; available: "
+            f"{', '.join(sorted(suites)) or '(none)'}{failures}"
         )
     return suites[name]

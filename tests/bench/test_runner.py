@@ -90,3 +90,14 @@ def test_benchmark_end_to_end_writes_report_and_reruns_nothing(tmp_path):
     assert first.executed == 8 and first.report_path.exists()
     second = run_benchmark("conditional", **kwargs)
     assert second.executed == 0 and second.skipped_as_finished == 8
+
+
+def test_a_broken_suite_module_does_not_hide_the_others(tmp_path, monkeypatch):
+    import ensembo.bench.suites as package
+    from ensembo.bench.suite import UnknownSuiteError, available_suites, get_suite
+
+    (tmp_path / "broken_suite.py").write_text("raise RuntimeError('half written')\n")
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])
+    assert "synthetic" in available_suites()
+    with pytest.raises(UnknownSuiteError, match="broken_suite failed to import.*half written"):
+        get_suite("broken")
