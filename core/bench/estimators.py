@@ -53,16 +53,21 @@ def _forest_search(task: str, n_trials: int, seed: int):
     if task == "classification":
         model = RandomForestClassifier(random_state=seed)
         space = {
-            "n_estimators": randint(50, 500), "max_features": uniform(0.05, 0.95),
-            "min_samples_leaf": randint(1, 20), "criterion": ["gini", "entropy"],
+            "n_estimators": randint(50, 500),
+            "max_features": uniform(0.05, 0.95),
+            "min_samples_leaf": randint(1, 20),
+            "criterion": ["gini", "entropy"],
             "bootstrap": [True, False],
         }
     else:
         model = GradientBoostingRegressor(random_state=seed)
         space = {
-            "n_estimators": randint(50, 500), "learning_rate": loguniform(1e-3, 1.0),
-            "max_depth": randint(1, 10), "subsample": uniform(0.5, 0.5),
-            "min_samples_leaf": randint(1, 20), "max_features": uniform(0.1, 0.9),
+            "n_estimators": randint(50, 500),
+            "learning_rate": loguniform(1e-3, 1.0),
+            "max_depth": randint(1, 10),
+            "subsample": uniform(0.5, 0.5),
+            "min_samples_leaf": randint(1, 20),
+            "max_features": uniform(0.1, 0.9),
         }
     return RandomizedSearchCV(model, space, n_iter=n_trials, cv=FOLDS, random_state=seed)
 
@@ -72,18 +77,31 @@ def execute(run: EstimatorRun) -> dict[str, Any]:
     from ensembo.ml.data_run import split_test
     from ensembo.sklearn import EnsemboClassifier, EnsemboRegressor
 
-    record: dict[str, Any] = {**attrs.asdict(run), "status": "complete", "error": None, "scores": {},
-                              "seconds": {}}
+    record: dict[str, Any] = {
+        **attrs.asdict(run),
+        "status": "complete",
+        "error": None,
+        "scores": {},
+        "seconds": {},
+    }
     try:
         data = load_dataset(run.dataset)
         X_train, X_test, y_train, y_test = split_test(data, TEST_FRACTION, run.seed)
         record["task"] = data.task
         if data.task == "classification":
-            ensembo = EnsemboClassifier("cash-classification", n_trials=run.n_trials, seed=run.seed,
-                                        categorical_features=list(data.categorical_features))
+            ensembo = EnsemboClassifier(
+                "cash-classification",
+                n_trials=run.n_trials,
+                seed=run.seed,
+                categorical_features=list(data.categorical_features),
+            )
         else:
-            ensembo = EnsemboRegressor("cash-regression", n_trials=run.n_trials, seed=run.seed,
-                                       categorical_features=list(data.categorical_features))
+            ensembo = EnsemboRegressor(
+                "cash-regression",
+                n_trials=run.n_trials,
+                seed=run.seed,
+                categorical_features=list(data.categorical_features),
+            )
         begin = time.perf_counter()
         ensembo.fit(X_train, y_train)
         record["seconds"]["ensembo"] = time.perf_counter() - begin
@@ -111,17 +129,27 @@ def execute(run: EstimatorRun) -> dict[str, Any]:
 def _score(task: str, y_true: np.ndarray, predicted: np.ndarray) -> float:
     from sklearn.metrics import accuracy_score, r2_score
 
-    return float(accuracy_score(y_true, predicted) if task == "classification" else r2_score(y_true, predicted))
+    return float(
+        accuracy_score(y_true, predicted)
+        if task == "classification"
+        else r2_score(y_true, predicted)
+    )
 
 
-def run_all(runs: Sequence[EstimatorRun], workers: int,
-            on_done: Callable[[dict[str, Any]], None] | None = None) -> None:
+def run_all(
+    runs: Sequence[EstimatorRun],
+    workers: int,
+    on_done: Callable[[dict[str, Any]], None] | None = None,
+) -> None:
     pending = [r for r in runs if not is_finished(Path(r.path))]
     if not pending:
         return
-    with worker_environment(), ProcessPoolExecutor(
-        max_workers=max(1, workers), mp_context=get_context("spawn"), max_tasks_per_child=1
-    ) as pool:
+    with (
+        worker_environment(),
+        ProcessPoolExecutor(
+            max_workers=max(1, workers), mp_context=get_context("spawn"), max_tasks_per_child=1
+        ) as pool,
+    ):
         for future in as_completed([pool.submit(execute, r) for r in pending]):
             if on_done is not None:
                 on_done(future.result())
@@ -129,56 +157,92 @@ def run_all(runs: Sequence[EstimatorRun], workers: int,
 
 def render(records: Sequence[dict[str, Any]], *, command: str, n_trials: int, seeds: int) -> str:
     lines = [
-        "## `estimators` suite: EnsemboClassifier / EnsemboRegressor vs a tuned forest", "",
-        f"Command: `{command}`", "",
-        f"{n_trials} configurations each, 5-fold CV, {seeds} seeds (each redraws the 25% test split). "
-        "Test accuracy (classification) or R² (regression): mean ± std over seeds [min–max]; "
-        "fit time is the median over seeds.", "",
+        "## `estimators` suite: EnsemboClassifier / EnsemboRegressor vs a tuned forest",
+        "",
+        f"Command: `{command}`",
+        "",
+        (
+            f"{n_trials} configurations each, 5-fold CV, {seeds} seeds (each redraws the 25% "
+            "test split). Test accuracy (classification) or R² (regression): mean ± std over "
+            "seeds [min–max]; fit time is the median over seeds."
+        ),
+        "",
         "| dataset | metric | " + " | ".join(ENTRIES) + " | ensembo fit (s) | forest fit (s) |",
         "|" + "---|" * (len(ENTRIES) + 4),
     ]
     failures = []
     for dataset in dict.fromkeys(r["dataset"] for r in records):
         done = [r for r in records if r["dataset"] == dataset and r.get("status") == "complete"]
-        failures += [f"- {dataset} seed {r['seed']}: {r.get('error')}" for r in records
-                     if r["dataset"] == dataset and r.get("status") != "complete"]
+        failures += [
+            f"- {dataset} seed {r['seed']}: {r.get('error')}"
+            for r in records
+            if r["dataset"] == dataset and r.get("status") != "complete"
+        ]
         if not done:
             continue
         cells = []
         for entry in ENTRIES:
             values = np.array([r["scores"][entry] for r in done])
-            cells.append(f"{values.mean():.4f} ± {values.std():.4f} [{values.min():.4f}–{values.max():.4f}]")
+            cells.append(
+                f"{values.mean():.4f} ± {values.std():.4f} [{values.min():.4f}–{values.max():.4f}]"
+            )
         metric = "accuracy" if done[0]["task"] == "classification" else "R²"
         times = [np.median([r["seconds"][k] for r in done]) for k in ("ensembo", "tuned-forest")]
-        lines.append(f"| {dataset} ({len(done)} seeds) | {metric} | " + " | ".join(cells)
-                     + f" | {times[0]:.0f} | {times[1]:.0f} |")
+        lines.append(
+            f"| {dataset} ({len(done)} seeds) | {metric} | "
+            + " | ".join(cells)
+            + f" | {times[0]:.0f} | {times[1]:.0f} |"
+        )
     if failures:
         lines += ["", "Runs not complete:", "", *failures]
     return "\n".join(lines) + "\n"
 
 
-def run_estimators(*, datasets: Sequence[str] = DATASETS, seeds: int = 3, n_trials: int = 30,
-                   workers: int = 1, out: Path = Path("bench-results"), command: str = "",
-                   progress: bool = True) -> Path:
+def run_estimators(
+    *,
+    datasets: Sequence[str] = DATASETS,
+    seeds: int = 3,
+    n_trials: int = 30,
+    workers: int = 1,
+    out: Path = Path("bench-results"),
+    command: str = "",
+    progress: bool = True,
+) -> Path:
     from tqdm import tqdm
 
-    runs = [EstimatorRun(dataset=d, seed=s, n_trials=n_trials,
-                         path=str(Path(out) / "estimators" / d.replace(":", "_") / f"seed-{s}.json"))
-            for d in datasets for s in range(seeds)]
+    runs = [
+        EstimatorRun(
+            dataset=d,
+            seed=s,
+            n_trials=n_trials,
+            path=str(Path(out) / "estimators" / d.replace(":", "_") / f"seed-{s}.json"),
+        )
+        for d in datasets
+        for s in range(seeds)
+    ]
     pending = [r for r in runs if not is_finished(Path(r.path))]
     with tqdm(total=len(pending), desc="bench estimators", unit="run", disable=not progress) as bar:
         run_all(pending, workers, on_done=lambda record: bar.update())
     records = [r for r in (read_record(Path(run.path)) for run in runs) if r is not None]
     report = Path(out) / "estimators" / "report.md"
     report.parent.mkdir(parents=True, exist_ok=True)
-    report.write_text(render(records, command=command or "ensembo bench estimators",
-                             n_trials=n_trials, seeds=seeds))
+    report.write_text(
+        render(
+            records, command=command or "ensembo bench estimators", n_trials=n_trials, seeds=seeds
+        )
+    )
     return report
 
 
 def main(args: Any, command: str) -> int:
     """``ensembo bench estimators [--seeds N] [--budget N_TRIALS] [--workers N] [--out DIR]``."""
-    report = run_estimators(seeds=args.seeds, n_trials=args.budget or 30, workers=args.workers,
-                            out=args.out, command=command, progress=not args.no_progress)
+    report = run_estimators(
+        seeds=args.seeds,
+        n_trials=args.budget or 30,
+        workers=args.workers,
+        out=args.out,
+        command=command,
+        progress=not args.no_progress,
+    )
     print(f"report: {report}")
     return 0

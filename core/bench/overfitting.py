@@ -35,9 +35,30 @@ from ensembo.bench.runner import is_finished, read_record, worker_environment
 from ensembo.stats import average_ranks, wilcoxon_signed_rank, win_frequency
 
 DATASETS = (
-    "australian", "bands", "breast", "bupa", "contraceptive", "crx", "german", "hayes-roth",
-    "heart", "housevotes", "ionosphere", "iris", "led7digit", "mammographic", "monk-2", "pima",
-    "saheart", "sonar", "tae", "tic-tac-toe", "vehicle", "wdbc", "wine", "wisconsin",
+    "australian",
+    "bands",
+    "breast",
+    "bupa",
+    "contraceptive",
+    "crx",
+    "german",
+    "hayes-roth",
+    "heart",
+    "housevotes",
+    "ionosphere",
+    "iris",
+    "led7digit",
+    "mammographic",
+    "monk-2",
+    "pima",
+    "saheart",
+    "sonar",
+    "tae",
+    "tic-tac-toe",
+    "vehicle",
+    "wdbc",
+    "wine",
+    "wisconsin",
 )
 SEARCHES = {"gp": False, "gp-r": True}  # name -> reshuffle
 SELECTIONS = {"argmin": "", "posterior-mean": "-pm"}
@@ -76,13 +97,24 @@ def execute(run: OverfittingRun) -> dict[str, Any]:
         X_train, X_test, y_train, y_test = split_test(data, TEST_FRACTION, run.seed)
         space = spaces.load(run.space)
         task = Task(
-            X_train, y_train, task="classification", space=space,
+            X_train,
+            y_train,
+            task="classification",
+            space=space,
             validation=Holdout(ratio=VALIDATION_FRACTION, reshuffle=SEARCHES[run.search]),
-            categorical_features=data.categorical_features, seed=run.seed, X_test=X_test, y_test=y_test,
+            categorical_features=data.categorical_features,
+            seed=run.seed,
+            X_test=X_test,
+            y_test=y_test,
         )
         study = Study(
-            space, surrogate=run.surrogate, seed=run.seed, loss="zero-one", task="classification",
-            validation_targets=task.validation_targets(), budget=run.budget,
+            space,
+            surrogate=run.surrogate,
+            seed=run.seed,
+            loss="zero-one",
+            task="classification",
+            validation_targets=task.validation_targets(),
+            budget=run.budget,
         )
         run_task(study, task, run.budget, store=MemoryArtifactStore())
         trials = list(study.history)
@@ -92,7 +124,9 @@ def execute(run: OverfittingRun) -> dict[str, Any]:
         record["failed"] = sum(t.loss is None for t in trials)
         record["selections"] = {}
         for selection in SELECTIONS:
-            chosen = select_trial(study.history, space, selection, surrogate=run.surrogate, seed=run.seed)
+            chosen = select_trial(
+                study.history, space, selection, surrogate=run.surrogate, seed=run.seed
+            )
             final = task.fit(dict(chosen.config))  # retrained on training + validation rows
             record["selections"][selection] = {
                 "trial": chosen.number,
@@ -110,23 +144,44 @@ def execute(run: OverfittingRun) -> dict[str, Any]:
     return record
 
 
-def plan(out: Path, datasets: Sequence[str], seeds: Sequence[int], budget: int, space: str,
-         surrogate: str) -> list[OverfittingRun]:
+def plan(
+    out: Path,
+    datasets: Sequence[str],
+    seeds: Sequence[int],
+    budget: int,
+    space: str,
+    surrogate: str,
+) -> list[OverfittingRun]:
     return [
-        OverfittingRun(dataset=d, search=s, seed=seed, budget=budget, space=space, surrogate=surrogate,
-                       path=str(out / "overfitting" / d / s / f"seed-{seed}.json"))
-        for d in datasets for s in SEARCHES for seed in seeds
+        OverfittingRun(
+            dataset=d,
+            search=s,
+            seed=seed,
+            budget=budget,
+            space=space,
+            surrogate=surrogate,
+            path=str(out / "overfitting" / d / s / f"seed-{seed}.json"),
+        )
+        for d in datasets
+        for s in SEARCHES
+        for seed in seeds
     ]
 
 
-def run_all(runs: Sequence[OverfittingRun], workers: int,
-            on_done: Callable[[dict[str, Any]], None] | None = None) -> None:
+def run_all(
+    runs: Sequence[OverfittingRun],
+    workers: int,
+    on_done: Callable[[dict[str, Any]], None] | None = None,
+) -> None:
     pending = [r for r in runs if not is_finished(Path(r.path))]
     if not pending:
         return
-    with worker_environment(), ProcessPoolExecutor(
-        max_workers=max(1, workers), mp_context=get_context("spawn"), max_tasks_per_child=1
-    ) as pool:
+    with (
+        worker_environment(),
+        ProcessPoolExecutor(
+            max_workers=max(1, workers), mp_context=get_context("spawn"), max_tasks_per_child=1
+        ) as pool,
+    ):
         for future in as_completed([pool.submit(execute, r) for r in pending]):
             record = future.result()
             if on_done is not None:
@@ -150,13 +205,23 @@ def tables(records: Sequence[dict[str, Any]], seeds: Sequence[int]) -> Overfitti
     incomplete = []
     for record in records:
         if record.get("status") != "complete":
-            incomplete.append(f"{record['dataset']} / {record['search']} / seed {record['seed']}: "
-                              f"{record.get('status')} — {record.get('error')}")
+            incomplete.append(
+                f"{record['dataset']} / {record['search']} / seed {record['seed']}: "
+                f"{record.get('status')} — {record.get('error')}"
+            )
             continue
         for selection, chosen in record["selections"].items():
             key = (method_name(record["search"], selection), record["dataset"])
             errors.setdefault(key, []).append(chosen["test_loss"])
-    datasets = tuple(sorted({d for _, d in errors if all(len(errors.get((m, d), [])) == len(seeds) for m in METHODS)}))
+    datasets = tuple(
+        sorted(
+            {
+                d
+                for _, d in errors
+                if all(len(errors.get((m, d), [])) == len(seeds) for m in METHODS)
+            }
+        )
+    )
     test_error = {m: {d: float(np.mean(errors[(m, d)])) for d in datasets} for m in METHODS}
     matrix = np.array([[test_error[m][d] for m in METHODS] for d in datasets])
     ranks = average_ranks(matrix) if len(datasets) else np.full(len(METHODS), np.nan)
@@ -166,35 +231,61 @@ def tables(records: Sequence[dict[str, Any]], seeds: Sequence[int]) -> Overfitti
         for j, b in enumerate(METHODS):
             if i < j and len(datasets):
                 result = wilcoxon_signed_rank(matrix[:, i], matrix[:, j])
-                wilcoxon[(a, b)] = (int(np.sum(matrix[:, i] < matrix[:, j])),
-                                    int(np.sum(matrix[:, j] < matrix[:, i])), result.p_value)
+                wilcoxon[(a, b)] = (
+                    int(np.sum(matrix[:, i] < matrix[:, j])),
+                    int(np.sum(matrix[:, j] < matrix[:, i])),
+                    result.p_value,
+                )
     win_rate = {m: float((wins[i].sum() - 0.5) / (len(METHODS) - 1)) for i, m in enumerate(METHODS)}
     return OverfittingTables(
-        datasets=datasets, test_error=test_error,
-        average_rank=dict(zip(METHODS, map(float, ranks))), win_rate=win_rate,
-        wilcoxon=wilcoxon, incomplete=tuple(incomplete),
+        datasets=datasets,
+        test_error=test_error,
+        average_rank=dict(zip(METHODS, map(float, ranks), strict=True)),
+        win_rate=win_rate,
+        wilcoxon=wilcoxon,
+        incomplete=tuple(incomplete),
     )
 
 
 def render(t: OverfittingTables, *, command: str, budget: int, seeds: int, space: str) -> str:
     lines = [
-        "## `overfitting` suite: reshuffling and posterior-mean selection (Lévesque ch. 3)", "",
-        f"Command: `{command}`", "",
-        f"`{space}` space, GP, budget {budget}, {seeds} seeds (each seed redraws the test third "
-        f"and the validation holdout), {len(t.datasets)} KEEL datasets with every run complete. "
-        "Test error of the selected configuration retrained on training + validation rows.", "",
-        "### Average rank on test error (lower is better) and win rate", "",
-        "| method | average rank | win rate | median test error |", "|---|---|---|---|",
+        "## `overfitting` suite: reshuffling and posterior-mean selection (Lévesque ch. 3)",
+        "",
+        f"Command: `{command}`",
+        "",
+        (
+            f"`{space}` space, GP, budget {budget}, {seeds} seeds (each seed redraws the test "
+            f"third and the validation holdout), {len(t.datasets)} KEEL datasets with every run "
+            "complete. Test error of the selected configuration retrained on training + "
+            "validation rows."
+        ),
+        "",
+        "### Average rank on test error (lower is better) and win rate",
+        "",
+        "| method | average rank | win rate | median test error |",
+        "|---|---|---|---|",
     ]
     for m in sorted(METHODS, key=lambda m: t.average_rank[m]):
         median = np.median(list(t.test_error[m].values())) if t.datasets else float("nan")
-        lines.append(f"| {m} | {t.average_rank[m]:.2f} | {100 * t.win_rate[m]:.1f}% | {median:.4f} |")
-    lines += ["", "### Pairwise: datasets won by each side, Wilcoxon signed-rank p (two-sided)", "",
-              "| A | B | A better | B better | p |", "|---|---|---|---|---|"]
+        lines.append(
+            f"| {m} | {t.average_rank[m]:.2f} | {100 * t.win_rate[m]:.1f}% | {median:.4f} |"
+        )
+    lines += [
+        "",
+        "### Pairwise: datasets won by each side, Wilcoxon signed-rank p (two-sided)",
+        "",
+        "| A | B | A better | B better | p |",
+        "|---|---|---|---|---|",
+    ]
     for (a, b), (wins_a, wins_b, p) in t.wilcoxon.items():
         lines.append(f"| {a} | {b} | {wins_a} | {wins_b} | {p:.3g} |")
-    lines += ["", "### Mean test error per dataset", "",
-              "| dataset | " + " | ".join(METHODS) + " |", "|" + "---|" * (len(METHODS) + 1)]
+    lines += [
+        "",
+        "### Mean test error per dataset",
+        "",
+        "| dataset | " + " | ".join(METHODS) + " |",
+        "|" + "---|" * (len(METHODS) + 1),
+    ]
     for d in t.datasets:
         lines.append(f"| {d} | " + " | ".join(f"{t.test_error[m][d]:.4f}" for m in METHODS) + " |")
     if t.incomplete:
@@ -202,19 +293,35 @@ def render(t: OverfittingTables, *, command: str, budget: int, seeds: int, space
     return "\n".join(lines) + "\n"
 
 
-def run_overfitting(*, datasets: Sequence[str] = DATASETS, seeds: int = 3, budget: int = 50,
-                    workers: int = 1, out: Path = Path("bench-results"), space: str = "svm",
-                    surrogate: str = "gp", command: str = "", progress: bool = True) -> Path:
+def run_overfitting(
+    *,
+    datasets: Sequence[str] = DATASETS,
+    seeds: int = 3,
+    budget: int = 50,
+    workers: int = 1,
+    out: Path = Path("bench-results"),
+    space: str = "svm",
+    surrogate: str = "gp",
+    command: str = "",
+    progress: bool = True,
+) -> Path:
     """Run what is missing, then write ``out/overfitting/report.md``; returns its path."""
     from tqdm import tqdm
 
     runs = plan(Path(out), datasets, range(seeds), budget, space, surrogate)
     pending = [r for r in runs if not is_finished(Path(r.path))]
-    with tqdm(total=len(pending), desc="bench overfitting", unit="run", disable=not progress) as bar:
+    with tqdm(
+        total=len(pending), desc="bench overfitting", unit="run", disable=not progress
+    ) as bar:
         run_all(pending, workers, on_done=lambda record: bar.update())
     records = [r for r in (read_record(Path(run.path)) for run in runs) if r is not None]
-    text = render(tables(records, list(range(seeds))), command=command or "ensembo bench overfitting",
-                  budget=budget, seeds=seeds, space=space)
+    text = render(
+        tables(records, list(range(seeds))),
+        command=command or "ensembo bench overfitting",
+        budget=budget,
+        seeds=seeds,
+        space=space,
+    )
     report = Path(out) / "overfitting" / "report.md"
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(text)
@@ -223,7 +330,13 @@ def run_overfitting(*, datasets: Sequence[str] = DATASETS, seeds: int = 3, budge
 
 def main(args: Any, command: str) -> int:
     """``ensembo bench overfitting [--seeds N] [--budget N] [--workers N] [--out DIR]``."""
-    report = run_overfitting(seeds=args.seeds, budget=args.budget or 50, workers=args.workers,
-                             out=args.out, command=command, progress=not args.no_progress)
+    report = run_overfitting(
+        seeds=args.seeds,
+        budget=args.budget or 50,
+        workers=args.workers,
+        out=args.out,
+        command=command,
+        progress=not args.no_progress,
+    )
     print(f"report: {report}")
     return 0

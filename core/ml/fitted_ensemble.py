@@ -25,7 +25,7 @@ def combine_contributions(
 ) -> np.ndarray:
     """``sum_i w_i * contributions(predictions_i)`` (identity without ``contributions``)."""
     share = contributions or (lambda p: np.asarray(p, dtype=float))
-    return sum(w * share(p) for w, p in zip(weights, predictions))
+    return sum(w * share(p) for w, p in zip(weights, predictions, strict=True))
 
 
 class FittedEnsemble(BaseEstimator):
@@ -57,7 +57,12 @@ class FittedEnsemble(BaseEstimator):
     @property
     def _normalized_weights(self) -> np.ndarray:
         weights = np.asarray(self.weights, dtype=float)
-        if len(weights) != len(self.members) or not len(weights) or weights.sum() <= 0 or np.any(weights < 0):
+        if (
+            len(weights) != len(self.members)
+            or not len(weights)
+            or weights.sum() <= 0
+            or np.any(weights < 0)
+        ):
             raise ValueError(
                 f"need one non-negative weight per member with a positive sum; got "
                 f"{len(self.members)} members and weights {weights.tolist()}"
@@ -78,12 +83,15 @@ class FittedEnsemble(BaseEstimator):
         """Weighted total of the members' contributions (vote shares or probabilities)."""
         classes = self.classes_
         return combine_contributions(
-            [class_probabilities(m, X, classes) for m in self.members], self._normalized_weights,
+            [class_probabilities(m, X, classes) for m in self.members],
+            self._normalized_weights,
             self.contributions,
         )
 
     def predict(self, X: Any) -> np.ndarray:
         if self.classes is None:
             weights = self._normalized_weights
-            return sum(w * regression_values(m, X) for w, m in zip(weights, self.members))
+            return sum(
+                w * regression_values(m, X) for w, m in zip(weights, self.members, strict=True)
+            )
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]

@@ -61,7 +61,9 @@ def class_probabilities(model: Any, X: np.ndarray, classes: np.ndarray) -> np.nd
         return raw
     # A fold's training part may miss a rare class: map the model's columns onto ours.
     positions = np.searchsorted(classes, model_classes)
-    if np.any(positions >= len(classes)) or not np.array_equal(classes[np.minimum(positions, len(classes) - 1)], model_classes):
+    if np.any(positions >= len(classes)) or not np.array_equal(
+        classes[np.minimum(positions, len(classes) - 1)], model_classes
+    ):
         raise InvalidPredictionError(
             f"{type(model).__name__} knows classes {model_classes.tolist()}, "
             f"not a subset of the training classes {classes.tolist()}"

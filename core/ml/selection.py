@@ -41,16 +41,23 @@ def select_trial(
     if rule == "selection-split":
         missing = [t.number for t in completed if "selection_loss" not in t.info]
         if missing:
-            raise ExperimentError("selection", f"trials {missing[:5]} have no selection loss; give the task a selection split")
+            raise ExperimentError(
+                "selection",
+                f"trials {missing[:5]} have no selection loss; give the task a selection split",
+            )
         return min(completed, key=lambda t: t.info["selection_loss"])
     if rule == "posterior-mean":
         if len(completed) < 2:
             return completed[0]
         return completed[int(np.argmin(posterior_means(completed, space, surrogate, seed)))]
-    raise ExperimentError("selection", f"unknown selection {rule!r}; valid: {', '.join(SELECTIONS)}")
+    raise ExperimentError(
+        "selection", f"unknown selection {rule!r}; valid: {', '.join(SELECTIONS)}"
+    )
 
 
-def posterior_means(trials: list[Trial], space: Any, surrogate: Any = "gp", seed: int = 0) -> np.ndarray:
+def posterior_means(
+    trials: list[Trial], space: Any, surrogate: Any = "gp", seed: int = 0
+) -> np.ndarray:
     """Surrogate mean at each trial's configuration, fitted on all their losses."""
     model = components.build("surrogate", surrogate)
     batch = space.encode([t.config for t in trials])

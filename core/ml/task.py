@@ -22,7 +22,6 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import attrs
 import joblib
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -46,7 +45,9 @@ def _as_matrix(X: Any) -> np.ndarray:
     return matrix
 
 
-def _builder(space: Any, categorical_features: np.ndarray | None, seed: int) -> Callable[[dict[str, Any]], Any]:
+def _builder(
+    space: Any, categorical_features: np.ndarray | None, seed: int
+) -> Callable[[dict[str, Any]], Any]:
     """``config -> unfitted estimator`` through the executable space's
     ``build(config, *, categorical_features, random_state)``."""
     build = getattr(space, "build", None)
@@ -58,7 +59,11 @@ def _builder(space: Any, categorical_features: np.ndarray | None, seed: int) -> 
         raise ExperimentError(
             "space", f"space {getattr(space, 'name', space)!r} is not executable: {error}"
         ) from error
-    mask = None if categorical_features is None or not np.any(categorical_features) else categorical_features
+    mask = (
+        None
+        if categorical_features is None or not np.any(categorical_features)
+        else categorical_features
+    )
     return lambda config: build(config, categorical_features=mask, random_state=seed)
 
 
@@ -93,7 +98,9 @@ class Task:
         self.validation = validation_scheme(validation)
         self.loss_spec = loss or DEFAULT_LOSS[task]
         self.loss = components.build("loss", self.loss_spec)
-        self.categorical_features = None if categorical_features is None else np.asarray(categorical_features, dtype=bool)
+        self.categorical_features = (
+            None if categorical_features is None else np.asarray(categorical_features, dtype=bool)
+        )
         self.seed = int(seed)
         self.n_jobs = n_jobs
         self.build = _builder(space, self.categorical_features, self.seed)
@@ -105,7 +112,9 @@ class Task:
         rows = np.arange(len(y))
         if selection:
             optimize_rows, selection_rows = train_test_split(
-                rows, test_size=selection, random_state=self.seed,
+                rows,
+                test_size=selection,
+                random_state=self.seed,
                 stratify=targets if self._stratify_selection(targets) else None,
             )
             self.selection_rows = np.sort(selection_rows)
@@ -134,7 +143,10 @@ class Task:
         clipped = np.minimum(positions, len(self.classes) - 1)
         unknown = self.classes[clipped] != y
         if np.any(unknown):
-            raise ExperimentError("data.y_test", f"labels {sorted(set(y[unknown].tolist()))[:5]} never seen in training")
+            raise ExperimentError(
+                "data.y_test",
+                f"labels {sorted(set(y[unknown].tolist()))[:5]} never seen in training",
+            )
         return clipped
 
     def _stratify_selection(self, targets: np.ndarray) -> bool:
@@ -161,7 +173,9 @@ class Task:
         losses = np.asarray(self.loss(y_true, predictions), dtype=float)
         loss = float(np.mean(losses))
         if not np.isfinite(loss):
-            raise InvalidPredictionError(f"loss {self.loss_spec!r} is not finite ({loss}) on these predictions")
+            raise InvalidPredictionError(
+                f"loss {self.loss_spec!r} is not finite ({loss}) on these predictions"
+            )
         return loss
 
     def loss_of(self, model: Any, X: Any, y: Any) -> float:
@@ -173,7 +187,9 @@ class Task:
     def _fit_split(self, config: dict[str, Any], split: Split) -> tuple[Any, list[str]]:
         return self._fit_quietly(config, self.X[split.train], self.y[split.train])
 
-    def _fit_quietly(self, config: dict[str, Any], X: np.ndarray, y: np.ndarray) -> tuple[Any, list[str]]:
+    def _fit_quietly(
+        self, config: dict[str, Any], X: np.ndarray, y: np.ndarray
+    ) -> tuple[Any, list[str]]:
         """Fit, keeping the learner's convergence warnings out of the terminal: many
         configurations of a search stop early by design; they are kept in the trial."""
         with warnings.catch_warnings(record=True) as caught:
@@ -182,14 +198,25 @@ class Task:
             model.fit(X, y)
         for warning in caught:
             if not issubclass(warning.category, ConvergenceWarning):
-                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-        return model, sorted({str(w.message).splitlines()[0] for w in caught
-                              if issubclass(w.category, ConvergenceWarning)})
+                warnings.warn_explicit(
+                    warning.message, warning.category, warning.filename, warning.lineno
+                )
+        return model, sorted(
+            {
+                str(w.message).splitlines()[0]
+                for w in caught
+                if issubclass(w.category, ConvergenceWarning)
+            }
+        )
 
-    def fit(self, config: dict[str, Any], X: np.ndarray | None = None, y: np.ndarray | None = None) -> Any:
+    def fit(
+        self, config: dict[str, Any], X: np.ndarray | None = None, y: np.ndarray | None = None
+    ) -> Any:
         """A fresh model of ``config`` fitted on ``(X, y)`` (default: every row, the
         selection split included)."""
-        model, _ = self._fit_quietly(config, self.X_all if X is None else X, self.y_all if y is None else y)
+        model, _ = self._fit_quietly(
+            config, self.X_all if X is None else X, self.y_all if y is None else y
+        )
         return model
 
     def evaluate(self, config: dict[str, Any], iteration: int = 0) -> Evaluation:
@@ -207,13 +234,16 @@ class Task:
         predictions = self._validation_predictions(models, splits)
         rows = np.arange(len(self.y)) if self.validation.covers_all_rows else splits[0].validation
         loss = self.score(self.targets[rows], predictions)
-        model = models[0] if len(models) == 1 else FittedEnsemble(
-            members=models, weights=[1.0] * len(models), classes=self.classes
+        model = (
+            models[0]
+            if len(models) == 1
+            else FittedEnsemble(members=models, weights=[1.0] * len(models), classes=self.classes)
         )
         info: dict[str, Any] = {"convergence_warnings": convergence} if convergence else {}
         if self.selection_rows is not None:
             info["selection_loss"] = self.score(
-                self.targets_all[self.selection_rows], self.predict(model, self.X_all[self.selection_rows])
+                self.targets_all[self.selection_rows],
+                self.predict(model, self.X_all[self.selection_rows]),
             )
         if self.X_test is not None:
             info["test_loss"] = self.score(self.targets_test, self.predict(model, self.X_test))
@@ -228,8 +258,7 @@ class Task:
             return self.predict(models[0], self.X[splits[0].validation])
         shape = (len(self.y),) if self.classes is None else (len(self.y), len(self.classes))
         total, counts = np.zeros(shape), np.zeros(len(self.y))
-        for model, split in zip(models, splits):
+        for model, split in zip(models, splits, strict=True):
             total[split.validation] += self.predict(model, self.X[split.validation])
             counts[split.validation] += 1
         return total / (counts if total.ndim == 1 else counts[:, None])
-

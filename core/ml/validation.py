@@ -44,7 +44,9 @@ def _split_seed(seed: int, iteration: int, reshuffle: bool) -> int:
 class Holdout:
     """One split: ``ratio`` of the rows are held out for validation."""
 
-    ratio: float = attrs.field(default=0.33, validator=[attrs.validators.gt(0.0), attrs.validators.lt(1.0)])
+    ratio: float = attrs.field(
+        default=0.33, validator=[attrs.validators.gt(0.0), attrs.validators.lt(1.0)]
+    )
     stratify: bool = True
     reshuffle: bool = False
 
@@ -56,15 +58,21 @@ class Holdout:
     def fixed_validation(self) -> bool:
         return not self.reshuffle
 
-    def splits(self, y: np.ndarray, *, classification: bool, seed: int, iteration: int) -> tuple[Split, ...]:
+    def splits(
+        self, y: np.ndarray, *, classification: bool, seed: int, iteration: int
+    ) -> tuple[Split, ...]:
         random_state = _split_seed(seed, iteration, self.reshuffle)
         n = len(y)
         if classification and self.stratify and _stratifiable(y, 2):
-            splitter = StratifiedShuffleSplit(n_splits=1, test_size=self.ratio, random_state=random_state)
+            splitter = StratifiedShuffleSplit(
+                n_splits=1, test_size=self.ratio, random_state=random_state
+            )
         else:
             splitter = ShuffleSplit(n_splits=1, test_size=self.ratio, random_state=random_state)
         if n < 2:
-            raise ExperimentError("validation.ratio", f"a holdout needs at least 2 rows, got n_samples={n}")
+            raise ExperimentError(
+                "validation.ratio", f"a holdout needs at least 2 rows, got n_samples={n}"
+            )
         train, validation = next(splitter.split(np.zeros((n, 1)), y))
         return (Split(train=np.sort(train), validation=np.sort(validation)),)
 
@@ -90,12 +98,15 @@ class CrossValidation:
     def fixed_validation(self) -> bool:
         return True
 
-    def splits(self, y: np.ndarray, *, classification: bool, seed: int, iteration: int) -> tuple[Split, ...]:
+    def splits(
+        self, y: np.ndarray, *, classification: bool, seed: int, iteration: int
+    ) -> tuple[Split, ...]:
         random_state = _split_seed(seed, iteration, self.reshuffle)
         rng = np.random.default_rng(random_state)
         if len(y) < self.folds:
             raise ExperimentError(
-                "validation.folds", f"{self.folds} folds need at least {self.folds} rows, got n_samples={len(y)}"
+                "validation.folds",
+                f"{self.folds} folds need at least {self.folds} rows, got n_samples={len(y)}",
             )
         stratified = classification and self.stratify and _stratifiable(y, self.folds)
         splits = []
@@ -123,7 +134,9 @@ def validation_scheme(spec: object) -> ValidationScheme:
     if isinstance(spec, Holdout | CrossValidation):
         return spec
     if isinstance(spec, bool):
-        raise ExperimentError("validation", f"expected a number of folds, a holdout ratio or a mapping, got {spec!r}")
+        raise ExperimentError(
+            "validation", f"expected a number of folds, a holdout ratio or a mapping, got {spec!r}"
+        )
     if isinstance(spec, int):
         return CrossValidation(folds=spec)
     if isinstance(spec, float):
@@ -133,9 +146,15 @@ def validation_scheme(spec: object) -> ValidationScheme:
         kind = options.pop("scheme", "holdout")
         factories = {"holdout": Holdout, "kfold": CrossValidation}
         if kind not in factories:
-            raise ExperimentError("validation.scheme", f"unknown scheme {kind!r}; valid: holdout, kfold")
+            raise ExperimentError(
+                "validation.scheme", f"unknown scheme {kind!r}; valid: holdout, kfold"
+            )
         try:
             return factories[kind](**options)
         except (TypeError, ValueError) as error:
-            raise ExperimentError("validation", f"invalid {kind} options {options}: {error}") from error
-    raise ExperimentError("validation", f"expected a number of folds, a holdout ratio or a mapping, got {spec!r}")
+            raise ExperimentError(
+                "validation", f"invalid {kind} options {options}: {error}"
+            ) from error
+    raise ExperimentError(
+        "validation", f"expected a number of folds, a holdout ratio or a mapping, got {spec!r}"
+    )

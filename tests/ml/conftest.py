@@ -68,6 +68,8 @@ def tree_only_space() -> FlakySpace:
 
 @pytest.fixture
 def classification_data():
-    X, y = make_classification(n_samples=120, n_features=6, n_informative=3, n_classes=3, random_state=0)
+    X, y = make_classification(
+        n_samples=120, n_features=6, n_informative=3, n_classes=3, random_state=0
+    )
     labels = np.array(["a", "b", "c"], dtype=object)[y]
     return X, labels

@@ -21,8 +21,13 @@ from ensembo.ml import (
 
 def _search(space, X, y, n_trials=6, **task_options):
     task = Task(X, y, task="classification", space=space, validation=0.3, **task_options)
-    study = Study(space, surrogate=None, validation_targets=task.validation_targets(),
-                  loss="zero-one", task="classification")
+    study = Study(
+        space,
+        surrogate=None,
+        validation_targets=task.validation_targets(),
+        loss="zero-one",
+        task="classification",
+    )
     store = MemoryArtifactStore()
     run_task(study, task, n_trials, store=store)
     return task, study, store
@@ -46,8 +51,9 @@ def test_ensemble_estimator_averages_member_probabilities(tree_only_space, class
     X, y = classification_data
     task, study, store = _search(tree_only_space, X, y)
     first, second = (t.number for t in study.trials[:2])
-    ensemble = FittedEnsemble(members=[store.get(first), store.get(second)], weights=[3, 1],
-                              classes=task.classes)
+    ensemble = FittedEnsemble(
+        members=[store.get(first), store.get(second)], weights=[3, 1], classes=task.classes
+    )
     expected = 0.75 * store.get(first).predict_proba(X) + 0.25 * store.get(second).predict_proba(X)
     np.testing.assert_allclose(ensemble.predict_proba(X), expected)
     assert set(ensemble.predict(X)) <= set(task.classes)

@@ -14,8 +14,13 @@ from ensembo.plugins.losses.classification import ZeroOneLoss
 
 def _study(space, task, **options):
     return Study(
-        space, surrogate=None, validation_targets=task.validation_targets(), loss="zero-one",
-        task="classification", seed=options.pop("seed", 0), **options,
+        space,
+        surrogate=None,
+        validation_targets=task.validation_targets(),
+        loss="zero-one",
+        task="classification",
+        seed=options.pop("seed", 0),
+        **options,
     )
 
 
@@ -56,12 +61,14 @@ def test_cached_predictions_are_exactly_those_scored(tree_only_space, classifica
 
 def test_kfold_predictions_are_out_of_fold_over_every_row(tree_only_space, classification_data):
     X, y = classification_data
-    task = Task(X, y, task="classification", space=tree_only_space, validation=CrossValidation(folds=4))
+    task = Task(
+        X, y, task="classification", space=tree_only_space, validation=CrossValidation(folds=4)
+    )
     evaluation = task.evaluate({"behaviour": "fit", "depth": 8}, iteration=0)
     assert evaluation.predictions.shape == (len(y), 3)
     assert len(evaluation.model.members) == 4
     expected = np.zeros((len(y), 3))
-    for model, split in zip(evaluation.model.members, task.splits(0)):
+    for model, split in zip(evaluation.model.members, task.splits(0), strict=True):
         assert set(split.train).isdisjoint(split.validation)
         expected[split.validation] = model.predict_proba(X[split.validation])
     np.testing.assert_allclose(evaluation.predictions, expected)
@@ -71,8 +78,13 @@ def test_kfold_predictions_are_out_of_fold_over_every_row(tree_only_space, class
 
 def test_repeated_kfold_averages_each_rows_predictions(tree_only_space, classification_data):
     X, y = classification_data
-    task = Task(X, y, task="classification", space=tree_only_space,
-                validation=CrossValidation(folds=3, repeats=2))
+    task = Task(
+        X,
+        y,
+        task="classification",
+        space=tree_only_space,
+        validation=CrossValidation(folds=3, repeats=2),
+    )
     evaluation = task.evaluate({"behaviour": "fit", "depth": 3})
     assert len(task.splits(0)) == 6
     np.testing.assert_allclose(evaluation.predictions.sum(axis=1), 1.0)
@@ -80,8 +92,16 @@ def test_repeated_kfold_averages_each_rows_predictions(tree_only_space, classifi
 
 def test_selection_split_is_held_out_and_scored(tree_only_space, classification_data):
     X, y = classification_data
-    task = Task(X, y, task="classification", space=tree_only_space, validation=0.3, selection=0.25,
-                X_test=X[:10], y_test=y[:10])
+    task = Task(
+        X,
+        y,
+        task="classification",
+        space=tree_only_space,
+        validation=0.3,
+        selection=0.25,
+        X_test=X[:10],
+        y_test=y[:10],
+    )
     assert len(task.selection_rows) == 30
     assert set(task.selection_rows).isdisjoint(task.optimize_rows)
     evaluation = task.evaluate({"behaviour": "fit", "depth": 2})
@@ -91,8 +111,13 @@ def test_selection_split_is_held_out_and_scored(tree_only_space, classification_
 
 def test_a_scheme_that_cannot_split_fails_at_construction(tree_only_space):
     with pytest.raises(ExperimentError, match="n_samples=3"):
-        Task(np.zeros((3, 2)), ["a", "b", "a"], task="classification", space=tree_only_space,
-             validation=CrossValidation(folds=5))
+        Task(
+            np.zeros((3, 2)),
+            ["a", "b", "a"],
+            task="classification",
+            space=tree_only_space,
+            validation=CrossValidation(folds=5),
+        )
 
 
 def test_a_space_without_build_is_refused(classification_data, flat_space):

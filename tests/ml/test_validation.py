@@ -12,7 +12,10 @@ Y = np.repeat([0, 1, 2], [50, 30, 20])
 
 
 def _rows(scheme, iteration, seed=0):
-    return [tuple(s.validation) for s in scheme.splits(Y, classification=True, seed=seed, iteration=iteration)]
+    return [
+        tuple(s.validation)
+        for s in scheme.splits(Y, classification=True, seed=seed, iteration=iteration)
+    ]
 
 
 @pytest.mark.parametrize("scheme", [Holdout(ratio=0.3), CrossValidation(folds=5)])
@@ -20,7 +23,9 @@ def test_without_reshuffle_every_iteration_sees_the_same_splits(scheme):
     assert _rows(scheme, 0) == _rows(scheme, 7)
 
 
-@pytest.mark.parametrize("scheme", [Holdout(ratio=0.3, reshuffle=True), CrossValidation(folds=5, reshuffle=True)])
+@pytest.mark.parametrize(
+    "scheme", [Holdout(ratio=0.3, reshuffle=True), CrossValidation(folds=5, reshuffle=True)]
+)
 def test_reshuffle_draws_new_splits_each_iteration_reproducibly(scheme):
     per_iteration = [_rows(scheme, i) for i in range(5)]
     assert len(set(map(tuple, per_iteration))) == 5
@@ -51,7 +56,9 @@ def test_reshuffled_holdout_has_no_fixed_validation_set():
 def test_specs():
     assert validation_scheme(5) == CrossValidation(folds=5)
     assert validation_scheme(0.2) == Holdout(ratio=0.2)
-    assert validation_scheme({"scheme": "kfold", "folds": 3, "reshuffle": True}) == CrossValidation(folds=3, reshuffle=True)
+    assert validation_scheme({"scheme": "kfold", "folds": 3, "reshuffle": True}) == CrossValidation(
+        folds=3, reshuffle=True
+    )
     with pytest.raises(ExperimentError, match="unknown scheme 'loo'; valid: holdout, kfold"):
         validation_scheme({"scheme": "loo"})
     with pytest.raises(ExperimentError, match="invalid holdout options"):

@@ -12,7 +12,9 @@ from ensembo.sklearn import EnsemboClassifier, EnsemboRegressor
 
 
 def test_clone_get_params_set_params_round_trip(tree_space):
-    estimator = EnsemboClassifier(tree_space, n_trials=4, cv=3, surrogate=None, seed=7, ensemble="best")
+    estimator = EnsemboClassifier(
+        tree_space, n_trials=4, cv=3, surrogate=None, seed=7, ensemble="best"
+    )
     params = estimator.get_params()
     assert params["n_trials"] == 4 and params["seed"] == 7 and params["space"] is tree_space
     copy = clone(estimator)
@@ -45,7 +47,9 @@ def test_classifier_fitted_attributes(tree_space):
 def test_regressor_with_storage_keeps_models_on_disk(tmp_path, tree_regression_space):
     X, y = make_regression(n_samples=120, n_features=4, noise=1.0, random_state=0)
     path = tmp_path / "reg.db"
-    model = EnsemboRegressor(tree_regression_space, n_trials=4, cv=0.3, surrogate=None, storage=path)
+    model = EnsemboRegressor(
+        tree_regression_space, n_trials=4, cv=0.3, surrogate=None, storage=path
+    )
     model.fit(X, y)
     assert path.is_file()
     assert len(list((tmp_path / "reg.models").glob("trial-*.joblib"))) == 4
