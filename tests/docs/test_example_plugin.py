@@ -21,7 +21,7 @@ from ConfigSpace import ConfigurationSpace
 
 from ensembo import Evaluation, Study
 from ensembo.errors import EnsemboError
-from ensembo.registry import Registry
+from ensembo.registry import Registry, reload_registry
 from ensembo.report.scoring import ensemble_loss
 from ensembo.spaces import Space
 
@@ -41,11 +41,12 @@ def example(tmp_path_factory):
     source = tmp_path_factory.mktemp("example") / EXAMPLE.name
     shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     _pip("install", "--no-deps", "--no-build-isolation", str(source))
-    importlib.invalidate_caches()
+    reload_registry()  # this process's cached registry predates the install
     try:
         yield importlib.import_module("ensembo_plugin_example")
     finally:
         _pip("uninstall", "-y", DISTRIBUTION)
+        reload_registry()
 
 
 def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -61,8 +62,15 @@ def test_plugins_command_lists_the_example(example):
     assert {"kind": "surrogate", "name": "knn", "distribution": DISTRIBUTION} in listing["plugins"]
     assert {"kind": "ensemble_strategy", "name": "stacking", "distribution": DISTRIBUTION} in listing["plugins"]
     assert not [f for f in listing["failures"] if f["distribution"] == DISTRIBUTION]
-    text = _cli("plugins").stdout
-    assert "knn" in text and DISTRIBUTION in text
+
+
+def test_plugins_text_listing_in_process(example, capsys):
+    from ensembo.cli import main
+
+    assert main(["plugins"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.split() == ["knn", DISTRIBUTION] for line in lines)
+    assert any(line.split() == ["stacking", DISTRIBUTION] for line in lines)
 
 
 def test_an_experiment_naming_the_plugin_runs_to_the_end(example, tmp_path):
