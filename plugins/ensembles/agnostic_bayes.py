@@ -18,7 +18,7 @@ import numpy as np
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.plugins.ensembles.best_model_posterior import SAMPLERS, sample_risks, win_shares
 from ensembo.plugins.ensembles.pool import (
-    LossMatrixCache, Pool, build_pool, require_ensemble_loss, resolve_loss,
+    TrialCache, Pool, build_pool, require_ensemble_loss, resolve_loss,
 )
 from ensembo.trials import History, Trial
 
@@ -47,7 +47,7 @@ class AgnosticBayes:
         self.sampler, self.n_samples, self.rho = sampler, int(n_samples), rho
         self.alpha, self.loss = float(alpha), loss
         self.chosen_rho: float | None = None
-        self._losses = LossMatrixCache()
+        self._cache = TrialCache()
 
     def targets(self, history: History, context: EnsembleContext) -> np.ndarray:
         return history.losses()
@@ -64,7 +64,7 @@ class AgnosticBayes:
 
     def _tuned_rho(self, pool: Pool, loss: Any, losses: np.ndarray, seed: int) -> float:
         combiner = require_ensemble_loss(loss, self.name)
-        contributions = pool.contributions(combiner)
+        contributions = self._cache.contributions(pool, combiner, ("tune", repr(self.loss)))
         scores = []
         for rho in RHO_GRID:
             weights = self.posterior(pool, losses, rho, seed)
@@ -77,7 +77,7 @@ class AgnosticBayes:
         if not len(pool):
             return None
         loss = resolve_loss(self.loss, context, pool.task)
-        losses = self._losses.matrix(pool, loss, self.loss or context.loss)
+        losses = self._cache.loss_matrix(pool, loss, self.loss or context.loss)
         rho = (
             self._tuned_rho(pool, loss, losses, context.seed)
             if self.rho == "tune" else float(self.rho)

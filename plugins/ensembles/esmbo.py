@@ -18,7 +18,7 @@ import numpy as np
 
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.plugins.ensembles.best_model_posterior import resample_counts, win_shares
-from ensembo.plugins.ensembles.pool import LossMatrixCache, Pool, build_pool, resolve_loss
+from ensembo.plugins.ensembles.pool import TrialCache, Pool, build_pool, resolve_loss
 from ensembo.trials import History, Trial
 
 FALLBACK_BOOTSTRAPS = 10
@@ -35,7 +35,7 @@ class ESMBO:
         self.n_bootstraps = n_bootstraps
         self.loss = loss
         self._counts: np.ndarray | None = None
-        self._losses = LossMatrixCache()
+        self._cache = TrialCache()
 
     def size(self, context: EnsembleContext) -> int:
         if self.n_bootstraps is not None:
@@ -55,7 +55,7 @@ class ESMBO:
     def risks(self, pool: Pool, context: EnsembleContext) -> np.ndarray:
         """(N, n): risk of every completed trial on every bootstrap replicate."""
         loss = resolve_loss(self.loss, context, pool.task)
-        losses = self._losses.matrix(pool, loss, self.loss or context.loss)
+        losses = self._cache.loss_matrix(pool, loss, self.loss or context.loss)
         counts = self.bootstrap_counts(context, len(pool.y))
         return counts @ losses / len(pool.y)
 

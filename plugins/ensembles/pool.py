@@ -47,10 +47,6 @@ class Pool:
     def __len__(self) -> int:
         return len(self.numbers)
 
-    def contributions(self, loss: EnsembleLoss) -> np.ndarray:
-        """Each model's share of an ensemble total under ``loss``, (n, m[, k])."""
-        return np.stack([loss.contributions(p) for p in self.predictions])
-
 
 def _task(context: EnsembleContext, trial: Trial) -> str:
     if context.task is not None:
@@ -125,25 +121,32 @@ def require_ensemble_loss(loss: Any, strategy: str) -> EnsembleLoss:
     return loss
 
 
-class LossMatrixCache:
-    """Per-example losses of each trial, computed once: stored predictions never change.
+class TrialCache:
+    """Per-trial arrays derived from stored predictions, computed once per trial.
 
-    Keyed by the validation targets and the loss spec, so a strategy reused with other
-    targets or another loss starts afresh.
+    Stored predictions never change, so a trial's per-example losses or ensemble
+    contributions are computed the first time it is seen and reused in every later
+    iteration. Entries are keyed by what they depend on besides the trial (the loss and
+    the validation targets).
     """
 
     def __init__(self) -> None:
-        self._key: tuple[Any, ...] | None = None
-        self._columns: dict[int, np.ndarray] = {}
+        self._entries: dict[tuple[Any, ...], dict[int, np.ndarray]] = {}
 
-    def matrix(self, pool: Pool, loss: Any, spec: Any) -> np.ndarray:
-        """Per-example losses (m, n): row i, column h is L(h(x_i), y_i)."""
-        key = (repr(spec), hash(np.asarray(pool.y).tobytes()))
-        if key != self._key:
-            self._key, self._columns = key, {}
+    def stack(self, pool: Pool, key: Any, compute) -> np.ndarray:
+        """``compute(predictions)`` for every pool trial, stacked along a first axis (n, ...)."""
+        entries = self._entries.setdefault((key, hash(np.asarray(pool.y).tobytes())), {})
         for number, predictions in zip(pool.numbers, pool.predictions):
-            if number not in self._columns:
-                self._columns[number] = np.asarray(loss(pool.y, predictions), dtype=float)
+            if number not in entries:
+                entries[number] = np.asarray(compute(predictions), dtype=float)
         if not pool.numbers:
-            return np.empty((len(pool.y), 0))
-        return np.stack([self._columns[n] for n in pool.numbers], axis=1)
+            return np.empty((0, len(pool.y)))
+        return np.stack([entries[n] for n in pool.numbers])
+
+    def loss_matrix(self, pool: Pool, loss: Any, spec: Any) -> np.ndarray:
+        """Per-example losses (m, n): row i, column h is L(h(x_i), y_i)."""
+        return self.stack(pool, ("loss", repr(spec)), lambda p: loss(pool.y, p)).T
+
+    def contributions(self, pool: Pool, loss: EnsembleLoss, spec: Any) -> np.ndarray:
+        """Each model's share of an ensemble total under ``loss``, (n, m[, k])."""
+        return self.stack(pool, ("contributions", repr(spec)), loss.contributions)

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from ensembo.ensemble import Ensemble, EnsembleContext
-from ensembo.plugins.ensembles.pool import build_pool, require_ensemble_loss, resolve_loss
-from ensembo.plugins.losses.ensemble_loss import EnsembleLoss
+from ensembo.plugins.ensembles.pool import TrialCache, build_pool, require_ensemble_loss, resolve_loss
+from ensembo.plugins.losses.ensemble_loss import EnsembleLoss, loss_adding_each
 from ensembo.trials import History, Trial
 
 
@@ -49,8 +49,7 @@ def forward_greedy(
     best_loss = float(loss.ensemble_loss(y, total, float(len(seed))))
     best_counts = counts.copy()
     for _ in range(iterations):
-        size = counts.sum() + 1.0
-        scores = loss.ensemble_loss(y, total[None] + offered, size)
+        scores = loss_adding_each(loss, y, total, float(counts.sum()), offered)
         pick = candidates[int(np.argmin(scores))]
         counts[pick] += 1
         total = total + contributions[pick]
@@ -107,6 +106,7 @@ class PostHocSelection:
         self.loss = loss
         self.start, self.iterations = int(start), int(iterations)
         self.n_bags, self.bag_fraction = int(n_bags), float(bag_fraction)
+        self._cache = TrialCache()
 
     def targets(self, history: History, context: EnsembleContext) -> np.ndarray:
         return history.losses()
@@ -119,7 +119,7 @@ class PostHocSelection:
         if not len(pool):
             return None
         loss = require_ensemble_loss(resolve_loss(self.loss, context, pool.task), self.name)
-        contributions = pool.contributions(loss)
+        contributions = self._cache.contributions(pool, loss, self.loss or context.loss)
         if self.n_bags:
             rng = np.random.default_rng([context.seed, len(pool), 7])
             weights = bagged_forward_greedy(

@@ -20,14 +20,43 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 
 from ensembo.ensemble import Ensemble, EnsembleContext
-from ensembo.plugins.ensembles.pool import Pool, build_pool, require_ensemble_loss, resolve_loss
+from ensembo.plugins.ensembles.pool import (
+    Pool, TrialCache, build_pool, require_ensemble_loss, resolve_loss,
+)
 from ensembo.plugins.ensembles.posthoc import forward_greedy
+from ensembo.plugins.losses.ensemble_loss import EnsembleLoss, loss_adding_each
 from ensembo.trials import History, Trial
 
 SIZES = ("fixed", "grow", "dynamic")
+
+
+@attrs.frozen(kw_only=True)
+class _Scorer:
+    """One loss over the pool: scores E ∪ {h} for many h, or E alone."""
+
+    loss: EnsembleLoss
+    contributions: np.ndarray = attrs.field(eq=False)
+    y: np.ndarray = attrs.field(eq=False)
+    index: dict[int, int] = attrs.field(eq=False)
+
+    def _total(self, members: list[int]) -> tuple[np.ndarray, float]:
+        if not members:
+            return np.zeros_like(self.contributions[0]), 0.0
+        return self.contributions[[self.index[m] for m in members]].sum(axis=0), float(len(members))
+
+    def with_each(self, members: list[int], allowed: np.ndarray) -> np.ndarray:
+        """Loss of ``members`` ∪ {h} for every pool position h in ``allowed``."""
+        total, size = self._total(members)
+        offered = self.contributions if len(allowed) == len(self.contributions) else self.contributions[allowed]
+        return loss_adding_each(self.loss, self.y, total, size, offered)
+
+    def of(self, members: list[int]) -> float:
+        total, size = self._total(members)
+        return float(self.loss.ensemble_loss(self.y, total, size)) if size else np.inf
 
 
 class RoundRobinEnsemble:
@@ -58,11 +87,14 @@ class RoundRobinEnsemble:
         self.max_size = max_size
         self.members: list[int | None] = [None] * self.slots if size == "fixed" else []
         self._absorbed: set[int] = set()
+        self._cache = TrialCache()
 
     # --- losses and pool ------------------------------------------------------------
 
-    def _loss(self, spec: Any, context: EnsembleContext, pool: Pool):
-        return require_ensemble_loss(resolve_loss(spec, context, pool.task), self.name)
+    def _scorer(self, spec: Any, context: EnsembleContext, pool: Pool) -> _Scorer:
+        loss = require_ensemble_loss(resolve_loss(spec, context, pool.task), self.name)
+        return _Scorer(loss=loss, contributions=self._cache.contributions(pool, loss, spec),
+                       y=pool.y, index={n: i for i, n in enumerate(pool.numbers)})
 
     def _pool(self, history: History, context: EnsembleContext) -> Pool:
         pool = build_pool(history, context, self.name)
@@ -84,25 +116,6 @@ class RoundRobinEnsemble:
     def _others(self, slot: int | None) -> list[int]:
         return [m for i, m in enumerate(self.members) if m is not None and i != slot]
 
-    @staticmethod
-    def _totals(members: list[int], contributions: np.ndarray, index: dict[int, int]):
-        if not members:
-            return np.zeros_like(contributions[0]), 0.0
-        return contributions[[index[m] for m in members]].sum(axis=0), float(len(members))
-
-    def _with_each(self, loss, pool: Pool, members: list[int], allowed: np.ndarray) -> np.ndarray:
-        """Loss of ``members`` ∪ {h} for every pool model h in ``allowed``."""
-        contributions = pool.contributions(loss)
-        index = {n: i for i, n in enumerate(pool.numbers)}
-        total, size = self._totals(members, contributions, index)
-        return loss.ensemble_loss(pool.y, total[None] + contributions[allowed], size + 1.0)
-
-    def _loss_of(self, loss, pool: Pool, members: list[int]) -> float:
-        contributions = pool.contributions(loss)
-        index = {n: i for i, n in enumerate(pool.numbers)}
-        total, size = self._totals(members, contributions, index)
-        return float(loss.ensemble_loss(pool.y, total, size)) if size else np.inf
-
     # --- absorbing finished trials ----------------------------------------------------
 
     def _catch_up(self, history: History, context: EnsembleContext, pool: Pool) -> None:
@@ -114,13 +127,13 @@ class RoundRobinEnsemble:
     def _absorb(self, trial: Trial, context: EnsembleContext, pool: Pool) -> None:
         self._absorbed.add(trial.number)
         allowed = np.array([i for i, n in enumerate(pool.numbers) if n in self._absorbed])
-        refill = self._loss(self.refill_loss_spec, context, pool)
-        target = self._loss(self.target_loss_spec, context, pool)
+        refill = self._scorer(self.refill_loss_spec, context, pool)
+        target = self._scorer(self.target_loss_spec, context, pool)
         slot = self.slot_of(trial.number)
         others = self._others(slot)
         # Refill-loss ties are broken by the target loss, then by the earliest trial.
-        refill_scores = self._with_each(refill, pool, others, allowed)
-        keys = np.lexsort((allowed, self._with_each(target, pool, others, allowed), refill_scores))
+        refill_scores = refill.with_each(others, allowed)
+        keys = np.lexsort((allowed, target.with_each(others, allowed), refill_scores))
         replace_by = pool.numbers[allowed[keys[0]]]
         replace_loss = float(refill_scores[keys[0]])
         if self.size == "fixed":
@@ -130,11 +143,11 @@ class RoundRobinEnsemble:
         if slot is not None:
             actions.append((replace_loss, 0, "replace"))
         if self.size == "dynamic" and slot is not None and len(self.members) > 1:
-            actions.append((self._loss_of(refill, pool, others), 1, "shrink"))
+            actions.append((refill.of(others), 1, "shrink"))
         if self.max_size is None or len(self.members) < self.max_size:
             current = [m for m in self.members if m is not None]
-            grow = self._with_each(refill, pool, current, allowed)
-            grow_keys = np.lexsort((allowed, self._with_each(target, pool, current, allowed), grow))
+            grow = refill.with_each(current, allowed)
+            grow_keys = np.lexsort((allowed, target.with_each(current, allowed), grow))
             actions.append((float(grow[grow_keys[0]]), 2, ("grow", pool.numbers[allowed[grow_keys[0]]])))
         if not actions:
             return
@@ -151,9 +164,9 @@ class RoundRobinEnsemble:
     def targets(self, history: History, context: EnsembleContext) -> np.ndarray:
         pool = self._pool(history, context)
         self._catch_up(history, context, pool)
-        target = self._loss(self.target_loss_spec, context, pool)
+        target = self._scorer(self.target_loss_spec, context, pool)
         others = self._others(self.slot_of(len(history)))
-        return self._with_each(target, pool, others, np.arange(len(pool)))
+        return target.with_each(others, np.arange(len(pool)))
 
     def update(self, history: History, trial: Trial, context: EnsembleContext) -> None:
         pool = self._pool(history, context)
@@ -165,8 +178,8 @@ class RoundRobinEnsemble:
             return None
         self._catch_up(history, context, pool)
         if self.post:
-            loss = self._loss(self.post_loss_spec or self.refill_loss_spec, context, pool)
-            counts = forward_greedy(pool.contributions(loss), pool.y, loss)
+            post = self._scorer(self.post_loss_spec or self.refill_loss_spec, context, pool)
+            counts = forward_greedy(post.contributions, pool.y, post.loss)
             return Ensemble.from_counts(dict(zip(pool.numbers, counts.tolist())))
         counts: dict[int, int] = {}
         for member in self.members:

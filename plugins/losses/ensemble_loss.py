@@ -43,4 +43,16 @@ def weighted_ensemble_loss(
     return float(loss.ensemble_loss(y_true, totals, weights.sum()))
 
 
-__all__ = ["EnsembleLoss", "weighted_ensemble_loss"]
+
+
+def loss_adding_each(
+    loss: EnsembleLoss, y_true: np.ndarray, total: np.ndarray, size: float, contributions: np.ndarray
+) -> np.ndarray:
+    """Loss of the ensemble (``total``, ``size``) plus each single model in turn, shape (n,).
+
+    The inner step of greedy selection and of EO/SEGOR re-labelling.
+    """
+    return loss.ensemble_loss(y_true, total[None] + contributions, size + 1.0)
+
+
+__all__ = ["EnsembleLoss", "loss_adding_each", "weighted_ensemble_loss"]
