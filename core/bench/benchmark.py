@@ -45,7 +45,7 @@ def run_benchmark(
     optimizers = list(optimizers or chosen.default_optimizers)
     check_optimizers(optimizers)
     runs = runner.plan(suite, optimizers, range(seeds), budget, Path(out))
-    pending = [run for run in runs if not runner.is_finished(Path(run.path))]
+    pending = [run for run in runs if not runner.is_finished(Path(run.path), run.budget)]
     with tqdm(total=len(pending), desc=f"bench {suite}", unit="run", disable=not progress) as bar:
         runner.run_all(pending, workers, on_done=lambda record: bar.update())
     records = runner.load_records(runs)

@@ -60,7 +60,7 @@ class RunSpec:
     problem: str
     optimizer: str
     seed: int
-    budget: int | None  # None: the problem's own budget
+    budget: int | None  # resolved by plan(); None (older specs): the problem's own budget
     path: str
 
 
@@ -75,9 +75,13 @@ def read_record(path: Path) -> dict[str, Any] | None:
         return None
 
 
-def is_finished(path: Path) -> bool:
+def is_finished(path: Path, budget: int | None = None) -> bool:
+    """A final record exists (and, if ``budget`` is given, was made with that budget:
+    a record from a ``--budget 10`` trial run must not stand in for a full run)."""
     record = read_record(path)
-    return record is not None and record.get("status") in FINAL_STATES
+    if record is None or record.get("status") not in FINAL_STATES:
+        return False
+    return budget is None or record.get("budget") == budget
 
 
 def plan(
@@ -95,7 +99,7 @@ def plan(
                         problem=problem.name,
                         optimizer=optimizer,
                         seed=seed,
-                        budget=budget,
+                        budget=budget or problem.budget,
                         path=str(path),
                     )
                 )
@@ -121,6 +125,7 @@ def execute(spec: RunSpec) -> dict[str, Any]:
         "optimum": problem.optimum,
         "versions": _versions(),
         "host": platform.node(),
+        "environment": {key: os.environ.get(key) for key in WORKER_ENVIRONMENT},
         "status": "complete",
         "error": None,
     }
@@ -176,7 +181,7 @@ def run_all(
     on_done: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Execute the runs not finished yet, each in a fresh spawned process."""
-    pending = [run for run in runs if not is_finished(Path(run.path))]
+    pending = [run for run in runs if not is_finished(Path(run.path), run.budget)]
     records = []
     if not pending:
         return records

@@ -47,15 +47,23 @@ def test_missing_library_is_recorded_as_skipped(tmp_path, monkeypatch):
 def test_spawned_runs_resume_and_skip_finished(tmp_path):
     runs = [
         r
-        for r in runner.plan("synthetic", ["random", "ensembo:random"], [0], 5, tmp_path)
+        for r in runner.plan("synthetic", ["ensembo:random"], [0], 5, tmp_path)
         if r.problem == "branin"
     ]
-    first = runner.run_all(runs, workers=2)
-    assert sorted(r["optimizer"] for r in first) == ["ensembo:random", "random"]
-    assert all(r["status"] == "complete" for r in first)
-    Path(runs[0].path).unlink()
-    again = runner.run_all(runs, workers=2)
-    assert [(r["optimizer"], r["seed"]) for r in again] == [(runs[0].optimizer, 0)]
+    [first] = runner.run_all(runs, workers=1)
+    assert first["status"] == "complete", first["error"]
+    assert first["environment"]["PYTHONHASHSEED"] == "0"  # set for the spawned worker
+    assert first["environment"]["OMP_NUM_THREADS"] == "1"
+    assert runner.run_all(runs, workers=1) == []  # finished: nothing spawned again
+
+
+def test_a_record_with_another_budget_is_not_reused(tmp_path):
+    [spec] = [r for r in runner.plan("synthetic", ["random"], [0], 5, tmp_path) if r.problem == "branin"]
+    runner.execute(spec)
+    assert runner.is_finished(Path(spec.path), 5)
+    assert not runner.is_finished(Path(spec.path), 50)
+    [default] = [r for r in runner.plan("synthetic", ["random"], [0], None, tmp_path) if r.problem == "branin"]
+    assert default.budget == 50 and default.path == spec.path
 
 
 def test_failed_runs_are_retried(tmp_path):
