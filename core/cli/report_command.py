@@ -1,7 +1,8 @@
 """``ensembo report STORAGE [--out DIR]``: tables and plots of a stored study.
 
-Given a benchmark results CSV (columns ``problem,method,loss``) instead of a study,
-it writes the average ranks and a critical-difference diagram.
+Given benchmark results instead of a study — the output folder of ``ensembo bench`` or
+a CSV with columns ``problem,method,loss`` — it writes the average ranks and a
+critical-difference diagram.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "report", help="write a report (markdown, CSV, PNG plots) of a study or benchmark results"
     )
-    parser.add_argument("storage", help="a study's SQLite file, or a benchmark results CSV")
+    parser.add_argument(
+        "storage", help="a study's SQLite file, an 'ensembo bench' output folder, or a results CSV"
+    )
     parser.add_argument("--out", help="output folder (default: next to STORAGE, named <stem>-report)")
     parser.add_argument("--no-plots", action="store_true", help="tables only, no PNG figures")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level for benchmark ranks")
@@ -25,10 +28,12 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     source = Path(args.storage)
-    if not source.is_file():
-        raise ExperimentError(str(source), "no such file; give a study's SQLite file or a results CSV")
+    if not source.exists():
+        raise ExperimentError(
+            str(source), "no such file; give a study's SQLite file, an 'ensembo bench' folder or a results CSV"
+        )
     out = Path(args.out) if args.out else source.with_name(f"{source.stem}-report")
-    if source.suffix.lower() == ".csv":
+    if source.is_dir() or source.suffix.lower() == ".csv":
         written = write_benchmark_report(source, out, alpha=args.alpha, plots=not args.no_plots)
     else:
         written = write_study_report(source, out, plots=not args.no_plots)

@@ -3,16 +3,18 @@
 Compute, then draw: :func:`compare_methods` runs the Friedman test and the Nemenyi
 critical difference from :mod:`ensembo.stats` on a (problems, methods) loss matrix and
 finds the groups of methods whose average ranks differ by less than the critical
-difference; :func:`plot_critical_difference` draws the classic diagram. Benchmark
-results arrive as a long CSV (``problem,method,loss`` and optionally ``seed``), read by
-:func:`read_results_csv`; several seeds of a (problem, method) pair are averaged.
+difference; :func:`plot_critical_difference` draws the classic diagram. Results
+arrive as the run records of ``ensembo bench`` (:func:`read_bench_records`) or as a
+long CSV (``problem,method,loss`` and optionally ``seed``, :func:`read_results_csv`);
+several seeds of a (problem, method) pair are averaged.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -72,12 +74,29 @@ def compare_methods(losses: np.ndarray, methods: Sequence[str], alpha: float = 0
     )
 
 
-def read_results_csv(path: Path) -> tuple[np.ndarray, list[str], list[str]]:
-    """Loss matrix (problems, methods), method names and problem names from a long CSV.
+def loss_matrix(
+    cells: Mapping[tuple[str, str], Sequence[float]], source: str
+) -> tuple[np.ndarray, list[str], list[str]]:
+    """Loss matrix (problems, methods), method names and problem names from
+    ``{(problem, method): [loss per seed]}``; seeds are averaged.
 
     Problems missing a method are dropped, since the Friedman test needs every method
     on every problem.
     """
+    methods = sorted({method for _, method in cells})
+    problems = sorted({problem for problem, _ in cells if all((problem, m) in cells for m in methods)})
+    if len(methods) < 3 or not problems:
+        raise ExperimentError(
+            source,
+            f"a critical-difference diagram needs >= 3 methods on common problems; found "
+            f"{len(methods)} methods and {len(problems)} complete problems",
+        )
+    matrix = np.array([[np.mean(cells[p, m]) for m in methods] for p in problems])
+    return matrix, methods, problems
+
+
+def read_results_csv(path: Path) -> tuple[np.ndarray, list[str], list[str]]:
+    """:func:`loss_matrix` of a long CSV with columns ``problem,method,loss``."""
     with Path(path).open(newline="") as handle:
         reader = csv.DictReader(handle)
         missing = [c for c in RESULT_COLUMNS if c not in (reader.fieldnames or ())]
@@ -91,16 +110,28 @@ def read_results_csv(path: Path) -> tuple[np.ndarray, list[str], list[str]]:
                 cells[row["problem"], row["method"]].append(float(row["loss"]))
             except ValueError:
                 raise ExperimentError(f"{path}: line {line}", f"loss {row['loss']!r} is not a number") from None
-    methods = sorted({method for _, method in cells})
-    problems = sorted({problem for problem, _ in cells if all((problem, m) in cells for m in methods)})
-    if len(methods) < 3 or not problems:
-        raise ExperimentError(
-            str(path),
-            f"a critical-difference diagram needs >= 3 methods on common problems; found "
-            f"{len(methods)} methods and {len(problems)} complete problems",
-        )
-    matrix = np.array([[np.mean(cells[p, m]) for m in methods] for p in problems])
-    return matrix, methods, problems
+    return loss_matrix(cells, str(path))
+
+
+def read_bench_records(folder: Path) -> tuple[np.ndarray, list[str], list[str]]:
+    """:func:`loss_matrix` of the run records ``ensembo bench`` wrote under ``folder``.
+
+    Each complete run scores what the benchmark report ranks by (final regret when the
+    optimum is known, else the final validation loss); problems are ``suite/problem``.
+    """
+    from ensembo.bench.metrics import final_score
+
+    cells: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for path in sorted(Path(folder).rglob("seed-*.json")):
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # a run being written, or not a record
+        if not isinstance(record, dict) or record.get("status") != "complete":
+            continue
+        problem = f"{record.get('suite', '')}/{record.get('problem', path.parent.parent.name)}"
+        cells[problem, str(record.get("optimizer"))].append(final_score(record))
+    return loss_matrix(cells, str(folder))
 
 
 def plot_critical_difference(comparison: MethodComparison, path: Path, title: str | None = None) -> Path:

@@ -49,12 +49,17 @@ def write_study_report(
 def write_benchmark_report(
     results: str | PathLike, out: str | PathLike, *, alpha: float = 0.05, plots: bool = True
 ) -> list[Path]:
-    """``ranks.md`` (average ranks, Friedman, Nemenyi) and ``critical_difference.png``."""
-    from ensembo.report.critical_difference import compare_methods, read_results_csv
+    """``ranks.md`` (average ranks, Friedman, Nemenyi) and ``critical_difference.png``.
+
+    ``results`` is a folder of ``ensembo bench`` run records or a long results CSV.
+    """
+    from ensembo.report.critical_difference import compare_methods, read_bench_records, read_results_csv
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    matrix, methods, problems = read_results_csv(Path(results))
+    source = Path(results)
+    reader = read_bench_records if source.is_dir() else read_results_csv
+    matrix, methods, problems = reader(source)
     comparison = compare_methods(matrix, methods, alpha)
     written = [out / "ranks.md"]
     if _plots_wanted(plots):

@@ -53,3 +53,29 @@ def test_csv_errors_name_the_problem(tmp_path):
         read_results_csv(_results(tmp_path / "nan.csv", [("p", "x", 0, "n/a")]))
     with pytest.raises(ExperimentError, match=">= 3 methods"):
         read_results_csv(_results(tmp_path / "two.csv", [("p", "x", 0, 1), ("p", "y", 0, 2)]))
+
+
+def test_bench_records_are_read_from_an_output_folder(tmp_path):
+    import json
+
+    from ensembo.report.critical_difference import read_bench_records
+
+    def record(problem, optimizer, seed, regret, status="complete"):
+        path = tmp_path / "synthetic" / problem / optimizer.replace(":", "_") / f"seed-{seed}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({
+            "suite": "synthetic", "problem": problem, "optimizer": optimizer, "seed": seed,
+            "status": status, "final_regret": regret, "final_loss": regret + 1.0,
+        }))
+
+    for problem in ("branin", "levy5"):
+        for seed in (0, 1):
+            record(problem, "ensembo:gp", seed, 0.1 * (seed + 1))
+            record(problem, "random", seed, 1.0)
+            record(problem, "optuna-tpe", seed, 0.5)
+    record("branin", "random", 2, 99.0, status="failed")  # failed runs are not results
+    (tmp_path / "synthetic" / "report.md").write_text("not a record")
+    matrix, methods, problems = read_bench_records(tmp_path)
+    assert problems == ["synthetic/branin", "synthetic/levy5"]
+    assert methods == ["ensembo:gp", "optuna-tpe", "random"]
+    np.testing.assert_allclose(matrix, [[0.15, 0.5, 1.0], [0.15, 0.5, 1.0]])
