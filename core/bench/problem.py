@@ -34,12 +34,18 @@ class Problem:
     budget: int
     optimum: float | None = None
     deterministic: bool = True
+    # ensembo's own form of the space (e.g. a library space name, with its imputation
+    # rules), when there is one; the other libraries get their translations.
+    ensembo_space: Any = attrs.field(default=None, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         check_order(self.parameters)
 
     def configspace(self):
         return to_configspace(self.parameters, name=self.name)
+
+    def space_for_ensembo(self):
+        return self.ensembo_space if self.ensembo_space is not None else self.configspace()
 
 
 def problems_by_name(problems: Sequence[Problem]) -> dict[str, Problem]:

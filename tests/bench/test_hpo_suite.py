@@ -33,3 +33,13 @@ def test_holdout_objective_reports_validation_and_test_error():
     outcome = problem.evaluate(config)
     assert 0.0 <= outcome.loss <= 1.0 and 0.0 <= outcome.test_loss <= 1.0
     assert HoldoutObjective("svm", "pima")(config) == outcome  # same fixed split
+
+
+def test_ensembo_tunes_the_library_space_itself_and_others_its_translation():
+    from ensembo.spaces import Space
+
+    problem = get_suite("hpo").problem("cash-levesque@wdbc")
+    assert isinstance(problem.space_for_ensembo(), Space)
+    assert set(problem.space_for_ensembo().names) == {p.name for p in problem.parameters}
+    synthetic = get_suite("synthetic").problem("branin")
+    assert list(synthetic.space_for_ensembo().keys()) == ["x0", "x1"]  # a ConfigSpace

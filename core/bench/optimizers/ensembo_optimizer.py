@@ -63,7 +63,7 @@ class EnsemboOptimizer:
         from ensembo.study import Study
 
         study = Study(
-            problem.configspace(),
+            problem.space_for_ensembo(),
             surrogate=self.surrogate,
             acquisition=self.acquisition,
             acquisition_optimizer=self.acquisition_optimizer,

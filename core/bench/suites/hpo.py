@@ -24,13 +24,14 @@ BUDGET = 50
 def tuning_problem(space_name: str, dataset: str) -> Problem:
     from ensembo import spaces
 
-    configspace = spaces.load(space_name).to_configspace()
+    space = spaces.load(space_name)
     return Problem(
         name=f"{space_name}@{dataset}",
-        parameters=from_configspace(configspace),
+        parameters=from_configspace(space.to_configspace()),
         evaluate=HoldoutObjective(space_name, dataset),
         budget=BUDGET,
         optimum=None,
+        ensembo_space=space,
     )
 
 
