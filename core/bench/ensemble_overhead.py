@@ -4,7 +4,8 @@ At a given history size n, one iteration of a study costs the strategy
 ``targets`` + ``update`` + ``ensemble`` and the proposer a surrogate fit (plus the
 acquisition optimization). This times both on a synthetic pool: n trials with stored
 class probabilities for ``m`` validation examples, and the surrogate fit to n
-configurations of a ``dimension``-D box. Medians over ``repeats`` iterations.
+configurations of a ``dimension``-D box, warm-started from a fit on n − 1 as in a study.
+Medians over ``repeats`` interleaved repetitions.
 """
 
 from __future__ import annotations
@@ -52,48 +53,54 @@ def synthetic_history(n: int, m: int, classes: int, rng: np.random.Generator,
     return history, y
 
 
-def _median_seconds(action, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        begin = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - begin)
-    return float(np.median(times))
+def _seconds(action) -> float:
+    begin = time.perf_counter()
+    action()
+    return time.perf_counter() - begin
 
 
 def measure(n_trials: int = 200, m: int = 300, classes: int = 2, dimension: int = 2,
-            surrogate: Any = "gp", strategies: Sequence[str] = STRATEGIES, repeats: int = 3,
+            surrogate: Any = "gp", strategies: Sequence[str] = STRATEGIES, repeats: int = 7,
             seed: int = 0) -> list[OverheadRow]:
+    """Repeats interleave one surrogate fit, one proposal (fit + acquisition
+    optimization) and one iteration of every strategy, so machine load hits all of them
+    alike; each column is a median over repeats."""
     rng = np.random.default_rng(seed)
     space = spaces.load(ConfigurationSpace(
         space={f"x{i}": (0.0, 1.0) for i in range(dimension)}, seed=seed))
     history, y = synthetic_history(n_trials, m, classes, rng, space)
     context = EnsembleContext(y_true=y, loss="zero-one", task="classification",
                               classes=np.arange(classes), budget=n_trials, seed=seed)
-    model = components.build("surrogate", surrogate)
     batch = space.encode([t.config for t in history])
-    fit_seconds = _median_seconds(
-        lambda: model.fit(batch, history.losses(), np.random.default_rng(seed)), repeats)
-    proposer = ModelBasedProposer(
-        model, components.build("acquisition", "ei"),
-        components.build("acquisition_optimizer", defaults.default_acquisition_optimizer(model)))
-    proposal_seconds = _median_seconds(
-        lambda: proposer.propose(space, history, history.losses(), 1, np.random.default_rng(seed)),
-        repeats)
-    rows = []
-    for name in strategies:
-        strategy = components.build("ensemble_strategy", name)
+    built = {name: components.build("ensemble_strategy", name) for name in strategies}
+    for strategy in built.values():
         strategy.ensemble(history, context)  # absorb the pool once, as a live study would have
-
-        def iteration():
-            strategy.targets(history, context)
-            strategy.update(history, history[-1], context)
-            strategy.ensemble(history, context)
-
-        rows.append(OverheadRow(strategy=name, bookkeeping_seconds=_median_seconds(iteration, repeats),
-                                surrogate_fit_seconds=fit_seconds,
-                                proposal_seconds=proposal_seconds))
-    return rows
+    fits, proposals, iterations = [], [], {name: [] for name in strategies}
+    previous = space.encode([t.config for t in history[:-1]])
+    for repeat in range(repeats):
+        # As in a study: the surrogate was fit at the previous iteration (n − 1 trials),
+        # so this iteration's fit is warm-started from those hyperparameters.
+        model = components.build("surrogate", surrogate)
+        model.fit(previous, history.losses()[:-1], np.random.default_rng(repeat))
+        fits.append(_seconds(lambda: model.fit(batch, history.losses(), np.random.default_rng(repeat))))
+        proposer = ModelBasedProposer(
+            model, components.build("acquisition", "ei"),
+            components.build("acquisition_optimizer", defaults.default_acquisition_optimizer(model)))
+        model.fit(previous, history.losses()[:-1], np.random.default_rng(repeat))
+        proposals.append(_seconds(lambda: proposer.propose(
+            space, history, history.losses(), 1, np.random.default_rng(repeat))))
+        for name, strategy in built.items():
+            iterations[name].append(_seconds(lambda: (
+                strategy.targets(history, context),
+                strategy.update(history, history[-1], context),
+                strategy.ensemble(history, context),
+            )))
+    return [
+        OverheadRow(strategy=name, bookkeeping_seconds=float(np.median(iterations[name])),
+                    surrogate_fit_seconds=float(np.median(fits)),
+                    proposal_seconds=float(np.median(proposals)))
+        for name in strategies
+    ]
 
 
 def render(rows: Sequence[OverheadRow]) -> str:

@@ -70,3 +70,22 @@ class VoteLoss:
 
     def ensemble_loss(self, y_true: np.ndarray, totals: np.ndarray, size) -> np.ndarray:
         return self.ensemble_examples(y_true, totals, size).mean(axis=-1)
+
+    def ensemble_loss_adding_each(
+        self, y_true: np.ndarray, total: np.ndarray, size: float, contributions: np.ndarray
+    ) -> np.ndarray:
+        """Loss of the vote ``total`` plus each one-hot voter of ``contributions`` (n, m, k).
+
+        A vote loss on example i depends only on that example's vote totals, and a new
+        voter can only add one vote to one of k classes. So the k possible losses per
+        example are computed once (m, k) and each candidate's loss is a gather over its
+        labels: O(n·m) instead of materializing n ensembles of shape (m, k).
+        """
+        k = total.shape[-1]
+        after_vote = np.stack(
+            [self.ensemble_examples(y_true, total + np.eye(k)[label], size + 1.0) for label in range(k)],
+            axis=-1,
+        )
+        labels = (contributions @ np.arange(k, dtype=contributions.dtype)).astype(np.intp)
+        return after_vote[np.arange(after_vote.shape[0]), labels].mean(axis=-1)
+

@@ -146,3 +146,19 @@ def test_every_loss_is_registered():
              "mse", "mae", "huber", "tukey"}
     assert names <= set(registry().names("loss"))
     assert registry().create("loss", "huber", c=2.0).c == 2.0
+
+
+@pytest.mark.parametrize("loss", [ZeroOneLoss(), SquaredMarginLoss(), SigmoidMarginLoss()],
+                         ids=lambda loss: type(loss).__name__)
+@pytest.mark.parametrize("classes", [2, 4])
+def test_adding_each_voter_shortcut_equals_the_direct_ensemble_loss(loss, classes):
+    from ensembo.plugins.losses.ensemble_loss import loss_adding_each
+
+    rng = np.random.default_rng(classes)
+    y = rng.integers(0, classes, size=40)
+    votes = np.stack([loss.contributions(p) for p in rng.random((15, 40, classes))])
+    for size in (0, 1, 6):
+        total = votes[:size].sum(axis=0)
+        shortcut = loss_adding_each(loss, y, total, float(size), votes)
+        direct = loss.ensemble_loss(y, total[None] + votes, size + 1.0)
+        assert shortcut == pytest.approx(direct)
