@@ -22,10 +22,11 @@ import numpy as np
 
 from ensembo.plugins.acquisition_optimizers.neighbourhood import OneExchangeNeighbourhood
 from ensembo.plugins.acquisition_optimizers.random_search import default_samples
-from ensembo.plugins.acquisition_optimizers.selection import best_distinct, seen_vectors, vector_keys
+from ensembo.plugins.acquisition_optimizers.selection import best_distinct, vector_keys
+from ensembo.plugins.acquisition_optimizers.trial_vectors import TrialVectors
 from ensembo.protocols import AcquisitionSurface
 from ensembo.spaces import Space
-from ensembo.trials import History
+from ensembo.trials import History, TrialState
 
 _RELATIVE_TOLERANCE = 1e-9
 
@@ -80,6 +81,7 @@ class LocalSearchOptimizer:
 
     def __init__(self, **options):
         self.settings = LocalSearchSettings(**options)
+        self._trial_vectors = TrialVectors()
 
     def maximize(
         self,
@@ -90,10 +92,13 @@ class LocalSearchOptimizer:
         rng: np.random.Generator,
     ) -> list[dict[str, Any]]:
         settings = self.settings
-        seen = vector_keys(seen_vectors(space, history))
+        trials = list(history)
+        seen_vectors = self._trial_vectors(space, trials)
+        seen = vector_keys(seen_vectors)
+        completed = np.array([t.state is TrialState.COMPLETE for t in trials], dtype=bool)
         pool = space.sample_vectors(max(settings.n_random or default_samples(space) // 4, n), rng)
         pool_scores = surface.score(space.encode_vectors(pool))
-        starts, start_scores = self._starts(surface, space, history, pool, pool_scores)
+        starts, start_scores = self._starts(surface, space, seen_vectors[completed], pool, pool_scores)
         ends, end_scores = self._climb(surface, space, starts, start_scores, rng)
         chosen = best_distinct(
             space, np.concatenate([ends, pool]), np.concatenate([end_scores, pool_scores]), n, seen
@@ -102,11 +107,10 @@ class LocalSearchOptimizer:
 
     # --- pieces --------------------------------------------------------------------------
 
-    def _starts(self, surface, space, history, pool, pool_scores):
+    def _starts(self, surface, space, observed, pool, pool_scores):
         settings = self.settings
         best_random = np.argsort(-np.nan_to_num(pool_scores, nan=-np.inf))[: settings.n_random_starts]
         vectors, scores = [pool[best_random]], [pool_scores[best_random]]
-        observed = space.vectors([trial.config for trial in history.completed()])
         if len(observed) and settings.n_observed_starts:
             observed_scores = surface.score(space.encode_vectors(observed))
             best = np.argsort(-np.nan_to_num(observed_scores, nan=-np.inf))[: settings.n_observed_starts]
@@ -130,33 +134,38 @@ class LocalSearchOptimizer:
             if rows.size == 0:
                 break
             neighbours = neighbourhood.neighbours(climbs.vectors[rows], climbs.step[rows])
-            scores = np.nan_to_num(
-                surface.score(space.encode_vectors(neighbours.vectors)), nan=-np.inf
-            ) if len(neighbours.vectors) else np.empty(0)
-            for local, row in enumerate(rows):
-                mine = np.flatnonzero(neighbours.origin == local)
-                self._advance(climbs, row, neighbours.vectors[mine], scores[mine], rng)
+            if len(neighbours.vectors) == 0:
+                break
+            scores = np.nan_to_num(surface.score(space.encode_vectors(neighbours.vectors)), nan=-np.inf)
+            self._advance(climbs, rows, neighbours, scores, rng)
         return climbs.vectors, climbs.scores
 
-    def _advance(self, climbs: _Climbs, row: int, candidates, scores, rng) -> None:
-        """One step of one climb: improve, walk the plateau, refine the step, or stop."""
-        current = climbs.scores[row]
-        tolerance = _RELATIVE_TOLERANCE * max(abs(current), 1e-300) if np.isfinite(current) else 0.0
-        best = scores.max() if len(scores) else -np.inf
-        if best > current + tolerance:
-            ties = np.flatnonzero(scores >= best - tolerance)
-        elif best >= current - tolerance and climbs.plateau_left[row] > 0:
-            ties = np.flatnonzero(scores >= current - tolerance)
-            climbs.plateau_left[row] -= 1
-        elif climbs.step[row] / 2 >= self.settings.min_step:
-            climbs.step[row] /= 2
-            return
-        else:
-            climbs.running[row] = False
-            return
-        pick = ties[rng.integers(len(ties))]
-        climbs.vectors[row] = candidates[pick]
-        climbs.scores[row] = scores[pick]
+    def _advance(self, climbs: _Climbs, rows, neighbours, scores, rng) -> None:
+        """One step of every running climb: improve, walk the plateau, refine, or stop."""
+        origin = neighbours.origin
+        best = np.full(rows.size, -np.inf)
+        np.maximum.at(best, origin, scores)
+        current = climbs.scores[rows]
+        finite = np.isfinite(current)
+        tolerance = np.where(finite, _RELATIVE_TOLERANCE * np.abs(np.where(finite, current, 0.0)), 0.0)
+        improve = best > current + tolerance
+        plateau = ~improve & (best >= current - tolerance) & (climbs.plateau_left[rows] > 0)
+        move = improve | plateau
+        # Among the neighbours good enough (the best ones when improving, any as good
+        # as the current point on a plateau) each climb takes one at random.
+        level = np.where(improve, best - tolerance, current - tolerance)
+        eligible = move[origin] & (scores >= level[origin])
+        keys = np.where(eligible, rng.random(scores.size), -1.0)
+        top = np.full(rows.size, -1.0)
+        np.maximum.at(top, origin, keys)
+        picked = np.flatnonzero(eligible & (keys == top[origin]))
+        owners, first = np.unique(origin[picked], return_index=True)
+        climbs.vectors[rows[owners]] = neighbours.vectors[picked[first]]
+        climbs.scores[rows[owners]] = scores[picked[first]]
+        climbs.plateau_left[rows[plateau]] -= 1
+        refine = ~move & (climbs.step[rows] / 2 >= self.settings.min_step)
+        climbs.step[rows[refine]] /= 2
+        climbs.running[rows[~move & ~refine]] = False
 
     def _interleave_random(self, space, chosen, pool, seen, rng):
         slots = np.flatnonzero(rng.random(len(chosen)) < self.settings.random_fraction)

@@ -108,8 +108,8 @@ class OneExchangeNeighbourhood:
         else:
             values = np.concatenate(stepped)
             owners = np.concatenate([rows, rows])
-        unchanged = np.isclose(values, np.tile(current, len(values) // len(current)))
-        return values[~unchanged], owners[~unchanged]
+        moved = np.abs(values - np.tile(current, len(values) // len(current))) > 1e-12
+        return values[moved], owners[moved]
 
     # --- conditions and forbidden clauses ------------------------------------------------
 

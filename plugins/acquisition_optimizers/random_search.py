@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ensembo.plugins.acquisition_optimizers.selection import best_distinct, seen_vectors, vector_keys
+from ensembo.plugins.acquisition_optimizers.selection import best_distinct, vector_keys
+from ensembo.plugins.acquisition_optimizers.trial_vectors import TrialVectors
 from ensembo.protocols import AcquisitionSurface
 from ensembo.spaces import Space
 from ensembo.trials import History
@@ -34,6 +35,7 @@ class RandomSearchOptimizer:
         if n_samples is not None and n_samples < 1:
             raise ValueError(f"random: 'n_samples' must be a positive integer, got {n_samples}")
         self.n_samples = n_samples
+        self._trial_vectors = TrialVectors()
 
     def maximize(
         self,
@@ -46,4 +48,5 @@ class RandomSearchOptimizer:
         count = max(self.n_samples or default_samples(space), n)
         vectors = space.sample_vectors(count, rng)
         scores = surface.score(space.encode_vectors(vectors))
-        return best_distinct(space, vectors, scores, n, vector_keys(seen_vectors(space, history)))
+        seen = vector_keys(self._trial_vectors(space, list(history)))
+        return best_distinct(space, vectors, scores, n, seen)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import attrs
 import numpy as np
+import sklearn
 from sklearn.tree import DecisionTreeRegressor
 
 from ensembo.spaces import EncodedBatch
@@ -62,21 +63,20 @@ class RandomForestSurrogate:
         n = len(y)
         seeds = rng.integers(2**31 - 1, size=settings.n_trees)
         self._trees = []
-        for seed in seeds:
-            tree = DecisionTreeRegressor(
-                max_features=settings.feature_fraction,
-                min_samples_leaf=settings.min_samples_leaf,
-                min_samples_split=settings.min_samples_split,
-                max_depth=settings.max_depth,
-                random_state=int(seed),
-            )
-            weights = None
-            if settings.bootstrap:
-                # A bootstrap resample is the same tree as integer sample weights.
-                picks = np.random.default_rng(int(seed)).integers(n, size=n)
-                weights = np.bincount(picks, minlength=n).astype(float)
-            tree.fit(x, y, sample_weight=weights, check_input=False)
-            self._trees.append(tree)
+        # Options are validated once by ForestSettings; sklearn's per-fit validation
+        # would otherwise cost as much as growing a small tree.
+        with sklearn.config_context(skip_parameter_validation=True, assume_finite=True):
+            for seed in seeds:
+                tree = DecisionTreeRegressor(
+                    max_features=settings.feature_fraction,
+                    min_samples_leaf=settings.min_samples_leaf,
+                    min_samples_split=settings.min_samples_split,
+                    max_depth=settings.max_depth,
+                    random_state=int(seed),
+                )
+                rows = np.random.default_rng(int(seed)).integers(n, size=n) if settings.bootstrap else slice(None)
+                tree.fit(x[rows], y[rows], check_input=False)
+                self._trees.append(tree)
 
     def predict(self, batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray]:
         if not self._trees:

@@ -17,9 +17,9 @@ branch that was never tried has only the prior component.
 Kernels: truncated normals on [0, 1] for numeric columns; for categorical columns the
 observed choice plus ``prior_weight / (m + 1)`` spread over all choices (Optuna's
 categorical kernel). The prior component is N(0.5, 1) truncated to [0, 1], uniform over
-choices. Bandwidths: Hyperopt's "magic clip" neighbour rule (univariate) or Scott's rule
-with Optuna's 0.2 factor (multivariate), clipped below at ``1 / min(100, 1 + kernels)``
-(Optuna's magic clip).
+choices. Bandwidths follow the neighbour rule per column in both modes, clipped to
+``[1 / min(100, 1 + kernels), 1]`` (Optuna 5 dropped Scott's rule for multivariate TPE
+and uses this for both).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from scipy.special import logsumexp, ndtr, ndtri
 
 PRIOR_MEAN = 0.5
 PRIOR_BANDWIDTH = 1.0
-SCOTT_FACTOR = 0.2
 _LOG_SQRT_2PI = 0.5 * np.log(2 * np.pi)
 
 
@@ -63,7 +62,6 @@ class ParzenEstimator:
         groups: np.ndarray,
         *,
         prior_weight: float,
-        multivariate: bool,
     ):
         self.kinds = kinds
         self.groups = np.asarray(groups)
@@ -81,30 +79,22 @@ class ParzenEstimator:
         counts = group_active.sum(axis=0)  # active observations per group
         column_counts = counts[self.groups]
         values = np.where(active, observations, PRIOR_MEAN)
-        self._fit_numeric(values, active, column_counts, counts, prior_weight, multivariate)
+        self._fit_numeric(values, active, column_counts)
         self._fit_categorical(values, column_counts, prior_weight)
 
     # --- fitting -------------------------------------------------------------------------
 
-    def _fit_numeric(self, values, active, column_counts, group_counts, prior_weight, multivariate):
+    def _fit_numeric(self, values, active, column_counts):
         numeric = np.flatnonzero(self.kinds.numeric)
         self._numeric = numeric
         m = values.shape[0]
         self._mus = np.vstack([values[:, numeric], np.full((1, numeric.size), PRIOR_MEAN)])
-        sigmas = np.empty_like(self._mus)
+        sigmas = np.ones_like(self._mus)
         for position, column in enumerate(numeric):
             observed = np.flatnonzero(active[:, column])
             kernels = column_counts[column] + 1.0  # observations and the prior
             floor = max(1.0 / min(100.0, 1.0 + kernels), self.kinds.min_bandwidth[column])
-            if multivariate:
-                group = self.groups[column]
-                group_size = int(self._indicator[:, group].sum())
-                width = SCOTT_FACTOR * max(group_counts[group], 1) ** (-1.0 / (group_size + 4))
-                sigmas[:m, position] = width
-            else:
-                sigmas[:m, position] = 1.0
-                sigmas[observed, position] = _neighbour_bandwidths(values[observed, column])
-            sigmas[:m, position] = np.clip(sigmas[:m, position], floor, 1.0)
+            sigmas[observed, position] = np.clip(_neighbour_bandwidths(values[observed, column]), floor, 1.0)
         sigmas[m, :] = PRIOR_BANDWIDTH
         self._sigmas = sigmas
         # Mass of each kernel inside [0, 1], for the truncated density and for sampling.
@@ -164,17 +154,20 @@ class ParzenEstimator:
 
 
 def _neighbour_bandwidths(mus: np.ndarray) -> np.ndarray:
-    """Hyperopt's rule: each kernel as wide as the larger gap to its sorted neighbours,
-    with the prior mean and the range ends [0, 1] as extra neighbours."""
+    """The "magic clip" neighbour rule (Hyperopt; Optuna without endpoints): each kernel
+    as wide as the larger gap to its sorted neighbours; the outermost kernels look inward
+    only. The range ends count as neighbours when there is a single observation."""
     if mus.size == 0:
         return mus
-    with_prior = np.append(mus, PRIOR_MEAN)
-    order = np.argsort(with_prior, kind="stable")
-    padded = np.concatenate([[0.0], with_prior[order], [1.0]])
+    order = np.argsort(mus, kind="stable")
+    padded = np.concatenate([[0.0], mus[order], [1.0]])
     gaps = np.diff(padded)
-    widths = np.empty_like(with_prior)
-    widths[order] = np.maximum(gaps[:-1], gaps[1:])
-    return widths[:-1]
+    widths_sorted = np.maximum(gaps[:-1], gaps[1:])
+    if mus.size >= 2:
+        widths_sorted[0], widths_sorted[-1] = gaps[1], gaps[-2]
+    widths = np.empty_like(mus)
+    widths[order] = widths_sorted
+    return widths
 
 
 def _log(values: np.ndarray) -> np.ndarray:

@@ -34,9 +34,10 @@ from ConfigSpace.hyperparameters import (
 )
 
 from ensembo.errors import SpaceError
+from ensembo.plugins.acquisition_optimizers.trial_vectors import TrialVectors
 from ensembo.plugins.surrogates.tpe.parzen import ColumnKinds, ParzenEstimator
 from ensembo.spaces import Space
-from ensembo.trials import History, Trial
+from ensembo.trials import History
 
 
 def _fraction(instance, attribute, value) -> None:
@@ -121,7 +122,7 @@ class TreeParzenProposer:
         self.settings = TPESettings(**options)
         self._space: Space | None = None
         self._scale: _UnitScale | None = None
-        self._rows: dict[int, tuple[dict[str, Any], np.ndarray]] = {}
+        self._vectors = TrialVectors()
 
     def propose(
         self,
@@ -148,7 +149,6 @@ class TreeParzenProposer:
                 scale.kinds,
                 groups,
                 prior_weight=settings.prior_weight,
-                multivariate=settings.multivariate,
             )
             for rows in (below, above)
         ]
@@ -158,18 +158,8 @@ class TreeParzenProposer:
 
     def _scale_for(self, space: Space) -> _UnitScale:
         if space is not self._space:
-            self._space, self._scale, self._rows = space, _UnitScale(space), {}
+            self._space, self._scale = space, _UnitScale(space)
         return self._scale
-
-    def _vectors(self, space: Space, trials: list[Trial]) -> np.ndarray:
-        """ConfigSpace vectors of the trials, encoding each configuration only once."""
-        missing = [t for t in trials if t.number not in self._rows or self._rows[t.number][0] != t.config]
-        if missing:
-            for trial, row in zip(missing, space.vectors([t.config for t in missing])):
-                self._rows[trial.number] = (trial.config, row)
-        if not trials:
-            return np.empty((0, space.dimension))
-        return np.array([self._rows[t.number][1] for t in trials])
 
     def _split(self, targets: np.ndarray, n_pending: int) -> tuple[np.ndarray, np.ndarray]:
         """Rows of the best trials and of the others (pending ones count as bad)."""

@@ -57,3 +57,15 @@ def test_registered_with_options():
 def test_rejects_non_positive_sample_count():
     with pytest.raises(ValueError, match="n_samples"):
         RandomSearchOptimizer(n_samples=0)
+
+
+def test_trial_vectors_follow_a_changed_configuration(tree_space):
+    from ensembo.plugins.acquisition_optimizers.trial_vectors import TrialVectors
+
+    space = Space(tree_space)
+    vectors = TrialVectors()
+    first = Trial(number=0, config={"branch": "a", "shared": 0.5})
+    np.testing.assert_allclose(vectors(space, [first]), space.vectors([first.config]))
+    replaced = Trial(number=0, config={"branch": "a", "shared": 0.25})
+    np.testing.assert_allclose(vectors(space, [replaced]), space.vectors([replaced.config]))
+    assert vectors(space, []).shape == (0, space.dimension)

@@ -9,7 +9,7 @@ from scipy.stats import truncnorm
 from ensembo.plugins.surrogates.tpe.parzen import ColumnKinds, ParzenEstimator
 
 
-def estimator(observations, sizes, groups=None, multivariate=False, weights=None):
+def estimator(observations, sizes, groups=None, weights=None):
     observations = np.asarray(observations, dtype=float)
     k = observations.shape[1]
     kinds = ColumnKinds(sizes=np.asarray(sizes), min_bandwidth=np.zeros(k))
@@ -19,13 +19,11 @@ def estimator(observations, sizes, groups=None, multivariate=False, weights=None
         kinds,
         np.arange(k) if groups is None else np.asarray(groups),
         prior_weight=1.0,
-        multivariate=multivariate,
     )
 
 
-@pytest.mark.parametrize("multivariate", [False, True])
-def test_numeric_density_integrates_to_one(multivariate):
-    parzen = estimator([[0.1], [0.15], [0.8], [0.95]], [0], multivariate=multivariate)
+def test_numeric_density_integrates_to_one():
+    parzen = estimator([[0.1], [0.15], [0.8], [0.95]], [0])
     grid = np.linspace(0, 1, 20001)[:, None]
     density = np.exp(parzen.log_pdf(grid))[:, 0]
     assert np.trapezoid(density, grid[:, 0]) == pytest.approx(1.0, abs=1e-3)
@@ -69,8 +67,8 @@ def test_inactive_observations_do_not_shape_a_column():
 
 
 def test_multivariate_group_is_a_mixture_of_products():
-    observations = [[0.1, 0.1], [0.9, 0.9]]
-    joint = estimator(observations, [0, 0], groups=[0, 0], multivariate=True)
+    observations = [[0.1, 0.1], [0.15, 0.12], [0.9, 0.9], [0.85, 0.88]]
+    joint = estimator(observations, [0, 0], groups=[0, 0])
     density = np.exp(joint.log_pdf(np.array([[0.1, 0.1], [0.1, 0.9]])))[:, 0]
     assert density[0] > 3 * density[1]  # correlated corners, not the product of marginals
     assert joint.log_pdf(np.zeros((1, 2))).shape == (1, 1)
