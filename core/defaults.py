@@ -24,7 +24,8 @@ def default_acquisition_optimizer(surrogate: Any) -> str:
 
 
 def default_initial_design() -> str:
-    return "random"
+    """Sobol: the first evaluations cover the space evenly instead of clumping."""
+    return "sobol"
 
 
 def default_n_initial(space: Space) -> int:

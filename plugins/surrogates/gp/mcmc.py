@@ -11,12 +11,12 @@ import numpy as np
 
 from ensembo.plugins.surrogates.gp.hyperparameters import Hyperparameters, log_prior, vector_bounds
 from ensembo.plugins.surrogates.gp.kernels import RadialKernel
-from ensembo.plugins.surrogates.gp.posterior import Posterior
+from ensembo.plugins.surrogates.gp.posterior import Posterior, training_geometry
 from ensembo.plugins.surrogates.gp.slice_sampling import slice_sweep
 
 
 class HyperparameterChain:
-    def __init__(self, samples: int = 10, burn_in: int = 40, continue_burn_in: int = 5, thinning: int = 1):
+    def __init__(self, samples: int = 10, burn_in: int = 20, continue_burn_in: int = 3, thinning: int = 1):
         if samples < 1:
             raise ValueError(f"gp mcmc: samples must be >= 1, got {samples}")
         self.samples = samples
@@ -30,10 +30,11 @@ class HyperparameterChain:
     ) -> list[Hyperparameters]:
         d = x.shape[1]
         bounds = vector_bounds(d)
+        geometry = training_geometry(x, keys)
 
         def log_density(vector: np.ndarray) -> float:
             hp = Hyperparameters.from_vector(vector)
-            value = Posterior(kernel, hp, x, y, keys).log_marginal_likelihood()
+            value = Posterior(kernel, hp, x, y, keys, geometry).log_marginal_likelihood()
             value += log_prior(vector, jacobian=True)[0]
             return value if np.isfinite(value) else -np.inf
 

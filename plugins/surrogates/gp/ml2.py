@@ -19,12 +19,18 @@ from ensembo.plugins.surrogates.gp.hyperparameters import (
 )
 from ensembo.plugins.surrogates.gp.kernels import RadialKernel
 from ensembo.plugins.surrogates.gp.likelihood import log_likelihood_and_gradient
+from ensembo.plugins.surrogates.gp.posterior import BlockGeometry, training_geometry
 
 
 def negative_log_posterior(
-    vector: np.ndarray, kernel: RadialKernel, x: np.ndarray, y: np.ndarray, keys: np.ndarray
+    vector: np.ndarray,
+    kernel: RadialKernel,
+    x: np.ndarray,
+    y: np.ndarray,
+    keys: np.ndarray,
+    geometry: dict[int, BlockGeometry],
 ) -> tuple[float, np.ndarray]:
-    value, gradient = log_likelihood_and_gradient(kernel, vector, x, y, keys)
+    value, gradient = log_likelihood_and_gradient(kernel, vector, x, y, keys, geometry)
     prior, prior_gradient = log_prior(vector, jacobian=False)
     total = value + prior
     if not np.isfinite(total) or not np.all(np.isfinite(gradient)):
@@ -42,20 +48,25 @@ def fit_ml2(
     restarts: int,
     max_iterations: int = 200,
 ) -> Hyperparameters:
-    """Best hyperparameters over ``restarts`` L-BFGS-B runs (>= 1)."""
+    """Best hyperparameters over L-BFGS-B runs.
+
+    A warm start (``previous``) is one run; a cold fit uses ``restarts`` runs from the
+    neutral start and prior draws.
+    """
     d = x.shape[1]
     bounds = vector_bounds(d)
-    starts = []
+    geometry = training_geometry(x, keys)
     if previous is not None and len(previous.lengthscales) == d:
-        starts.append(previous.to_vector())
-    starts.append(Hyperparameters.initial(d).to_vector())
-    while len(starts) < restarts:
-        starts.append(sample_vector(d, rng))
+        starts = [previous.to_vector()]
+    else:
+        starts = [Hyperparameters.initial(d).to_vector()]
+        while len(starts) < restarts:
+            starts.append(sample_vector(d, rng))
     best_vector, best_value = starts[0], np.inf
-    for start in starts[: max(restarts, 1)]:
+    for start in starts:
         start = np.clip(start, bounds[:, 0], bounds[:, 1])
         result = minimize(
-            negative_log_posterior, start, args=(kernel, x, y, keys), jac=True,
+            negative_log_posterior, start, args=(kernel, x, y, keys, geometry), jac=True,
             method="L-BFGS-B", bounds=bounds, options={"maxiter": max_iterations},
         )
         if result.fun < best_value:

@@ -41,6 +41,28 @@ def block_keys(signature: np.ndarray | None, n: int) -> np.ndarray:
     return np.full(n, ONE_BLOCK, dtype=np.int64) if signature is None else np.asarray(signature)
 
 
+@attrs.frozen(kw_only=True)
+class BlockGeometry:
+    """Rows of one block and their per-dimension squared differences (n_b, n_b, d).
+
+    Hyperparameter fitting evaluates the likelihood many times on the same points;
+    with the differences kept, each scaled distance matrix is one product with
+    ``1 / lengthscales^2`` instead of a fresh pairwise computation.
+    """
+
+    rows: np.ndarray = attrs.field(eq=False)
+    squared_differences: np.ndarray = attrs.field(eq=False)
+
+
+def training_geometry(x: np.ndarray, keys: np.ndarray) -> dict[int, BlockGeometry]:
+    geometry = {}
+    for key in np.unique(keys):
+        rows = np.flatnonzero(keys == key)
+        diff = x[rows][:, None, :] - x[rows][None, :, :]
+        geometry[int(key)] = BlockGeometry(rows=rows, squared_differences=diff * diff)
+    return geometry
+
+
 class Posterior:
     """Exact GP posterior; ``keys`` assigns each training row to a block."""
 
@@ -51,14 +73,19 @@ class Posterior:
         x: np.ndarray,
         y: np.ndarray,
         keys: np.ndarray,
+        geometry: dict[int, BlockGeometry] | None = None,
     ):
         self.kernel = kernel
         self.hyperparameters = hp = hyperparameters
         self.blocks: dict[int, Block] = {}
+        inverse_squared = 1.0 / hp.lengthscales**2
         for key in np.unique(keys):
             rows = np.flatnonzero(keys == key)
             xb = x[rows]
-            distance = scaled_distance(xb, xb, hp.lengthscales)
+            if geometry is not None:
+                distance = np.sqrt(geometry[int(key)].squared_differences @ inverse_squared)
+            else:
+                distance = scaled_distance(xb, xb, hp.lengthscales)
             unit = kernel.value(distance)
             matrix = hp.amplitude * unit + hp.noise * np.eye(len(rows))
             chol, jitter = robust_cholesky(matrix)

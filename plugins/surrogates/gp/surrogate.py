@@ -55,8 +55,9 @@ class GaussianProcessSurrogate:
 
     Options: ``kernel`` (``matern52`` | ``laplace``), ``hyperparameters`` (``ml2`` |
     ``mcmc``), ``conditional`` (Lévesque's conditional kernel: no covariance between
-    different condition signatures), ``restarts`` (ML-II starts), ``samples`` (MCMC
-    samples kept), ``fit_subset`` (largest training set for hyperparameter fitting).
+    different condition signatures), ``restarts`` (ML-II starts of a cold fit),
+    ``samples`` and ``burn_in`` (MCMC samples kept, sweeps of the first burn-in),
+    ``fit_subset`` (largest training set for hyperparameter fitting).
     """
 
     def __init__(
@@ -66,6 +67,7 @@ class GaussianProcessSurrogate:
         conditional: bool = False,
         restarts: int = 2,
         samples: int = 10,
+        burn_in: int = 20,
         fit_subset: int = 300,
     ):
         if kernel not in KERNELS:
@@ -81,7 +83,7 @@ class GaussianProcessSurrogate:
         self.conditional = bool(conditional)
         self.restarts = int(restarts)
         self.fit_subset = int(fit_subset)
-        self._chain = HyperparameterChain(samples=int(samples)) if hyperparameters == "mcmc" else None
+        self._chain = HyperparameterChain(samples=int(samples), burn_in=int(burn_in)) if hyperparameters == "mcmc" else None
         self._previous: Hyperparameters | None = None
         self.posteriors: list[Posterior] = []
         self._location, self._scale = 0.0, 1.0

@@ -101,7 +101,7 @@ def test_two_hundred_duplicated_points_do_not_raise():
     rng = np.random.default_rng(3)
     x = np.repeat(rng.uniform(size=(2, 4)), 100, axis=0)
     y = np.repeat([1.0, 2.0], 100)
-    for options in ({}, {"kernel": "laplace"}, {"hyperparameters": "mcmc", "samples": 2}):
+    for options in ({}, {"kernel": "laplace"}, {"hyperparameters": "mcmc", "samples": 2, "burn_in": 2}):
         surrogate = GaussianProcessSurrogate(**options)
         surrogate.fit(_batch(x), y, rng)
         mean, variance, d_mean, d_variance = surrogate.predict_with_gradients(_batch(rng.uniform(size=(5, 4))))
