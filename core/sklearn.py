@@ -139,7 +139,6 @@ class _EnsemboSearch(BaseEstimator):
             loss=self.loss,
             categorical_features=_categorical_mask(self.categorical_features, X.shape[1]),
             seed=int(self.seed),
-            n_jobs=self.n_jobs,
         )
         study = Study(
             space,
@@ -153,7 +152,8 @@ class _EnsemboSearch(BaseEstimator):
             storage=self.storage,
         )
         store = artifact_store_for(self.storage)
-        run_task(study, task, max(int(self.n_trials) - finished_count(study), 0), store=store)
+        remaining = max(int(self.n_trials) - finished_count(study), 0)
+        run_task(study, task, remaining, store=store, n_jobs=self.n_jobs)
         final = finalize(study, task, store, selection=self.selection, refit=self.refit)
         self.study_ = study
         self.best_estimator_ = final.best_estimator

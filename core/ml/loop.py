@@ -3,8 +3,12 @@
 The task needs the trial number (reshuffling draws the splits from it), which a plain
 ``objective(config)`` never sees, so the loop asks and tells itself. A configuration
 that raises, returns a non-finite loss or predicts garbage becomes a failed trial with
-the error text and the run goes on; Ctrl-C marks the running trial interrupted (it is
-re-run on resume) and re-raises.
+the error text and the run goes on; Ctrl-C marks the running trials interrupted (they
+are re-run on resume) and re-raises.
+
+With ``n_jobs`` > 1 the loop asks ``n_jobs`` trials at once — the study's proposer sees
+the others as pending (constant liar), so they differ — evaluates them in parallel
+processes (joblib) and tells each result.
 """
 
 from __future__ import annotations
@@ -13,16 +17,26 @@ import logging
 import time
 import traceback
 
+import joblib
+
 from ensembo.ml.artifacts import ArtifactStore
 from ensembo.ml.task import Task
 from ensembo.study import Study
-from ensembo.trials import TrialState
+from ensembo.trials import Evaluation, TrialState
 
 logger = logging.getLogger(__name__)
 
 
 def finished_count(study: Study) -> int:
     return len(study.history.in_state(TrialState.COMPLETE, TrialState.FAILED))
+
+
+def _attempt(task: Task, config: dict, number: int) -> Evaluation | str:
+    """The evaluation, or the error text of a configuration that failed."""
+    try:
+        return task.evaluate(config, iteration=number)
+    except Exception as error:  # any learner failure is a failed trial, not a crash
+        return "".join(traceback.format_exception_only(error)).strip()
 
 
 def run_task(
@@ -32,24 +46,32 @@ def run_task(
     *,
     store: ArtifactStore | None = None,
     timeout: float | None = None,
+    n_jobs: int | None = None,
 ) -> Study:
     """Run ``n_trials`` more trials of ``task`` (or until ``timeout`` seconds)."""
     deadline = None if timeout is None else time.monotonic() + timeout
-    for _ in range(n_trials):
-        if deadline is not None and time.monotonic() >= deadline:
-            break
-        trial = study.ask()
+    workers = max(1, joblib.effective_n_jobs(n_jobs))
+    done = 0
+    while done < n_trials and (deadline is None or time.monotonic() < deadline):
+        batch = [study.ask() for _ in range(min(workers, n_trials - done))]
         try:
-            evaluation = task.evaluate(dict(trial.config), iteration=trial.number)
+            if len(batch) == 1:
+                outcomes = [_attempt(task, dict(batch[0].config), batch[0].number)]
+            else:
+                outcomes = joblib.Parallel(n_jobs=len(batch))(
+                    joblib.delayed(_attempt)(task, dict(t.config), t.number) for t in batch
+                )
         except KeyboardInterrupt:
-            study.tell(trial, state=TrialState.INTERRUPTED, error="KeyboardInterrupt")
+            for trial in batch:
+                study.tell(trial, state=TrialState.INTERRUPTED, error="KeyboardInterrupt")
             raise
-        except Exception as error:  # any learner failure is a failed trial, not a crash
-            message = "".join(traceback.format_exception_only(error)).strip()
-            logger.warning("trial %d failed: %s", trial.number, message)
-            study.tell(trial, state=TrialState.FAILED, error=message)
-            continue
-        finished = study.tell(trial, evaluation)
-        if finished.state is TrialState.COMPLETE and store is not None:
-            store.put(trial.number, evaluation.model)
+        for trial, outcome in zip(batch, outcomes, strict=True):
+            if isinstance(outcome, str):
+                logger.warning("trial %d failed: %s", trial.number, outcome)
+                study.tell(trial, state=TrialState.FAILED, error=outcome)
+                continue
+            finished = study.tell(trial, outcome)
+            if finished.state is TrialState.COMPLETE and store is not None:
+                store.put(trial.number, outcome.model)
+        done += len(batch)
     return study

@@ -126,3 +126,17 @@ def test_a_space_without_build_is_refused(classification_data, flat_space):
     X, y = classification_data
     with pytest.raises(ExperimentError, match="not executable"):
         Task(X, y, task="classification", space=Space(flat_space))
+
+
+def test_parallel_batches_record_failures_like_the_serial_loop(flaky_space, classification_data):
+    X, y = classification_data
+    task = Task(X, y, task="classification", space=flaky_space, validation=0.3)
+    serial, parallel = _study(flaky_space, task), _study(flaky_space, task)
+    run_task(serial, task, 4)
+    run_task(parallel, task, 4, n_jobs=2)
+    assert [t.state for t in parallel.trials].count(TrialState.FAILED) == sum(
+        t.config["behaviour"] != "fit" for t in parallel.trials
+    )
+    assert all(t.error for t in parallel.trials if t.state is TrialState.FAILED)
+    # random search draws the same configurations whatever the batch size
+    assert [t.config for t in parallel.trials] == [t.config for t in serial.trials]

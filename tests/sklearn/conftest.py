@@ -1,26 +1,18 @@
-"""Fixtures for the estimator tests; makes ``tree_spaces`` importable by name."""
+"""Fixtures for the estimator tests.
+
+The test spaces live in ``tree_spaces.py``, imported through ``sys.path`` so that
+estimators holding them can be pickled, and unpickled in joblib worker processes.
+"""
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 import sys
 
 import pytest
 
-
-def _load_tree_spaces():
-    if "tree_spaces" not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            "tree_spaces", pathlib.Path(__file__).with_name("tree_spaces.py")
-        )
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["tree_spaces"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["tree_spaces"]
-
-
-tree_spaces = _load_tree_spaces()
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import tree_spaces  # noqa: E402
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from ensembo.sklearn import EnsemboClassifier, EnsemboRegressor
 
-TreeDepthSpace = sys.modules["tree_spaces"].TreeDepthSpace  # loaded by conftest.py
+TreeDepthSpace = sys.modules["tree_spaces"].TreeDepthSpace  # imported by conftest.py
 
 ESTIMATORS = [
     EnsemboClassifier(TreeDepthSpace(), n_trials=3, cv=2, surrogate=None),

@@ -64,3 +64,11 @@ def test_invalid_parameters_are_reported_at_fit(tree_space):
     X, y = make_classification(n_samples=40, random_state=0)
     with pytest.raises(ValueError, match="n_trials: must be a positive integer, got 0"):
         EnsemboClassifier(tree_space, n_trials=0).fit(X, y)
+
+
+def test_n_jobs_evaluates_trials_in_parallel_batches(tree_space):
+    X, y = make_classification(n_samples=120, n_features=5, random_state=2)
+    model = EnsemboClassifier(tree_space, n_trials=4, cv=3, surrogate=None, n_jobs=2).fit(X, y)
+    assert list(model.cv_results_["state"]) == ["complete"] * 4
+    assert model.cv_results_["number"].tolist() == [0, 1, 2, 3]
+    assert model.predict(X).shape == (120,)

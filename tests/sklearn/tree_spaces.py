@@ -1,7 +1,7 @@
 """A tiny executable space for the estimator tests: one decision-tree hyperparameter.
 
-Loaded under the module name ``tree_spaces`` (see conftest.py) so that estimators
-holding it can be pickled, as several scikit-learn checks do.
+Importable by name (conftest.py puts this folder on ``sys.path``) so that estimators
+holding it can be pickled, as several scikit-learn checks and parallel trials do.
 """
 
 from __future__ import annotations
