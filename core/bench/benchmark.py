@@ -36,6 +36,7 @@ def run_benchmark(
     optimizers: Sequence[str] | None = None,
     seeds: int = 3,
     budget: int | None = None,
+    problems: Sequence[str] | None = None,
     workers: int = 1,
     out: Path = Path("bench-results"),
     command: str = "",
@@ -44,7 +45,7 @@ def run_benchmark(
     chosen = get_suite(suite)
     optimizers = list(optimizers or chosen.default_optimizers)
     check_optimizers(optimizers)
-    runs = runner.plan(suite, optimizers, range(seeds), budget, Path(out))
+    runs = runner.plan(suite, optimizers, range(seeds), budget, Path(out), problems)
     pending = [run for run in runs if not runner.is_finished(Path(run.path), run.budget)]
     with tqdm(total=len(pending), desc=f"bench {suite}", unit="run", disable=not progress) as bar:
         runner.run_all(pending, workers, on_done=lambda record: bar.update())

@@ -26,7 +26,7 @@ import attrs
 from ensembo.bench import metrics
 from ensembo.bench.optimizers import make_optimizer
 from ensembo.bench.recorder import Recorder
-from ensembo.bench.suite import get_suite
+from ensembo.bench.suite import UnknownSuiteError, get_suite
 from ensembo.errors import MissingDependencyError
 
 RECORD_FORMAT = 1
@@ -85,11 +85,27 @@ def is_finished(path: Path, budget: int | None = None) -> bool:
 
 
 def plan(
-    suite: str, optimizers: Sequence[str], seeds: Sequence[int], budget: int | None, out: Path
+    suite: str,
+    optimizers: Sequence[str],
+    seeds: Sequence[int],
+    budget: int | None,
+    out: Path,
+    problems: Sequence[str] | None = None,
 ) -> list[RunSpec]:
-    """Every run of the benchmark, problems in suite order, then optimizers, then seeds."""
+    """Every run of the benchmark, problems in suite order, then optimizers, then seeds.
+
+    ``problems`` keeps only the named problems (all when ``None``).
+    """
+    chosen = get_suite(suite)
+    available = [p for p in chosen.problems()]
+    unknown = set(problems or ()) - {p.name for p in available}
+    if unknown:
+        raise UnknownSuiteError(
+            f"suite {suite!r} has no problem {sorted(unknown)}; "
+            f"problems: {', '.join(p.name for p in available)}"
+        )
     runs = []
-    for problem in get_suite(suite).problems():
+    for problem in (p for p in available if problems is None or p.name in problems):
         for optimizer in optimizers:
             for seed in seeds:
                 path = run_path(out, suite, problem.name, optimizer, seed)
@@ -115,9 +131,15 @@ def _versions() -> dict[str, str]:
 
 
 def execute(spec: RunSpec) -> dict[str, Any]:
-    """Run one benchmark run in this process and write its record."""
+    """Run one benchmark run in this process and write its record.
+
+    If another invocation sharing the output directory finished the run meanwhile, its
+    record is returned and nothing is run.
+    """
     problem = get_suite(spec.suite).problem(spec.problem)
     budget = spec.budget or problem.budget
+    if is_finished(Path(spec.path), budget):
+        return read_record(Path(spec.path))
     record: dict[str, Any] = {
         "format": RECORD_FORMAT,
         **attrs.asdict(spec),

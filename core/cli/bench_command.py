@@ -13,6 +13,7 @@ def register(subparsers) -> None:
     parser.add_argument("suite", help="suite name; 'list' shows the available suites")
     parser.add_argument("--optimizers", help="comma-separated, e.g. ensembo:gp+ei+lbfgs,smac-hpo,random "
                         "(default: the suite's list: ensembo:random and every anchor)")
+    parser.add_argument("--problems", help="comma-separated subset of the suite's problems")
     parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 per optimizer (default 3)")
     parser.add_argument("--budget", type=int, help="evaluations per run (default: each problem's own)")
     parser.add_argument("--workers", type=int, default=1, help="runs in parallel, one process each")
@@ -25,7 +26,7 @@ def register(subparsers) -> None:
 def _command_line(args) -> str:
     """The invocation as given, rebuilt from the parsed options (for the report)."""
     parts = ["ensembo", "bench", args.suite]
-    for option in ("optimizers", "seeds", "budget", "workers", "out"):
+    for option in ("optimizers", "problems", "seeds", "budget", "workers", "out"):
         value = getattr(args, option)
         if value is not None:
             parts += [f"--{option}", str(value)]
@@ -38,6 +39,10 @@ STANDALONE = {
     "estimators": ("ensembo.bench.estimators", "EnsemboClassifier/Regressor vs tuned forests"),
     "ensembles": ("ensembo.bench.ensembles", "ESMBO, EO, SEGOR vs single best, post-hoc and random search"),
 }
+
+
+def _names(text: str | None) -> list[str] | None:
+    return [n.strip() for n in text.split(",") if n.strip()] if text else None
 
 
 def run(args) -> int:
@@ -54,11 +59,10 @@ def run(args) -> int:
         import importlib
 
         return importlib.import_module(STANDALONE[args.suite][0]).main(args, _command_line(args))
-    optimizers = [o.strip() for o in args.optimizers.split(",") if o.strip()] if args.optimizers else None
-    command = _command_line(args)
     result = run_benchmark(
-        args.suite, optimizers=optimizers, seeds=args.seeds, budget=args.budget,
-        workers=args.workers, out=args.out, command=command, progress=not args.no_progress,
+        args.suite, optimizers=_names(args.optimizers), problems=_names(args.problems),
+        seeds=args.seeds, budget=args.budget, workers=args.workers, out=args.out,
+        command=_command_line(args), progress=not args.no_progress,
     )
     print(f"{result.executed} runs executed, {result.skipped_as_finished} already finished; "
           f"report: {result.report_path}")

@@ -109,3 +109,18 @@ def test_a_broken_suite_module_does_not_hide_the_others(tmp_path, monkeypatch):
     assert "synthetic" in available_suites()
     with pytest.raises(UnknownSuiteError, match="broken_suite failed to import.*half written"):
         get_suite("broken")
+
+
+def test_plan_keeps_only_named_problems(tmp_path):
+    from ensembo.bench.suite import UnknownSuiteError
+
+    runs = runner.plan("synthetic", ["random"], [0, 1], None, tmp_path, problems=["levy5"])
+    assert {(r.problem, r.seed, r.budget) for r in runs} == {("levy5", 0, 80), ("levy5", 1, 80)}
+    with pytest.raises(UnknownSuiteError, match="levy5"):
+        runner.plan("synthetic", ["random"], [0], None, tmp_path, problems=["levy"])
+
+
+def test_a_run_finished_by_another_invocation_is_not_redone(tmp_path):
+    [spec] = runner.plan("synthetic", ["random"], [0], 5, tmp_path, problems=["branin"])
+    first = runner.execute(spec)
+    assert runner.execute(spec) == first  # read back, not rerun
