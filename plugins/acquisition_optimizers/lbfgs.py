@@ -1,7 +1,8 @@
 """The ``lbfgs`` acquisition optimizer: multi-start L-BFGS-B with analytic gradients.
 
-Starting points are the best-scoring of a scrambled Sobol set and a random pool, plus
-the incumbents (the configurations with the lowest losses). All starts are ascended
+Starting points are the best-scoring of a scrambled Sobol set and a random pool, the
+best of each branch (condition signature) in conditional spaces, and the incumbents
+(the configurations with the lowest losses). All starts are ascended
 together as one L-BFGS-B problem — the acquisition is a sum of independent terms, so
 the joint gradient is each start's gradient — which costs one batched surrogate call
 per iteration instead of one per start. Each start moves only its free continuous
@@ -34,13 +35,15 @@ class LbfgsSettings:
     n_random: int = attrs.field(default=256, validator=attrs.validators.ge(1))
     n_starts: int = attrs.field(default=5, validator=attrs.validators.ge(1))
     n_incumbents: int = attrs.field(default=2, validator=attrs.validators.ge(0))
+    n_branch_starts: int = attrs.field(default=6, validator=attrs.validators.ge(0))
     max_iterations: int = attrs.field(default=100, validator=attrs.validators.ge(1))
 
 
 class LbfgsOptimizer:
     """Options: ``n_sobol``, ``n_random`` (candidate pool sizes), ``n_starts`` (best
-    candidates ascended), ``n_incumbents`` (best observed configurations ascended),
-    ``max_iterations`` (of the joint L-BFGS-B run)."""
+    candidates ascended), ``n_branch_starts`` (at most this many further starts, the
+    best candidate of each other condition signature), ``n_incumbents`` (best observed
+    configurations ascended), ``max_iterations`` (of the joint L-BFGS-B run)."""
 
     def __init__(self, **options: Any):
         try:
@@ -72,15 +75,28 @@ class LbfgsOptimizer:
             sobol = qmc.Sobol(space.dimension, scramble=True, seed=rng).random(settings.n_sobol)
             templates = pool[np.arange(settings.n_sobol) % len(pool)]
             candidates = np.vstack([pool, relaxation.fill(templates, sobol)])
-        scores = surface.score(space.encode_vectors(candidates))
+        batch = space.encode_vectors(candidates)
+        scores = surface.score(batch)
         order = np.argsort(-np.nan_to_num(scores, nan=-np.inf), kind="stable")
-        starts = [candidates[order[: settings.n_starts]], self._incumbents(space, history)]
-        starts = np.vstack(starts)
+        chosen = list(order[: settings.n_starts])
+        chosen += self._branch_leaders(batch.signature, order, exclude=set(chosen))
+        starts = np.vstack([candidates[chosen], self._incumbents(space, history)])
         if hasattr(surface, "score_with_gradient") and relaxation.movable(starts).any():
             ascended = relaxation.round_integers(self._ascend(surface, space, relaxation, starts))
             candidates = np.vstack([candidates, ascended])
             scores = np.concatenate([scores, surface.score(space.encode_vectors(ascended))])
         return best_distinct(space, candidates, scores, n, vector_keys(seen_vectors(space, history)))
+
+    def _branch_leaders(self, signature: np.ndarray, order: np.ndarray, exclude: set) -> list[int]:
+        """The best candidate of each condition signature (best branches first), so
+        that every branch, not only the currently favoured one, gets ascended."""
+        leaders: dict[int, int] = {}
+        for index in order:
+            leaders.setdefault(int(signature[index]), int(index))
+            if len(leaders) > self.settings.n_branch_starts:
+                break
+        picked = [i for i in leaders.values() if i not in exclude]
+        return picked[: self.settings.n_branch_starts] if len(leaders) > 1 else []
 
     def _incumbents(self, space: Space, history: History) -> np.ndarray:
         completed = [t for t in history.completed() if t.loss is not None and np.isfinite(t.loss)]

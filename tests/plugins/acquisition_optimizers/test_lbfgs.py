@@ -121,3 +121,33 @@ def test_returns_distinct_valid_unseen_configurations(conditional_spaces, data):
     assert len(keys) == 3
     assert not keys & {tuple(sorted(c.items())) for c in seen}
     assert all(space.is_valid(c) for c in configs)
+
+
+class TwoBranchSurface:
+    """Branch ``a`` scores a flat 0.5; branch ``b`` a narrow peak of 1 at only_b = 0.77."""
+
+    def __init__(self, space: Space):
+        self.column = space.names.index("only_b")
+        self.branch_b = space.encode([{"branch": "b", "shared": 0.1, "only_b": 0.5, "steps": 3}]).signature[0]
+
+    def score(self, batch):
+        return self.score_with_gradient(batch)[0]
+
+    def score_with_gradient(self, batch):
+        in_b = batch.signature == self.branch_b
+        offset = batch.values[:, self.column] - 0.77
+        values = np.where(in_b, 1.0 - 1e4 * offset**2, 0.5)
+        gradient = np.zeros_like(batch.values)
+        gradient[:, self.column] = np.where(in_b, -2e4 * offset, 0.0)
+        return values, gradient
+
+
+def test_every_branch_gets_ascended_not_only_the_favoured_one(tree_space):
+    space = Space(tree_space)
+    surface = TwoBranchSurface(space)
+    rng = np.random.default_rng(5)
+    settings = {"n_sobol": 0, "n_random": 20, "n_starts": 1, "n_incumbents": 0}
+    without = LbfgsOptimizer(**settings, n_branch_starts=0).maximize(surface, space, History(), 1, rng)[0]
+    assert without["branch"] == "a"  # no pool point lands on the narrow peak
+    (best,) = LbfgsOptimizer(**settings).maximize(surface, space, History(), 1, np.random.default_rng(5))
+    assert best["branch"] == "b" and best["only_b"] == pytest.approx(0.77, abs=1e-4)
