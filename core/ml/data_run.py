@@ -28,6 +28,7 @@ import attrs
 import numpy as np
 from sklearn.model_selection import train_test_split
 
+from ensembo.components import split_spec
 from ensembo.datasets import Dataset, load_dataset
 from ensembo.errors import ExperimentError
 from ensembo.ml.artifacts import artifact_store_for
@@ -164,7 +165,8 @@ def run_and_report(
     final = finalize(study, task, store, selection=settings.final, refit=settings.refit)
     best = final.best_trial
     ensemble = final.ensemble
-    strategy = study.components()["ensemble_strategy"]
+    spec = split_spec("ensemble", study.components()["ensemble_strategy"])
+    strategy = "custom" if spec is None else spec[0]
     rows = [
         {
             "model": f"best single model (trial {best.number}{_learner(best.config)})",
@@ -172,7 +174,7 @@ def run_and_report(
             "test": task.loss_of(final.best_estimator, prepared.X_test, prepared.y_test),
         },
         {
-            "model": f"ensemble ({strategy if isinstance(strategy, str) else 'custom'}, "
+            "model": f"ensemble ({strategy}, "
             f"{len(ensemble)} member{'s' if len(ensemble) != 1 else ''})",
             "validation": ensemble_validation_loss(study, task, ensemble),
             "test": task.loss_of(final.ensemble_estimator, prepared.X_test, prepared.y_test),

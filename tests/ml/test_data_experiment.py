@@ -1,0 +1,57 @@
+"""Experiment files with a ``data:`` key: ``ensembo run`` and ``ensembo resume``."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from ensembo.cli import main
+from ensembo.errors import ExperimentError
+from ensembo.experiment import parse_experiment
+from ensembo.ml.data_run import DataSettings
+
+TINY = """
+space:
+  name: tiny-tree
+  estimator: sklearn.tree.DecisionTreeClassifier
+  params:
+    max_depth: {type: int, low: 1, high: 6}
+data:
+  dataset: iris
+  validation: 3
+surrogate: null
+ensemble: posthoc
+budget: 4
+seed: 1
+"""
+
+
+def test_run_prints_the_error_table_and_resume_reprints_it(tmp_path, capsys):
+    experiment = tmp_path / "tiny.yaml"
+    experiment.write_text(textwrap.dedent(TINY))
+    storage = tmp_path / "tiny.db"
+    assert main(["run", str(experiment), "--storage", str(storage), "--no-progress"]) == 0
+    first = capsys.readouterr().out
+    assert "dataset: iris (112 training rows, 38 test rows)" in first
+    assert "trials: 4 (4 complete, 0 failed)" in first
+    table = first.split("\n\n")[-1].splitlines()
+    assert table[0].split() == ["model", "validation", "zero-one", "test", "zero-one"]
+    assert table[2].startswith("best single model (trial ")
+    assert table[3].startswith("ensemble (posthoc, ")
+    assert len(list((tmp_path / "tiny.models").glob("trial-*.joblib"))) == 4
+    assert main(["resume", str(storage), "--no-progress"]) == 0
+    again = capsys.readouterr().out
+    assert again.split("\n\n")[-1] == first.split("\n\n")[-1]
+
+
+def test_data_replaces_the_objective_and_its_keys_are_checked():
+    parse_experiment({"space": "svm", "data": "iris", "budget": 3})
+    with pytest.raises(ExperimentError, match="objective: required key is missing"):
+        parse_experiment({"space": "svm", "budget": 3})
+    with pytest.raises(
+        ExperimentError, match="data.valdation: unknown key; did you mean 'validation'"
+    ):
+        DataSettings.from_document({"dataset": "iris", "valdation": 3})
+    with pytest.raises(ExperimentError, match="invalid settings"):
+        DataSettings.from_document({"dataset": "iris", "final": "median"})
