@@ -236,7 +236,10 @@ def run_estimators(
 
 def main(args: Any, command: str) -> int:
     """``ensembo bench estimators [--seeds N] [--budget N_TRIALS] [--workers N] [--out DIR]``."""
+    chosen = getattr(args, "problems", None)
+    datasets = [d.strip() for d in chosen.split(",") if d.strip()] if chosen else DATASETS
     report = run_estimators(
+        datasets=datasets,
         seeds=args.seeds,
         n_trials=args.budget or 30,
         workers=args.workers,

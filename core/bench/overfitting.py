@@ -330,7 +330,10 @@ def run_overfitting(
 
 def main(args: Any, command: str) -> int:
     """``ensembo bench overfitting [--seeds N] [--budget N] [--workers N] [--out DIR]``."""
+    chosen = getattr(args, "problems", None)
+    datasets = [d.strip() for d in chosen.split(",") if d.strip()] if chosen else DATASETS
     report = run_overfitting(
+        datasets=datasets,
         seeds=args.seeds,
         budget=args.budget or 50,
         workers=args.workers,
