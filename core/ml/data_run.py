@@ -125,7 +125,7 @@ def prepare(
         validation=settings.validation,
         loss=loss,
         categorical_features=dataset.categorical_features,
-        selection=settings.selection_split,
+        selection_split=settings.selection_split,
         seed=seed,
     )
     return PreparedData(dataset=dataset, task=task, X_test=X_test, y_test=y_test)

@@ -71,8 +71,8 @@ class Task:
     """Scores configurations of ``space`` on ``(X, y)``; call :meth:`evaluate`.
 
     ``loss`` is a registered loss (default ``zero-one`` / ``mse``), applied per example
-    to (encoded targets, predictions) and averaged. ``selection`` is the fraction of
-    rows held out as the selection split. ``n_jobs`` fits the folds in parallel.
+    to (encoded targets, predictions) and averaged. ``selection_split`` is the fraction
+    of rows held out as the selection split. ``n_jobs`` fits the folds in parallel.
     """
 
     def __init__(
@@ -85,7 +85,7 @@ class Task:
         validation: ValidationScheme | int | float | dict = 0.33,
         loss: Any = None,
         categorical_features: Sequence[bool] | None = None,
-        selection: float | None = None,
+        selection_split: float | None = None,
         X_test: Any = None,
         y_test: Any = None,
         seed: int = 0,
@@ -110,10 +110,10 @@ class Task:
         self.classes = np.unique(y) if self.is_classification else None
         targets = self._encode(y)
         rows = np.arange(len(y))
-        if selection:
+        if selection_split:
             optimize_rows, selection_rows = train_test_split(
                 rows,
-                test_size=selection,
+                test_size=selection_split,
                 random_state=self.seed,
                 stratify=targets if self._stratify_selection(targets) else None,
             )

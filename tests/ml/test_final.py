@@ -87,7 +87,7 @@ def test_posterior_mean_selection_follows_the_surrogate_mean(tree_only_space, cl
 
 def test_selection_split_rule(tree_only_space, classification_data):
     X, y = classification_data
-    _, study, _ = _search(tree_only_space, X, y, selection=0.25)
+    _, study, _ = _search(tree_only_space, X, y, selection_split=0.25)
     chosen = select_trial(study.history, study.space, "selection-split")
     assert chosen.info["selection_loss"] == min(t.info["selection_loss"] for t in study.trials)
     with pytest.raises(ExperimentError, match="unknown selection 'median'"):

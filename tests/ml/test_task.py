@@ -98,7 +98,7 @@ def test_selection_split_is_held_out_and_scored(tree_only_space, classification_
         task="classification",
         space=tree_only_space,
         validation=0.3,
-        selection=0.25,
+        selection_split=0.25,
         X_test=X[:10],
         y_test=y[:10],
     )
