@@ -9,7 +9,6 @@ consume.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from os import PathLike
 from typing import Any
@@ -25,8 +24,6 @@ from ensembo.registry import Registry
 from ensembo.report.scoring import ensemble_loss
 from ensembo.storage import Storage, open_storage
 from ensembo.trials import History, Trial, TrialState
-
-logger = logging.getLogger(__name__)
 
 MIN_ACTIVE = 5
 """Fewest trials a hyperparameter must be active in to be ranked by importance."""
@@ -203,11 +200,15 @@ def _strategy(meta: Mapping[str, Any], registry: Registry | None) -> tuple[Any, 
 def compute_report(storage: Storage | str | PathLike, registry: Registry | None = None) -> ReportData:
     """Read ``storage`` and compute every table and series a report shows."""
     opened = open_storage(storage)
-    meta = opened.read_meta()
+    try:
+        meta = opened.read_meta()
+        trials = tuple(opened.trials())
+    finally:
+        if opened is not storage and hasattr(opened, "close"):
+            opened.close()
     if meta is None:
         raise StorageError(f"{storage}: no study stored here")
     space = spaces.load(meta["space"])
-    trials = tuple(opened.trials())
     context = context_from_meta(meta)
     strategy, note = _strategy(meta, registry)
     iterations = replay_ensembles(trials, strategy, context)
