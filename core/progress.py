@@ -17,6 +17,7 @@ import tqdm
 
 from ensembo.hookspecs import hookimpl
 from ensembo.report.scoring import ensemble_loss
+from ensembo.trials import TrialState
 
 if TYPE_CHECKING:
     from ensembo.ensemble import Ensemble
@@ -92,6 +93,7 @@ class ProgressBar:
         self.best: float | None = None
         self.ensemble_loss: float | None = None
         self.ensemble_size: int | None = None
+        self.failed = 0
         self._bar: tqdm.tqdm | None = None
         self._detour: _LoggingDetour | None = None
         if self.enabled:
@@ -106,19 +108,22 @@ class ProgressBar:
         return self._bar is not None
 
     def postfix(self) -> dict[str, str]:
-        """What follows the counter, e.g. ``best=0.12, ensemble=0.10 (3 members)``."""
+        """What follows the counter, e.g. ``best=0.12, ensemble=0.10 (3 members), failed=1``."""
         shown = {}
         if self.best is not None:
             shown["best"] = f"{self.best:.4g}"
         if self.ensemble_loss is not None:
             size = "" if self.ensemble_size in (None, 1) else f" ({self.ensemble_size} members)"
             shown["ensemble"] = f"{self.ensemble_loss:.4g}{size}"
+        if self.failed:
+            shown["failed"] = str(self.failed)
         return shown
 
     @hookimpl
     def ensembo_trial_finished(self, study: Study, trial: Trial) -> None:
         best = study.best_trial
         self.best = None if best is None else best.loss
+        self.failed += trial.state is TrialState.FAILED
         if self._bar is not None:
             self._bar.set_postfix(self.postfix(), refresh=False)
             self._bar.update(1)

@@ -45,6 +45,24 @@ def test_bar_counts_trials_and_shows_best_loss():
     assert f"ensemble={best:.4g}" in text  # the 'best' strategy: the ensemble is the best trial
 
 
+def test_bar_counts_failed_trials():
+    stream = FakeTerminal()
+    study = Study(ConfigurationSpace(space={"x": (-5.0, 10.0), "y": (0.0, 15.0)}), surrogate=None)
+    bar = ProgressBar(4, stream=stream)
+    study._observer_manager.register(bar)
+
+    def sometimes_failing(config):
+        if config["x"] > 0.0:
+            raise ValueError("diverged")
+        return config["x"]
+
+    study.optimize(sometimes_failing, n_trials=4)
+    failed = sum(t.state.value == "failed" for t in study.trials)
+    assert bar.failed == failed
+    assert 0 < failed < 4  # seed 0: some of each
+    assert f"failed={failed}" in stream.getvalue()
+
+
 def test_bar_is_not_drawn_on_a_plain_stream():
     stream = io.StringIO()
     bar = ProgressBar(3, stream=stream)
