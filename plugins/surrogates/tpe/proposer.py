@@ -9,10 +9,10 @@ Behaviour follows what Optuna's ``TPESampler`` and Hyperopt's ``tpe.suggest`` us
 know: the split keeps ``min(ceil(gamma * n), 25)`` trials below (Optuna's default
 gamma), 24 candidates per suggestion, prior weight 1, recency weights that fade trials
 older than the last 25 (Optuna's ``default_weights``, Hyperopt's linear forgetting),
-pending trials counted among the bad ones (Optuna's ``constant_liar``). Univariate by
-default, each hyperparameter modelled on the trials where it was active; with
-``multivariate=True`` hyperparameters that are always active together are modelled
-jointly (Optuna's ``multivariate`` + ``group``).
+pending trials counted among the bad ones (Optuna's ``constant_liar``). Each
+hyperparameter is modelled on the trials where it was active; by default (Optuna 5's
+default too) hyperparameters that are always active together are modelled jointly
+(Optuna's ``multivariate`` + ``group``), ``multivariate=False`` models each alone.
 
 Because groups are independent, every group is sampled and scored at once and the
 values of groups that turn out inactive are dropped when the conditions are applied —
@@ -52,14 +52,14 @@ def _positive(instance, attribute, value) -> None:
 
 @attrs.frozen(kw_only=True)
 class TPESettings:
-    """Options of ``tpe``; the defaults are Optuna's."""
+    """Options of ``tpe``; the defaults are Optuna 5's (multivariate for one objective)."""
 
     gamma: float = attrs.field(default=0.1, validator=_fraction)
     max_below: int = attrs.field(default=25, validator=attrs.validators.ge(1))
     n_candidates: int = attrs.field(default=24, validator=attrs.validators.ge(1))
     prior_weight: float = attrs.field(default=1.0, validator=_positive)
     recency_window: int = attrs.field(default=25, validator=attrs.validators.ge(1))
-    multivariate: bool = False
+    multivariate: bool = True
 
 
 def recency_weights(count: int, window: int) -> np.ndarray:
