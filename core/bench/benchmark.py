@@ -41,12 +41,15 @@ def run_benchmark(
     out: Path = Path("bench-results"),
     command: str = "",
     progress: bool = True,
+    execute: bool = True,
 ) -> BenchmarkResult:
+    """Run the missing runs (unless ``execute`` is false), then report on every record."""
     chosen = get_suite(suite)
     optimizers = list(optimizers or chosen.default_optimizers)
     check_optimizers(optimizers)
     runs = runner.plan(suite, optimizers, range(seeds), budget, Path(out), problems)
-    pending = [run for run in runs if not runner.is_finished(Path(run.path), run.budget)]
+    missing = [run for run in runs if not runner.is_finished(Path(run.path), run.budget)]
+    pending = missing if execute else []
     with tqdm(total=len(pending), desc=f"bench {suite}", unit="run", disable=not progress) as bar:
         runner.run_all(pending, workers, on_done=lambda record: bar.update())
     records = runner.load_records(runs)
@@ -66,6 +69,6 @@ def run_benchmark(
     return BenchmarkResult(
         report_path=report_path,
         executed=len(pending),
-        skipped_as_finished=len(runs) - len(pending),
+        skipped_as_finished=len(runs) - len(missing),
         tables=computed,
     )

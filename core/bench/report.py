@@ -40,6 +40,7 @@ class Tables:
     head_to_head: dict[tuple[str, str], tuple[int, int, int, float]]  # wins, losses, ties, p
     friedman: tuple[float, float, float] | None  # statistic, p, critical difference
     not_complete: tuple[tuple[str, str, int, str, str], ...]
+    missing: dict[tuple[str, str], str]  # (problem, optimizer) without results -> why
 
 
 def _last_line(text: str | None) -> str:
@@ -138,6 +139,16 @@ def tables(
         for r in records
         if r.get("status") != "complete"
     )
+    missing = {}
+    for row in rows:
+        for o in optimizers:
+            if o not in row.median:
+                states = {
+                    r.get("status")
+                    for r in records
+                    if r["problem"] == row.problem and r["optimizer"] == o
+                }
+                missing[(row.problem, o)] = "/".join(sorted(states)) or "not run"
     return Tables(
         optimizers=tuple(optimizers),
         rows=tuple(rows),
@@ -147,6 +158,7 @@ def tables(
         head_to_head=head_to_head,
         friedman=friedman,
         not_complete=not_complete,
+        missing=missing,
     )
 
 
@@ -172,7 +184,7 @@ def render(t: Tables, *, title: str, command: str, plots: dict[str, str] | None 
         cells = []
         for o in t.optimizers:
             if o not in row.median:
-                cells.append("skipped/failed")
+                cells.append(t.missing.get((row.problem, o), "not run"))
                 continue
             rank = f" ({row.mean_rank[o]:.2f})" if o in row.mean_rank else ""
             cells.append(

@@ -20,6 +20,8 @@ def register(subparsers) -> None:
     parser.add_argument("--out", type=Path, default=Path("bench-results"),
                         help="directory for run records and the report (default bench-results)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--report-only", action="store_true",
+                        help="write the report from the records already there; run nothing")
     parser.set_defaults(handler=run)
 
 
@@ -63,6 +65,7 @@ def run(args) -> int:
         args.suite, optimizers=_names(args.optimizers), problems=_names(args.problems),
         seeds=args.seeds, budget=args.budget, workers=args.workers, out=args.out,
         command=_command_line(args), progress=not args.no_progress,
+        execute=not args.report_only,
     )
     print(f"{result.executed} runs executed, {result.skipped_as_finished} already finished; "
           f"report: {result.report_path}")

@@ -58,11 +58,17 @@ def test_spawned_runs_resume_and_skip_finished(tmp_path):
 
 
 def test_a_record_with_another_budget_is_not_reused(tmp_path):
-    [spec] = [r for r in runner.plan("synthetic", ["random"], [0], 5, tmp_path) if r.problem == "branin"]
+    [spec] = [
+        r for r in runner.plan("synthetic", ["random"], [0], 5, tmp_path) if r.problem == "branin"
+    ]
     runner.execute(spec)
     assert runner.is_finished(Path(spec.path), 5)
     assert not runner.is_finished(Path(spec.path), 50)
-    [default] = [r for r in runner.plan("synthetic", ["random"], [0], None, tmp_path) if r.problem == "branin"]
+    [default] = [
+        r
+        for r in runner.plan("synthetic", ["random"], [0], None, tmp_path)
+        if r.problem == "branin"
+    ]
     assert default.budget == 50 and default.path == spec.path
 
 
@@ -124,3 +130,17 @@ def test_a_run_finished_by_another_invocation_is_not_redone(tmp_path):
     [spec] = runner.plan("synthetic", ["random"], [0], 5, tmp_path, problems=["branin"])
     first = runner.execute(spec)
     assert runner.execute(spec) == first  # read back, not rerun
+
+
+def test_report_only_runs_nothing(tmp_path):
+    result = run_benchmark(
+        "synthetic",
+        optimizers=["random"],
+        problems=["branin"],
+        seeds=1,
+        out=tmp_path,
+        progress=False,
+        execute=False,
+    )
+    assert (result.executed, result.skipped_as_finished) == (0, 0)
+    assert result.report_path.exists() and not list(tmp_path.rglob("seed-*.json"))
