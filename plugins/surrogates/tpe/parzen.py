@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import attrs
 import numpy as np
-from scipy.special import logsumexp, ndtr, ndtri
+from scipy.special import ndtr, ndtri
 
 PRIOR_MEAN = 0.5
 PRIOR_BANDWIDTH = 1.0
@@ -150,7 +150,7 @@ class ParzenEstimator:
             picks = np.clip(np.round(x[:, column]).astype(int), 0, probabilities.shape[1] - 1)
             per_column[:, :, column] = _log(probabilities[:, picks].T)
         per_group = per_column @ self._indicator  # (c, m + 1, G)
-        return logsumexp(per_group + self._log_group_weights[None], axis=1)
+        return _logsumexp_components(per_group + self._log_group_weights[None])
 
 
 def _neighbour_bandwidths(mus: np.ndarray) -> np.ndarray:
@@ -168,6 +168,15 @@ def _neighbour_bandwidths(mus: np.ndarray) -> np.ndarray:
     widths = np.empty_like(mus)
     widths[order] = widths_sorted
     return widths
+
+
+def _logsumexp_components(terms: np.ndarray) -> np.ndarray:
+    """log(sum(exp(terms))) over axis 1; plain numpy, several times faster than scipy's
+    array-API version on these small arrays."""
+    peak = terms.max(axis=1, keepdims=True)
+    peak = np.where(np.isfinite(peak), peak, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.log(np.exp(terms - peak).sum(axis=1)) + peak[:, 0]
 
 
 def _log(values: np.ndarray) -> np.ndarray:

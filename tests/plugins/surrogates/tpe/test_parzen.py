@@ -39,7 +39,7 @@ def test_categorical_probabilities_sum_to_one_and_favour_observed_choices():
 
 def test_samples_follow_the_density():
     parzen = estimator([[0.2], [0.25], [0.7]], [0])
-    drawn = parzen.sample(40_000, np.random.default_rng(0))[:, 0]
+    drawn = parzen.sample(20_000, np.random.default_rng(0))[:, 0]
     histogram, edges = np.histogram(drawn, bins=10, range=(0, 1), density=True)
     centres = (edges[:-1] + edges[1:]) / 2
     expected = np.array([
