@@ -65,18 +65,36 @@ def constant_liar(targets: np.ndarray) -> float:
     return float(np.min(targets))
 
 
+FANTASIES = ("constant-liar", "kriging-believer")
+
+
 class ModelBasedProposer:
-    """Surrogate -> acquisition -> acquisition optimizer."""
+    """Surrogate -> acquisition -> acquisition optimizer.
+
+    ``fantasy`` is what pending points are told: ``constant-liar`` (the best target)
+    or ``kriging-believer`` (the surrogate's own mean there, fitted on the completed
+    trials first — one more fit, warm-started for the GP).
+    """
 
     def __init__(
         self,
         surrogate: Surrogate,
         acquisition: Acquisition,
         optimizer: AcquisitionOptimizer,
+        fantasy: str = "constant-liar",
     ):
+        if fantasy not in FANTASIES:
+            raise ValueError(f"unknown fantasy {fantasy!r} for pending points; valid: {', '.join(FANTASIES)}")
         self.surrogate = surrogate
         self.acquisition = acquisition
         self.optimizer = optimizer
+        self.fantasy = fantasy
+
+    def _lies(self, space: Space, configs: list, pending: list, y: np.ndarray, rng) -> np.ndarray:
+        if self.fantasy == "kriging-believer":
+            self.surrogate.fit(space.encode(configs), y, rng)
+            return np.asarray(self.surrogate.predict(space.encode(pending))[0], dtype=float)
+        return np.full(len(pending), constant_liar(y))
 
     def propose(
         self, space: Space, history: History, targets: np.ndarray, n: int, rng: np.random.Generator
@@ -85,8 +103,8 @@ class ModelBasedProposer:
         pending = [t.config for t in history.pending()]
         y = np.asarray(targets, dtype=float)
         if pending:
+            y = np.concatenate([y, self._lies(space, configs, pending, y, rng)])
             configs = configs + pending
-            y = np.concatenate([y, np.full(len(pending), constant_liar(targets))])
         self.surrogate.fit(space.encode(configs), y, rng)
         surface = SurrogateAcquisition(self.surrogate, self.acquisition, float(np.min(targets)))
         return self.optimizer.maximize(surface, space, history, n, rng)
