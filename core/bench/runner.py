@@ -133,13 +133,22 @@ def _versions() -> dict[str, str]:
 def execute(spec: RunSpec) -> dict[str, Any]:
     """Run one benchmark run in this process and write its record.
 
-    If another invocation sharing the output directory finished the run meanwhile, its
-    record is returned and nothing is run.
+    If another invocation sharing the output directory finished the run meanwhile, or
+    is running it now (a "running" marker from a live process on this host), that record
+    is returned and nothing is run.
     """
     problem = get_suite(spec.suite).problem(spec.problem)
     budget = spec.budget or problem.budget
-    if is_finished(Path(spec.path), budget):
-        return read_record(Path(spec.path))
+    existing = read_record(Path(spec.path))
+    if is_finished(Path(spec.path), budget) or _running_elsewhere(existing):
+        return existing
+    marker = {
+        **attrs.asdict(spec),
+        "status": "running",
+        "pid": os.getpid(),
+        "host": platform.node(),
+    }
+    _write_atomically(Path(spec.path), marker)
     record: dict[str, Any] = {
         "format": RECORD_FORMAT,
         **attrs.asdict(spec),
@@ -175,9 +184,19 @@ def execute(spec: RunSpec) -> dict[str, Any]:
     return record
 
 
+def _running_elsewhere(record: dict[str, Any] | None) -> bool:
+    if not record or record.get("status") != "running" or record.get("host") != platform.node():
+        return False
+    try:
+        os.kill(int(record["pid"]), 0)
+    except (OSError, KeyError, ValueError):
+        return False  # that process is gone: the marker is stale
+    return True
+
+
 def _write_atomically(path: Path, record: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".json.tmp")
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     temporary.write_text(json.dumps(record, indent=1, default=str))
     os.replace(temporary, path)
 

@@ -144,3 +144,16 @@ def test_report_only_runs_nothing(tmp_path):
     )
     assert (result.executed, result.skipped_as_finished) == (0, 0)
     assert result.report_path.exists() and not list(tmp_path.rglob("seed-*.json"))
+
+
+def test_a_run_in_progress_elsewhere_is_left_alone_unless_its_process_is_gone(tmp_path):
+    import os
+    import platform
+
+    [spec] = runner.plan("synthetic", ["random"], [0], 5, tmp_path, problems=["branin"])
+    Path(spec.path).parent.mkdir(parents=True)
+    marker = {"status": "running", "pid": os.getpid(), "host": platform.node()}
+    Path(spec.path).write_text(json.dumps(marker))
+    assert runner.execute(spec) == marker  # this (live) process "is running it"
+    Path(spec.path).write_text(json.dumps({**marker, "pid": 2**22 + 12345}))  # no such pid
+    assert runner.execute(spec)["status"] == "complete"
