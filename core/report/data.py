@@ -79,6 +79,7 @@ class ReportData:
     final_ensemble_loss: float | None
     iterations: tuple[IterationPoint, ...]
     replay_note: str | None = None
+    experiment: dict[str, Any] | None = None
     importance: tuple[tuple[str, float], ...] = ()
     space: Any = attrs.field(default=None, eq=False)
 
@@ -240,6 +241,7 @@ def compute_report(storage: Storage | str | PathLike, registry: Registry | None 
         final_ensemble_loss=final.ensemble_loss if final else None,
         iterations=tuple(iterations),
         replay_note=note,
+        experiment=(meta.get("metadata") or {}).get("experiment"),
         importance=tuple(hyperparameter_importance(space, trials)),
         space=space,
     )

@@ -109,6 +109,7 @@ def summary_markdown(data: ReportData, figures: Sequence[Path] = ()) -> str:
         + (f"; task {data.task}" if data.task else "")
         + ".",
         "",
+        *_experiment(data),
         f"Space `{data.space_name}` ({len(data.hyperparameters)} hyperparameters):",
         "",
         markdown_table(
@@ -136,6 +137,21 @@ def summary_markdown(data: ReportData, figures: Sequence[Path] = ()) -> str:
         lines += ["## Figures", ""] + [f"![{path.stem}]({path.name})" for path in figures] + [""]
     lines += ["Per-trial table: `trials.md`, `trials.csv`.", ""]
     return "\n".join(lines)
+
+
+def _experiment(data: ReportData) -> list[str]:
+    """The experiment file's name and data settings, when ``ensembo run`` started the study."""
+    if not data.experiment:
+        return []
+    lines = []
+    if data.experiment.get("name"):
+        lines += [f"Experiment: `{data.experiment['name']}`.", ""]
+    settings = data.experiment.get("data")
+    if isinstance(settings, str):
+        settings = {"dataset": settings}
+    if isinstance(settings, dict):
+        lines += ["Data: " + ", ".join(f"{k} {_plain(v)}" for k, v in settings.items()) + ".", ""]
+    return lines
 
 
 def _outcome(data: ReportData) -> list[str]:

@@ -44,3 +44,15 @@ def test_markdown_cells_escape_pipes():
 def test_columns_start_with_the_outcome(stored_study):
     columns = trial_columns(compute_report(stored_study[0]))
     assert columns[:3] == ["number", "state", "loss"]
+
+
+def test_summary_shows_the_experiment_data_settings(stored_study):
+    import attrs
+
+    data = attrs.evolve(
+        compute_report(stored_study[0]),
+        experiment={"name": "quickstart", "data": {"dataset": "breast-cancer", "validation": 5}},
+    )
+    text = summary_markdown(data)
+    assert "Experiment: `quickstart`.\n\nData: dataset breast-cancer, validation 5.\n" in text
+    assert "Experiment:" not in summary_markdown(compute_report(stored_study[0]))
