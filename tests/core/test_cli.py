@@ -1,0 +1,141 @@
+"""The ``ensembo`` command: plugins listing, experiments, errors, crash-safe resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+OBJECTIVE = '''
+import time
+
+def loss(config):
+    time.sleep(float(config.get("pause", 0.0)))
+    return (config["x"] - 1.0) ** 2
+'''
+
+EXPERIMENT = """\
+space:
+  name: line
+  params:
+    x: {{type: float, low: -5.0, high: 5.0}}
+    pause: {{type: float, low: {pause}, high: {pause_high}}}
+objective: objective_module:loss
+surrogate: null
+budget: {budget}
+seed: 3
+storage: study.db
+"""
+
+
+def ensembo(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "ensembo.cli", *args], capture_output=True, text=True, cwd=cwd
+    )
+
+
+def write_experiment(folder: Path, budget: int = 8, pause: float = 0.0, extra: str = "") -> Path:
+    (folder / "objective_module.py").write_text(textwrap.dedent(OBJECTIVE))
+    path = folder / "experiment.yaml"
+    path.write_text(EXPERIMENT.format(budget=budget, pause=pause, pause_high=pause + 1e-3) + extra)
+    return path
+
+
+def complete_numbers(db: Path) -> list[int]:
+    with sqlite3.connect(db) as connection:
+        try:
+            rows = connection.execute("SELECT number FROM trials WHERE state = 'complete'").fetchall()
+        except sqlite3.OperationalError:  # the run has not created its tables yet
+            return []
+    return sorted(r[0] for r in rows)
+
+
+def test_plugins_json_lists_builtins_with_kind_and_distribution():
+    result = ensembo("plugins", "--json")
+    assert result.returncode == 0, result.stderr
+    plugins = json.loads(result.stdout)["plugins"]
+    assert {"kind": "ensemble_strategy", "name": "best", "distribution": "ensembo"} in plugins
+    assert {"kind": "initial_design", "name": "random", "distribution": "ensembo"} in plugins
+
+
+def test_run_experiment_prints_summary(tmp_path):
+    path = write_experiment(tmp_path)
+    result = ensembo("run", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["complete"] == 8 and summary["best"]["loss"] >= 0
+    assert complete_numbers(tmp_path / "study.db") == list(range(8))
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("surogate: gp\n", "surogate: unknown key; did you mean 'surrogate'"),
+        ("seed: many\n", None),
+    ],
+)
+def test_malformed_experiment_exits_2_naming_the_key(tmp_path, extra, message):
+    path = write_experiment(tmp_path)
+    if extra.startswith("seed"):
+        path.write_text(path.read_text().replace("seed: 3", "seed: many"))
+        message = "seed: must be an integer"
+    else:
+        path.write_text(path.read_text() + extra)
+    result = ensembo("run", str(path))
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_missing_key_and_bad_yaml_exit_2(tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text("space: [unclosed\n")
+    result = ensembo("run", str(path))
+    assert result.returncode == 2 and "not valid YAML" in result.stderr
+    path.write_text("space: {params: {x: {type: float, low: 0, high: 1}}}\nbudget: 3\n")
+    result = ensembo("run", str(path))
+    assert result.returncode == 2 and "objective: required key is missing" in result.stderr
+
+
+def test_unknown_plugin_in_experiment_exits_2(tmp_path):
+    path = write_experiment(tmp_path)
+    path.write_text(path.read_text().replace("surrogate: null", "ensemble: bestt"))
+    result = ensembo("run", str(path))
+    assert result.returncode == 2 and "did you mean 'best'" in result.stderr
+
+
+def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
+    budget = 30
+    path = write_experiment(tmp_path, budget=budget, pause=0.05)
+    db = tmp_path / "study.db"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ensembo.cli", "run", str(path)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if db.exists() and len(complete_numbers(db)) >= 8:
+            break
+        time.sleep(0.02)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    finished_before = complete_numbers(db)
+    assert 8 <= len(finished_before) < budget, "the run should have been killed mid-way"
+
+    result = ensembo("resume", str(db), "--json")
+    assert result.returncode == 0, result.stderr
+    numbers = complete_numbers(db)
+    assert numbers == list(range(budget))  # all trials, each exactly once
+    assert set(finished_before) <= set(numbers)
+    with sqlite3.connect(db) as connection:
+        total = connection.execute("SELECT COUNT(*) FROM trials").fetchone()[0]
+    assert total == budget
