@@ -172,7 +172,7 @@ def hyperparameter_importance(space: spaces.Space, trials: Sequence[Trial]) -> l
         values, loss_ranks = batch.values[active, column], rankdata(losses[active])
         if active.sum() < min_active or np.ptp(values) == 0 or np.ptp(loss_ranks) == 0:
             continue
-        if hasattr(space.hyperparameter(name), "choices"):
+        if hasattr(space.hyperparameter(name), "choices"):  # ordinals are ordered: Spearman
             score = _correlation_ratio(values, loss_ranks)
         else:
             score = abs(float(np.corrcoef(rankdata(values), loss_ranks)[0, 1]))

@@ -153,6 +153,12 @@ def plot_composition(data: ReportData, path: Path) -> Path | None:
     return save(figure, path)
 
 
+def _categories(hp: Any) -> list[Any] | None:
+    """The values of a categorical or ordinal hyperparameter, in order; None if numeric."""
+    values = getattr(hp, "choices", None) or getattr(hp, "sequence", None)
+    return None if values is None else list(values)
+
+
 def plot_hyperparameters(data: ReportData, path: Path) -> Path | None:
     """Loss against the value of the hyperparameters most associated with it."""
     names = [name for name, _ in data.importance[:MAX_HYPERPARAMETER_PANELS]]
@@ -176,8 +182,8 @@ def plot_hyperparameters(data: ReportData, path: Path) -> Path | None:
         active = [t for t in trials if name in t.config]
         losses = [t.loss for t in active]
         order = [t.number for t in active]
-        if hasattr(hp, "choices"):
-            choices = list(hp.choices)
+        choices = _categories(hp)
+        if choices is not None:
             jitter = np.random.default_rng(0).uniform(-0.15, 0.15, len(active))
             x = np.array([choices.index(t.config[name]) for t in active]) + jitter
             long = len(choices) > 4 or max(len(str(c)) for c in choices) > 8
@@ -191,7 +197,7 @@ def plot_hyperparameters(data: ReportData, path: Path) -> Path | None:
         scatter = axes.scatter(x, losses, c=order, cmap="viridis", s=16,
                                vmin=0, vmax=max(len(data.trials) - 1, 1))
         if best is not None and name in best.config:
-            best_x = choices.index(best.config[name]) if hasattr(hp, "choices") else best.config[name]
+            best_x = best.config[name] if choices is None else choices.index(best.config[name])
             axes.scatter([best_x], [best.loss], marker="*", s=160, color="tab:red",
                          edgecolor="black", zorder=5, label="best")
             axes.legend(loc="best", fontsize="small")

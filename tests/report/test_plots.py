@@ -105,3 +105,22 @@ def _study_path(tmp_path):
         lambda c: c["x"], n_trials=10
     )
     return path
+
+
+def test_ordinal_and_constant_hyperparameters_are_drawn(tmp_path, captured):
+    from ConfigSpace import Constant, ConfigurationSpace, Float, OrdinalHyperparameter
+
+    from ensembo import Study
+
+    space = ConfigurationSpace(name="ordinal")
+    space.add([OrdinalHyperparameter("size", ["small", "medium", "large"]), Float("x", (0.0, 1.0)),
+               Constant("c", "k")])
+    rank = {"small": 1, "medium": 2, "large": 3}
+    Study(space, surrogate=None, storage=tmp_path / "o.db").optimize(
+        lambda c: rank[c["size"]] + c["x"], n_trials=15
+    )
+    data = compute_report(tmp_path / "o.db")
+    assert [name for name, _ in data.importance][0] == "size"
+    plots.plot_hyperparameters(data, tmp_path / "h.png")
+    size_axes = next(a for a in captured["h.png"].axes if a.get_xlabel() == "size")
+    assert [t.get_text() for t in size_axes.get_xticklabels()] == ["small", "medium", "large"]
