@@ -30,6 +30,11 @@ def is_terminal(stream: IO[str]) -> bool:
     return bool(isatty and isatty())
 
 
+def in_notebook() -> bool:
+    """A Jupyter kernel: stderr is not a terminal there, yet it shows a bar well."""
+    return "ipykernel" in sys.modules
+
+
 class TqdmLoggingHandler(logging.Handler):
     """Writes records with ``tqdm.write`` so they appear above an active bar."""
 
@@ -77,7 +82,8 @@ class ProgressBar:
 
     ``total`` is the number of trials planned (``None`` when only a timeout bounds the
     run). ``enabled=None`` draws the bar only if ``stream`` (default stderr) is a
-    terminal; ``False`` never draws it. The bar closes when the study finishes.
+    terminal or a Jupyter notebook's stderr; ``False`` never draws it. The bar closes
+    when the study finishes.
     """
 
     def __init__(
@@ -89,7 +95,9 @@ class ProgressBar:
         description: str = "trials",
     ):
         self.stream = sys.stderr if stream is None else stream
-        self.enabled = is_terminal(self.stream) if enabled is None else bool(enabled)
+        if enabled is None:
+            enabled = is_terminal(self.stream) or (self.stream is sys.stderr and in_notebook())
+        self.enabled = bool(enabled)
         self.best: float | None = None
         self.ensemble_loss: float | None = None
         self.ensemble_size: int | None = None

@@ -71,6 +71,17 @@ def test_bar_is_not_drawn_on_a_plain_stream():
     assert stream.getvalue() == ""
 
 
+def test_bar_is_drawn_in_a_notebook(monkeypatch, capsys):
+    import types
+
+    assert not ProgressBar(2).drawing  # pytest's captured stderr is no terminal
+    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
+    bar = ProgressBar(2)
+    assert bar.drawing
+    bar.close()
+    assert "0/2" in capsys.readouterr().err
+
+
 def test_bar_can_be_switched_off_on_a_terminal():
     stream = FakeTerminal()
     bar = ProgressBar(3, stream=stream, enabled=False)
