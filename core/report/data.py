@@ -27,6 +27,8 @@ from ensembo.trials import History, Trial, TrialState
 
 MIN_ACTIVE = 5
 """Fewest trials a hyperparameter must be active in to be ranked by importance."""
+MAX_BINS = 5
+"""Quantile bins a numeric hyperparameter's values are grouped into for importance."""
 
 
 @attrs.frozen(kw_only=True)
@@ -152,13 +154,15 @@ def replay_ensembles(
 
 
 def hyperparameter_importance(space: spaces.Space, trials: Sequence[Trial]) -> list[tuple[str, float]]:
-    """Hyperparameters ranked by how strongly their value goes with the loss.
+    """Hyperparameters ranked by how much of the loss's variation their value explains.
 
-    Numeric ones score |Spearman correlation| with the loss over the trials where they
-    are active; categorical ones the correlation ratio (eta) of the loss ranks across
-    categories. Both lie in [0, 1]. Hyperparameters active in fewer than ``MIN_ACTIVE``
-    trials (or 10 % of them) are left out: a few points correlate by chance. A screening
-    aid, not a causal analysis.
+    Over the trials where a hyperparameter is active, the loss ranks are grouped by its
+    value — categories as they are, numeric values into up to ``MAX_BINS`` quantile
+    bins, so a U-shaped effect counts as much as a monotonic one — and scored by the
+    bias-corrected correlation ratio sqrt(epsilon²), in [0, 1] (0 when the groups
+    explain no more than chance would). Hyperparameters active in fewer than
+    ``MIN_ACTIVE`` trials (or 10 % of them) are left out. A screening aid, not a causal
+    analysis.
     """
     done = [t for t in trials if t.state is TrialState.COMPLETE]
     if len(done) < MIN_ACTIVE or space.dimension == 0:
@@ -172,20 +176,26 @@ def hyperparameter_importance(space: spaces.Space, trials: Sequence[Trial]) -> l
         values, loss_ranks = batch.values[active, column], rankdata(losses[active])
         if active.sum() < min_active or np.ptp(values) == 0 or np.ptp(loss_ranks) == 0:
             continue
-        if hasattr(space.hyperparameter(name), "choices"):  # ordinals are ordered: Spearman
-            score = _correlation_ratio(values, loss_ranks)
+        if hasattr(space.hyperparameter(name), "choices"):
+            groups = values
         else:
-            score = abs(float(np.corrcoef(rankdata(values), loss_ranks)[0, 1]))
-        scores.append((name, score))
+            n_bins = max(2, min(MAX_BINS, len(values) // 4))
+            groups = np.floor((rankdata(values, method="ordinal") - 1) * n_bins / len(values))
+        scores.append((name, _explained(groups, loss_ranks)))
     return sorted(scores, key=lambda pair: -pair[1])
 
 
-def _correlation_ratio(groups: np.ndarray, values: np.ndarray) -> float:
-    total = np.sum((values - values.mean()) ** 2)
-    between = sum(
-        (groups == g).sum() * (values[groups == g].mean() - values.mean()) ** 2 for g in np.unique(groups)
-    )
-    return float(np.sqrt(between / total)) if total > 0 else 0.0
+def _explained(groups: np.ndarray, values: np.ndarray) -> float:
+    """sqrt(epsilon²): the share of variance between groups, less what k groups of
+    noise would explain, (SS_between - (k - 1) MS_within) / SS_total, clipped at 0."""
+    labels = np.unique(groups)
+    total = float(np.sum((values - values.mean()) ** 2))
+    between = sum((groups == g).sum() * (values[groups == g].mean() - values.mean()) ** 2 for g in labels)
+    k, n = len(labels), len(values)
+    if total <= 0 or k < 2 or n <= k:
+        return 0.0
+    within_mean_square = (total - between) / (n - k)
+    return float(np.sqrt(max(between - (k - 1) * within_mean_square, 0.0) / total))
 
 
 def _strategy(meta: Mapping[str, Any], registry: Registry | None) -> tuple[Any, str | None]:

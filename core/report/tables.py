@@ -129,8 +129,9 @@ def summary_markdown(data: ReportData, figures: Sequence[Path] = ()) -> str:
             "",
             markdown_table(["hyperparameter", "score"], [[n, s] for n, s in data.importance[:10]]),
             "",
-            "Score: |Spearman correlation| with the loss (numeric), correlation ratio of the "
-            "loss ranks across categories (categorical).",
+            "Score: how much of the variation of the loss ranks the hyperparameter's value "
+            "explains (bias-corrected correlation ratio over categories, or over quantile bins "
+            "of numeric values; 0 = no more than chance), over the trials where it is active.",
             "",
         ]
     if figures:

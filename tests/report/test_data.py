@@ -102,5 +102,19 @@ def test_importance_on_a_clean_signal():
         [Trial(number=i, config=c, state="complete", loss=c["signal"] ** 2) for i, c in enumerate(configs)]
     )
     ranked = hyperparameter_importance(space, list(history))
-    assert ranked[0] == ("signal", pytest.approx(1.0))
-    assert ranked[1][0] == "noise" and ranked[1][1] < 0.5
+    assert ranked[0][0] == "signal" and ranked[0][1] > 0.9
+    assert ranked[1][0] == "noise" and ranked[1][1] < 0.3
+
+
+def test_importance_sees_a_u_shaped_effect():
+    from ConfigSpace import ConfigurationSpace
+
+    from ensembo.spaces import Space
+
+    space = Space(ConfigurationSpace(space={"u": (0.0, 1.0), "noise": (0.0, 1.0)}))
+    configs = space.sample(60, 2)
+    history = History(
+        [Trial(number=i, config=c, state="complete", loss=(c["u"] - 0.5) ** 2) for i, c in enumerate(configs)]
+    )
+    ranked = dict(hyperparameter_importance(space, list(history)))
+    assert ranked["u"] > 0.8 > 0.3 > ranked["noise"]
