@@ -1,9 +1,9 @@
 """The :class:`Space`: one search space, whatever it was declared in.
 
 A Space wraps a ConfigSpace ``ConfigurationSpace`` (which does sampling, validity
-checks and neighbourhoods) and adds what ensembo needs on top: an encoder for
-surrogates with imputation of inactive hyperparameters, and plain-dict configurations
-holding only active values.
+checks and neighbourhoods) and adds what ensembo needs on top: imputation rules and an
+encoder for surrogates, quantization, plain-dict configurations holding only active
+values, and — for spaces declared in the DSL with estimators — ``build(config)``.
 """
 
 from __future__ import annotations
@@ -13,17 +13,17 @@ from typing import Any
 
 import numpy as np
 from ConfigSpace import Configuration, ConfigurationSpace
-from ConfigSpace.hyperparameters import (
-    CategoricalHyperparameter,
-    Constant,
-    OrdinalHyperparameter,
-)
+from ConfigSpace.hyperparameters import CategoricalHyperparameter, Constant, OrdinalHyperparameter
 from ConfigSpace.util import deactivate_inactive_hyperparameters
 
 from ensembo.errors import SpaceError
+from ensembo.spaces import impute as imputation
 from ensembo.spaces.encoding import EncodedBatch, activity_signature
+from ensembo.spaces.encoder import ENCODINGS, ColumnLayout
+from ensembo.spaces.quantize import quantize, step_of
+from ensembo.spaces.spec import SpaceSpec
 
-_MIDPOINT = 0.5
+_MAX_RESAMPLING_ROUNDS = 100
 
 
 def _plain(value: Any) -> Any:
@@ -34,8 +34,10 @@ def _plain(value: Any) -> Any:
 class Space:
     """A search space over which ensembo optimizes.
 
-    ``impute`` gives, per hyperparameter name, the encoded value in [0, 1] used when the
-    hyperparameter is inactive (default: the midpoint of its normalized range).
+    ``impute`` overrides, per hyperparameter name, the imputation rule stored in the
+    hyperparameter's ``meta`` (a rule name of :data:`ensembo.spaces.impute.RULES` or
+    ``{"value": x}``; default ``midpoint``). ``encoding`` is ``"index"`` (one column per
+    hyperparameter) or ``"onehot"`` (one column per category of categorical ones).
     """
 
     def __init__(
@@ -43,20 +45,34 @@ class Space:
         configspace: ConfigurationSpace,
         *,
         name: str | None = None,
-        impute: Mapping[str, float] | None = None,
+        impute: Mapping[str, Any] | None = None,
+        encoding: str = "index",
+        spec: SpaceSpec | None = None,
+        document: Mapping[str, Any] | None = None,
     ):
         self.configspace = configspace
         self.name = name or configspace.name or "space"
         self.names: tuple[str, ...] = tuple(configspace.keys())
+        self.spec = spec
+        self.document = document
         self._hyperparameters = [configspace[n] for n in self.names]
-        self._index_spread = np.array(
-            [self._spread(hp) for hp in self._hyperparameters], dtype=float
-        )
         impute = dict(impute or {})
         unknown = set(impute) - set(self.names)
         if unknown:
             raise SpaceError(self.name, f"imputation given for unknown hyperparameters {sorted(unknown)}")
-        self._impute = np.array([impute.get(n, _MIDPOINT) for n in self.names], dtype=float)
+        self._rules: dict[str, Any] = {}
+        for hp in self._hyperparameters:
+            try:
+                rule = imputation.normalize_rule(impute[hp.name]) if hp.name in impute else imputation.rule_of(hp)
+                imputation.imputed_value(hp, rule)
+            except ValueError as error:
+                raise SpaceError(f"{self.name}: {hp.name}", str(error)) from None
+            self._rules[hp.name] = rule
+        if encoding not in ENCODINGS:
+            raise SpaceError(self.name, f"unknown encoding {encoding!r}; valid: {', '.join(ENCODINGS)}")
+        self.encoding = encoding
+        self.layout = ColumnLayout(self._hyperparameters, self._rules, onehot=encoding == "onehot")
+        self._index_spread = np.array([imputation.index_spread(hp) for hp in self._hyperparameters], dtype=float)
 
     # --- construction -----------------------------------------------------------------
 
@@ -64,33 +80,76 @@ class Space:
     def from_configspace(cls, configspace: ConfigurationSpace, **kwargs: Any) -> Space:
         return cls(configspace, **kwargs)
 
+    @classmethod
+    def from_document(cls, document: Mapping[str, Any], *, source: str = "", **kwargs: Any) -> Space:
+        """Parse, check and compile a DSL document (see docs/spaces.md)."""
+        from ensembo.spaces.load import compile_document
+
+        spec, configspace, normalized = compile_document(document, source)
+        return cls(configspace, name=spec.name, spec=spec, document=normalized, **kwargs)
+
     def to_configspace(self) -> ConfigurationSpace:
         return self.configspace
 
     def definition(self) -> dict[str, Any]:
         """A JSON-serializable description that :func:`ensembo.spaces.load` turns back
         into an equal space; studies store it so they can be resumed."""
-        names = self.names
-        return {
+        definition = {
             "name": self.name,
             "configspace": self.configspace.to_serialized_dict(),
-            "impute": {n: float(v) for n, v in zip(names, self._impute)},
+            "impute": dict(self._rules),
+            "encoding": self.encoding,
         }
+        if self.document is not None:
+            definition["document"] = self.document
+        return definition
 
     @classmethod
     def from_definition(cls, definition: Mapping[str, Any]) -> Space:
+        options = {"impute": definition.get("impute"), "encoding": definition.get("encoding", "index")}
+        if definition.get("document") is not None:
+            return cls.from_document(definition["document"], **options)
         configspace = ConfigurationSpace.from_serialized_dict(dict(definition["configspace"]))
-        return cls(configspace, name=definition.get("name"), impute=definition.get("impute"))
+        return cls(configspace, name=definition.get("name"), **options)
+
+    def with_encoding(self, encoding: str) -> Space:
+        """The same space encoding categoricals as ``"index"`` or ``"onehot"``."""
+        return self._evolve(encoding=encoding)
+
+    def with_imputation(self, rule: Any, names: Sequence[str] | None = None) -> Space:
+        """The same space with ``rule`` imputing ``names`` (default: every hyperparameter)."""
+        chosen = self.names if names is None else names
+        return self._evolve(impute={**self._rules, **{n: rule for n in chosen}})
+
+    def _evolve(self, **changes: Any) -> Space:
+        options = {
+            "name": self.name,
+            "impute": dict(self._rules),
+            "encoding": self.encoding,
+            "spec": self.spec,
+            "document": self.document,
+            **changes,
+        }
+        return Space(self.configspace, **options)
 
     # --- shape ------------------------------------------------------------------------
 
     @property
     def dimension(self) -> int:
+        """Number of hyperparameters (= encoded columns with the index encoding)."""
         return len(self.names)
+
+    @property
+    def encoded_dimension(self) -> int:
+        return self.layout.width
 
     @property
     def is_conditional(self) -> bool:
         return bool(self.configspace.conditions)
+
+    @property
+    def is_executable(self) -> bool:
+        return self.spec is not None and self.spec.is_executable
 
     def hyperparameter(self, name: str):
         try:
@@ -98,12 +157,9 @@ class Space:
         except KeyError:
             raise SpaceError(self.name, f"no hyperparameter named {name!r}") from None
 
-    @staticmethod
-    def _spread(hp) -> float:
-        """Divisor mapping an index vector value onto [0, 1] (1 for numeric ones)."""
-        if isinstance(hp, CategoricalHyperparameter | OrdinalHyperparameter):
-            return float(max(hp.size - 1, 1))
-        return 1.0
+    def imputation_rule(self, name: str) -> Any:
+        self.hyperparameter(name)
+        return self._rules[name]
 
     # --- configurations ---------------------------------------------------------------
 
@@ -113,9 +169,19 @@ class Space:
         if n <= 0:
             return []
         self.configspace.seed(int(rng.integers(2**31 - 1)))
-        drawn = self.configspace.sample_configuration() if n == 1 else self.configspace.sample_configuration(n)
-        drawn = [drawn] if isinstance(drawn, Configuration) else drawn
-        return [self._to_dict(c) for c in drawn]
+        found: list[dict[str, Any]] = []
+        for _ in range(_MAX_RESAMPLING_ROUNDS):
+            drawn = self.configspace.sample_configuration(n - len(found))
+            drawn = [drawn] if isinstance(drawn, Configuration) else drawn
+            for configuration in drawn:
+                config = self._to_dict(configuration)
+                if self._quantized:
+                    config = self._snapped(config)
+                if config is not None:
+                    found.append(config)
+            if len(found) == n:
+                return found
+        raise SpaceError(self.name, f"could not sample {n} valid quantized configurations")
 
     def default(self) -> dict[str, Any]:
         return self._to_dict(self.configspace.get_default_configuration())
@@ -125,8 +191,9 @@ class Space:
         unknown = set(config) - set(self.names)
         if unknown:
             raise SpaceError(self.name, f"unknown hyperparameters {sorted(unknown)}")
+        values = {k: quantize(self.configspace[k], v) for k, v in config.items()}
         try:
-            return Configuration(self.configspace, values=dict(config))
+            return Configuration(self.configspace, values=values)
         except Exception as error:  # ConfigSpace raises several types for bad values
             raise SpaceError(self.name, f"invalid configuration {dict(config)}: {error}") from error
 
@@ -141,6 +208,20 @@ class Space:
             return False
         return True
 
+    @property
+    def _quantized(self) -> bool:
+        return any(step_of(hp) is not None for hp in self._hyperparameters)
+
+    def _snapped(self, config: Mapping[str, Any]) -> dict[str, Any] | None:
+        """``config`` on the quantization grid, activity recomputed; None if now invalid."""
+        full = {
+            hp.name: quantize(hp, config.get(hp.name, hp.default_value)) for hp in self._hyperparameters
+        }
+        try:
+            return self.validate(self._to_dict(deactivate_inactive_hyperparameters(full, self.configspace)))
+        except Exception:
+            return None
+
     @staticmethod
     def _to_dict(configuration: Configuration) -> dict[str, Any]:
         return {k: _plain(v) for k, v in dict(configuration).items()}
@@ -148,8 +229,14 @@ class Space:
     # --- encoding ---------------------------------------------------------------------
 
     def encode(self, configs: Sequence[Mapping[str, Any]]) -> EncodedBatch:
-        """Encode configurations into a batch for surrogates (inactive dims imputed)."""
+        """Encode configurations for surrogates: values (n, encoded_dimension) in [0, 1]
+        (NaN where the rule is ``none``), inactive columns imputed per the rules."""
         return self._batch(self.vectors(configs))
+
+    def _batch(self, raw: np.ndarray) -> EncodedBatch:
+        """EncodedBatch of ConfigSpace vectors (categoricals as index, NaN inactive)."""
+        values, active = self.layout.expand(raw / self._index_spread)
+        return EncodedBatch(values=values, active=active, signature=activity_signature(~np.isnan(raw)))
 
     # --- ConfigSpace vectors ----------------------------------------------------------
     # ConfigSpace's own vector form (one column per name, NaN where inactive, categorical
@@ -158,8 +245,74 @@ class Space:
 
     def vectors(self, configs: Sequence[Mapping[str, Any]]) -> np.ndarray:
         """ConfigSpace vectors (n, d) of configurations; NaN marks inactive values."""
-        n, d = len(configs), self.dimension
-        raw = np.full((n, d), np.nan)
+        raw = np.full((len(configs), self.dimension), np.nan)
+        for row, config in enumerate(configs):
+            for column, (name, hp) in enumerate(zip(self.names, self._hyperparameters)):
+                if name in config:
+                    raw[row, column] = float(hp.to_vector(config[name]))
+        return raw
+
+    def sample_vectors(self, n: int, seed: int | np.random.Generator | None = None) -> np.ndarray:
+        """ConfigSpace vectors (n, d) of valid configurations drawn from the prior."""
+        if n <= 0:
+            return np.empty((0, self.dimension))
+        if self._quantized:
+            return self.vectors(self.sample(n, seed))
+        rng = np.random.default_rng(seed)
+        self.configspace.seed(int(rng.integers(2**31 - 1)))
+        drawn = self.configspace.sample_configuration(n)
+        drawn = [drawn] if isinstance(drawn, Configuration) else drawn
+        return np.array([c.get_array() for c in drawn], dtype=float).reshape(n, self.dimension)
+
+    def encode_vectors(self, raw: np.ndarray) -> EncodedBatch:
+        """Encode ConfigSpace vectors (n, d) exactly as :meth:`encode` encodes configs."""
+        return self._batch(np.asarray(raw, dtype=float).reshape(-1, self.dimension))
+
+    def from_vectors(self, raw: np.ndarray) -> list[dict[str, Any]]:
+        """Configurations from ConfigSpace vectors; values of inactive hyperparameters are
+        dropped; raises :class:`SpaceError` when an active value is missing or invalid."""
+        configs = []
+        for row in np.atleast_2d(np.asarray(raw, dtype=float)):
+            try:
+                configuration = deactivate_inactive_hyperparameters(None, self.configspace, vector=row)
+                configuration.check_valid_configuration()
+            except Exception as error:  # ConfigSpace raises several types for bad vectors
+                raise SpaceError(self.name, f"invalid configuration vector {row.tolist()}: {error}") from error
+            config = self._to_dict(configuration)
+            if self._quantized:
+                config = self._snapped(config)
+                if config is None:
+                    raise SpaceError(self.name, f"configuration vector {row.tolist()} is invalid once quantized")
+            configs.append(config)
+        return configs
+
+    def decode(self, values: np.ndarray) -> list[dict[str, Any]]:
+        """Configurations from encoded rows; inactive columns are ignored."""
+        index_values = self.layout.collapse(np.atleast_2d(np.asarray(values, dtype=float)))
+        configs = []
+        for row in np.clip(np.nan_to_num(index_values, nan=0.5), 0.0, 1.0):
+            assignment = {}
+            for value, name, hp in zip(row, self.names, self._hyperparameters):
+                if isinstance(hp, Constant):
+                    assignment[name] = hp.value
+                    continue
+                if isinstance(hp, CategoricalHyperparameter | OrdinalHyperparameter):
+                    vector = min(np.round(value * imputation.index_spread(hp)), hp.size - 1)
+                else:
+                    vector = value
+                assignment[name] = quantize(hp, _plain(hp.to_value(vector)))
+            configuration = deactivate_inactive_hyperparameters(assignment, self.configspace)
+            configs.append(self._to_dict(configuration))
+        return configs
+
+    # --- ConfigSpace vectors ----------------------------------------------------------
+    # ConfigSpace's own vector form (one column per name, NaN where inactive, categorical
+    # and ordinal values as their index) lets acquisition optimizers and TPE sample,
+    # mutate and score thousands of configurations without building a dict for each.
+
+    def vectors(self, configs: Sequence[Mapping[str, Any]]) -> np.ndarray:
+        """ConfigSpace vectors (n, d) of configurations; NaN marks inactive values."""
+        raw = np.full((len(configs), self.dimension), np.nan)
         for row, config in enumerate(configs):
             for column, (name, hp) in enumerate(zip(self.names, self._hyperparameters)):
                 if name in config:
@@ -171,6 +324,8 @@ class Space:
         rng = np.random.default_rng(seed)
         if n <= 0:
             return np.empty((0, self.dimension))
+        if self._quantized:
+            return self.vectors(self.sample(n, rng))
         self.configspace.seed(int(rng.integers(2**31 - 1)))
         drawn = self.configspace.sample_configuration(n)
         drawn = [drawn] if isinstance(drawn, Configuration) else drawn
@@ -178,40 +333,62 @@ class Space:
 
     def encode_vectors(self, raw: np.ndarray) -> EncodedBatch:
         """Encode ConfigSpace vectors (n, d) exactly as :meth:`encode` encodes configs."""
-        return self._batch(np.asarray(raw, dtype=float).reshape(-1, self.dimension))
+        raw = np.array(raw, dtype=float).reshape(-1, self.dimension)
+        for column, hp in enumerate(self._hyperparameters):
+            if isinstance(hp, Constant):
+                raw[:, column] = np.where(np.isnan(raw[:, column]), np.nan, 0.0)
+            else:
+                raw[:, column] /= imputation.index_spread(hp)
+        return self._batch(raw)
 
     def from_vectors(self, raw: np.ndarray) -> list[dict[str, Any]]:
-        """Configurations from ConfigSpace vectors; raises :class:`SpaceError` if invalid."""
+        """Configurations from ConfigSpace vectors.
+
+        Activity is recomputed from the conditions, so a row may carry values for every
+        hyperparameter (TPE samples them all); values of inactive ones are dropped.
+        Raises :class:`SpaceError` for an illegal or forbidden result.
+        """
         configs = []
         for row in np.atleast_2d(np.asarray(raw, dtype=float)):
+            assignment = {
+                name: _plain(hp.to_value(value))
+                for name, hp, value in zip(self.names, self._hyperparameters, row)
+                if not np.isnan(value)
+            }
             try:
-                configuration = Configuration(self.configspace, vector=row)
-                configuration.check_valid_configuration()
+                configuration = deactivate_inactive_hyperparameters(assignment, self.configspace)
             except Exception as error:  # ConfigSpace raises several types for bad vectors
                 raise SpaceError(self.name, f"invalid configuration vector {row.tolist()}: {error}") from error
-            configs.append(self._to_dict(configuration))
+            configs.append(self.validate(self._to_dict(configuration)))
         return configs
 
-    def _batch(self, raw: np.ndarray) -> EncodedBatch:
-        active = ~np.isnan(raw)
-        values = np.where(active, raw / self._index_spread, self._impute)
-        return EncodedBatch(values=values, active=active, signature=activity_signature(active))
+    # --- presentation and execution -----------------------------------------------------
 
-    def decode(self, values: np.ndarray) -> list[dict[str, Any]]:
-        """Configurations from encoded rows in [0, 1]; inactive columns are ignored."""
-        values = np.atleast_2d(np.clip(np.asarray(values, dtype=float), 0.0, 1.0))
-        configs = []
-        for row in values:
-            assignment = {}
-            for value, name, hp, spread in zip(row, self.names, self._hyperparameters, self._index_spread):
-                if isinstance(hp, Constant):
-                    assignment[name] = hp.value
-                else:
-                    vector = np.round(value * spread) if spread != 1.0 else value
-                    assignment[name] = _plain(hp.to_value(vector))
-            configuration = deactivate_inactive_hyperparameters(assignment, self.configspace)
-            configs.append(self._to_dict(configuration))
-        return configs
+    def show(self) -> str:
+        """The tree as text: branches, ranges, scales, defaults, imputation."""
+        from ensembo.spaces.show import render
+
+        return render(self)
+
+    def plan(self, config: Mapping[str, Any]):
+        """What :meth:`build` would create for ``config``, as plain data."""
+        from ensembo.spaces.plan import Planner
+
+        if not self.is_executable:
+            raise SpaceError(
+                self.name, "this space declares no estimator; add 'estimator' or 'steps' to its document"
+            )
+        return Planner(self.spec).plan(self.validate(config))
+
+    def build(self, config: Mapping[str, Any], *, categorical_features=None, random_state=None):
+        """An unfitted scikit-learn estimator (or pipeline) for ``config``.
+
+        It accepts a float matrix with NaN for missing values; ``categorical_features``
+        (boolean mask or column indices) one-hot encodes those columns.
+        """
+        from ensembo.spaces.build import build
+
+        return build(self.plan(config), categorical_features=categorical_features, random_state=random_state)
 
     def __repr__(self) -> str:
         return f"Space(name={self.name!r}, dimension={self.dimension})"

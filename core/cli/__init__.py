@@ -11,10 +11,10 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from ensembo.cli import bench_command, plugins_command, report_command, run_command
+from ensembo.cli import bench_command, plugins_command, report_command, run_command, space_command
 from ensembo.errors import EnsemboError
 
-COMMANDS = [plugins_command, run_command, report_command, bench_command]
+COMMANDS = [plugins_command, run_command, report_command, bench_command, space_command]
 USAGE_ERROR = 2
 
 

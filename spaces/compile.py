@@ -1,0 +1,154 @@
+""":class:`SpaceSpec` -> ConfigSpace ``ConfigurationSpace``.
+
+ConfigSpace does the heavy lifting (sampling, validity, neighbourhoods); ensembo's extras
+ride along in each hyperparameter's ``meta``: the imputation rule (``impute``), the
+quantization step (``q``) and the document path (``path``) for error messages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ConfigSpace import (
+    AndConjunction,
+    CategoricalHyperparameter,
+    ConfigurationSpace,
+    Constant,
+    EqualsCondition,
+    ForbiddenAndConjunction,
+    ForbiddenEqualsClause,
+    ForbiddenInClause,
+    GreaterThanCondition,
+    InCondition,
+    LessThanCondition,
+    NotEqualsCondition,
+    OrConjunction,
+    OrdinalHyperparameter,
+    UniformFloatHyperparameter,
+    UniformIntegerHyperparameter,
+)
+
+from ensembo.spaces import impute
+from ensembo.spaces.problems import Problems
+from ensembo.spaces.quantize import snap
+from ensembo.spaces.spec import Compare, Condition, Param, SpaceSpec
+
+_COMPARE = {
+    "eq": EqualsCondition,
+    "ne": NotEqualsCondition,
+    "in": InCondition,
+    "gt": GreaterThanCondition,
+    "lt": LessThanCondition,
+}
+
+
+def compile_spec(spec: SpaceSpec, problems: Problems) -> ConfigurationSpace:
+    """Build the ConfigurationSpace of ``spec``; problems found are added to ``problems``."""
+    space = ConfigurationSpace(name=spec.name)
+    hyperparameters = {}
+    for param in spec.params:
+        hp = _hyperparameter(param, spec.impute, problems)
+        if hp is not None:
+            hyperparameters[param.name] = hp
+    space.add(list(hyperparameters.values()))
+    if len(hyperparameters) != len(spec.params):
+        return space  # conditions would refer to missing hyperparameters
+    for param in spec.params:
+        condition = _conditions(param, hyperparameters, problems)
+        if condition is None:
+            continue
+        try:
+            space.add(condition)
+        except Exception as error:  # ConfigSpace reports cycles and clashes with many types
+            problems.add(param.path, f"condition rejected by ConfigSpace: {error}")
+    for clause in spec.forbidden:
+        forbidden = _forbidden(clause, hyperparameters, problems)
+        if forbidden is None:
+            continue
+        try:
+            space.add(forbidden)
+        except Exception as error:
+            problems.add(clause[0].path.rsplit(".", 1)[0], f"forbidden combination rejected: {error}")
+    return space
+
+
+def _hyperparameter(param: Param, space_rule: Any, problems: Problems):
+    rule = param.impute if param.impute is not None else space_rule
+    meta = {"impute": rule, "path": param.path}
+    try:
+        hp = _build(param, meta)
+    except Exception as error:
+        problems.add(param.path, f"rejected by ConfigSpace: {error}")
+        return None
+    if rule is not None:
+        try:
+            impute.imputed_value(hp, rule)
+        except ValueError as error:
+            problems.add(f"{param.path}.impute", str(error))
+    return hp
+
+
+def _build(param: Param, meta: dict[str, Any]):
+    if param.kind in ("float", "int"):
+        integer = param.kind == "int"
+        cls = UniformIntegerHyperparameter if integer else UniformFloatHyperparameter
+        default = param.default
+        if param.q is not None:
+            meta["q"] = param.q
+            if default is None:
+                default = cls(param.name, param.low, param.high, log=param.log).default_value
+            default = snap(default, param.low, param.high, param.q, integer)
+        return cls(param.name, param.low, param.high, default_value=default, log=param.log, meta=meta)
+    if param.kind in ("categorical", "choice"):
+        kwargs = {} if param.default is None else {"default_value": param.default}
+        return CategoricalHyperparameter(param.name, list(param.choices), meta=meta, **kwargs)
+    if param.kind == "ordinal":
+        kwargs = {} if param.default is None else {"default_value": param.default}
+        return OrdinalHyperparameter(param.name, list(param.choices), meta=meta, **kwargs)
+    return Constant(param.name, param.default, meta=meta)
+
+
+def _conditions(param: Param, hyperparameters: dict, problems: Problems):
+    child = hyperparameters[param.name]
+    parts = []
+    if param.branch is not None:
+        choice, option = param.branch
+        parts.append(EqualsCondition(child, hyperparameters[choice], option))
+    if param.when is not None:
+        compiled = _condition(param.when, child, hyperparameters, problems)
+        if compiled is None:
+            return None
+        parts.append(compiled)
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else AndConjunction(*parts)
+
+
+def _condition(condition: Condition, child, hyperparameters: dict, problems: Problems):
+    if isinstance(condition, Compare):
+        parent = hyperparameters[condition.parent]
+        value = list(condition.value) if condition.op == "in" else condition.value
+        try:
+            return _COMPARE[condition.op](child, parent, value)
+        except Exception as error:
+            problems.add(condition.path, f"invalid condition on {condition.parent!r}: {error}")
+            return None
+    items = [_condition(item, child, hyperparameters, problems) for item in condition.items]
+    if any(item is None for item in items):
+        return None
+    return (AndConjunction if condition.kind == "all" else OrConjunction)(*items)
+
+
+def _forbidden(clause: tuple[Compare, ...], hyperparameters: dict, problems: Problems):
+    parts = []
+    for compare in clause:
+        hp = hyperparameters[compare.parent]
+        try:
+            if compare.op == "in":
+                parts.append(ForbiddenInClause(hp, list(compare.value)))
+            else:
+                parts.append(ForbiddenEqualsClause(hp, compare.value))
+        except Exception as error:
+            problems.add(compare.path, f"invalid forbidden value for {compare.parent!r}: {error}")
+            return None
+    return parts[0] if len(parts) == 1 else ForbiddenAndConjunction(*parts)

@@ -1,0 +1,135 @@
+"""The ``when:`` and ``forbidden:`` mini-language: parsing and name resolution.
+
+``when: {kernel: [rbf, sigmoid]}`` (in), ``{kernel: rbf}`` (equals), ``{degree: {gt: 3}}``
+(range; ops eq, ne, in, gt, lt), several keys = all of them, ``{any: [...]}`` /
+``{all: [...]}`` for or/and. Names resolve from the innermost scope outwards, then as
+flat names, then as an unambiguous local name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from ensembo.spaces.problems import Problems
+from ensembo.spaces.spec import COMPARISONS, SEPARATOR, Compare, Condition, Junction, Param
+
+JUNCTIONS = ("all", "any")
+SCALARS = (str, int, float, bool)
+
+
+def parse_condition(raw: Any, path: str, problems: Problems) -> Condition | None:
+    if not isinstance(raw, Mapping) or not raw:
+        problems.add(path, f"a condition is a non-empty mapping {{parent: value}}, got {raw!r}")
+        return None
+    items: list[Condition] = []
+    for key, value in raw.items():
+        where = f"{path}.{key}"
+        if key in JUNCTIONS:
+            items.extend(_junction(key, value, where, problems))
+        else:
+            items.extend(_comparisons(str(key), value, where, problems))
+    if not items:
+        return None
+    return items[0] if len(items) == 1 else Junction(kind="all", items=tuple(items), path=path)
+
+
+def _junction(kind: str, raw: Any, path: str, problems: Problems) -> list[Condition]:
+    if not isinstance(raw, list) or len(raw) < 2:
+        problems.add(path, f"'{kind}' takes a list of at least two conditions, got {raw!r}")
+        return []
+    parsed = [parse_condition(item, f"{path}[{i}]", problems) for i, item in enumerate(raw)]
+    parsed = [item for item in parsed if item is not None]
+    return [Junction(kind=kind, items=tuple(parsed), path=path)] if len(parsed) == len(raw) else []
+
+
+def _comparisons(parent: str, raw: Any, path: str, problems: Problems) -> list[Condition]:
+    if isinstance(raw, list):
+        return _compare(parent, "in", raw, path, problems)
+    if isinstance(raw, Mapping):
+        unknown = sorted(set(raw) - set(COMPARISONS))
+        if unknown or not raw:
+            problems.add(path, f"unknown comparison {unknown or '{}'}; valid: {', '.join(COMPARISONS)}")
+            return []
+        found = []
+        for op, value in raw.items():
+            found.extend(_compare(parent, op, value, f"{path}.{op}", problems))
+        return found
+    return _compare(parent, "eq", raw, path, problems)
+
+
+def _compare(parent: str, op: str, value: Any, path: str, problems: Problems) -> list[Condition]:
+    if op == "in":
+        if not isinstance(value, list) or not value or not all(isinstance(v, SCALARS) for v in value):
+            problems.add(path, f"'in' takes a non-empty list of values, got {value!r}")
+            return []
+        return [Compare(parent=parent, op="in", value=tuple(value), path=path)]
+    if not isinstance(value, SCALARS):
+        problems.add(path, f"'{op}' takes a single value, got {value!r}")
+        return []
+    if op in ("gt", "lt") and (isinstance(value, bool) or not isinstance(value, int | float)):
+        problems.add(path, f"'{op}' needs a number, got {value!r}")
+        return []
+    return [Compare(parent=parent, op=op, value=value, path=path)]
+
+
+def resolve_name(reference: str, scope: str, params: list[Param]) -> str | None:
+    """The flat name ``reference`` means when written in ``scope``, or None."""
+    names = {p.name for p in params}
+    prefix = scope
+    while True:
+        if prefix + reference in names:
+            return prefix + reference
+        if not prefix:
+            break
+        # drop the innermost "choice:option:" pair
+        parts = prefix.rstrip(SEPARATOR).split(SEPARATOR)
+        prefix = SEPARATOR.join(parts[:-2]) + SEPARATOR if len(parts) > 2 else ""
+    by_local = [p.name for p in params if p.local == reference]
+    return by_local[0] if len(by_local) == 1 else None
+
+
+def resolve_condition(
+    condition: Condition, scope: str, params: list[Param], problems: Problems
+) -> Condition | None:
+    """``condition`` with parent references replaced by flat names (None on failure)."""
+    if isinstance(condition, Junction):
+        items = [resolve_condition(item, scope, params, problems) for item in condition.items]
+        if any(item is None for item in items):
+            return None
+        return attrs.evolve(condition, items=tuple(items))
+    name = resolve_name(condition.parent, scope, params)
+    if name is None:
+        known = ", ".join(p.name for p in params)
+        problems.add(
+            condition.path,
+            f"condition on missing parent {condition.parent!r}; known hyperparameters: {known}",
+        )
+        return None
+    return attrs.evolve(condition, parent=name)
+
+
+def parse_forbidden(raw: Any, path: str, params: list[Param], problems: Problems) -> list[tuple[Compare, ...]]:
+    """``forbidden: [{a: 1, b: [x, y]}, ...]``: each entry forbids that combination."""
+    if not isinstance(raw, list):
+        problems.add(path, f"'forbidden' is a list of {{name: value}} mappings, got {raw!r}")
+        return []
+    clauses = []
+    for index, entry in enumerate(raw):
+        where = f"{path}[{index}]"
+        if not isinstance(entry, Mapping) or not entry:
+            problems.add(where, f"a forbidden combination is a mapping {{name: value}}, got {entry!r}")
+            continue
+        compares = []
+        for key, value in entry.items():
+            op = "in" if isinstance(value, list) else "eq"
+            parsed = _compare(str(key), op, value, f"{where}.{key}", problems)
+            for compare in parsed:
+                resolved = resolve_condition(compare, "", params, problems)
+                if resolved is not None:
+                    compares.append(resolved)
+        if len(compares) == len(entry):
+            clauses.append(tuple(compares))
+    return clauses

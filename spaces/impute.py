@@ -1,0 +1,78 @@
+"""Imputation rules: what a surrogate sees for an inactive hyperparameter.
+
+A rule is declared per hyperparameter or space-wide and resolved to one encoded value
+in [0, 1] (or NaN for ``none``, for surrogates that handle missing values). Rules are
+kept in each ConfigSpace hyperparameter's ``meta["impute"]`` so they survive
+``to_configspace()`` / ``from_configspace()`` and serialization.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from ConfigSpace.hyperparameters import CategoricalHyperparameter, Hyperparameter, OrdinalHyperparameter
+
+RULES = ("default", "midpoint", "lower", "upper", "none")
+"""Named rules; a fixed value is written ``{"value": x}`` (or a bare non-rule scalar)."""
+
+DEFAULT_RULE = "midpoint"
+"""The Lévesque thesis imputes the middle of the normalized range (L1322, L1458)."""
+
+
+def normalize_rule(rule: Any) -> str | dict[str, Any]:
+    """Canonical form of a declared rule: a rule name or ``{"value": x}``.
+
+    Raises ``ValueError`` with the valid forms when ``rule`` is none of them.
+    """
+    if isinstance(rule, str) and rule in RULES:
+        return rule
+    if isinstance(rule, Mapping):
+        if set(rule) != {"value"}:
+            raise ValueError(f"a fixed-value rule is {{value: X}}, got keys {sorted(rule)}")
+        return {"value": rule["value"]}
+    if isinstance(rule, bool | int | float | str):
+        return {"value": rule}
+    raise ValueError(f"unknown imputation rule {rule!r}; use one of {', '.join(RULES)} or {{value: X}}")
+
+
+def index_spread(hp: Hyperparameter) -> float:
+    """Divisor mapping a ConfigSpace vector value onto [0, 1] (1 for numeric ones)."""
+    if isinstance(hp, CategoricalHyperparameter | OrdinalHyperparameter):
+        return float(max(hp.size - 1, 1))
+    return 1.0
+
+
+def encoded_value(hp: Hyperparameter, value: Any) -> float:
+    """``value`` of ``hp`` as its index encoding in [0, 1]."""
+    return float(hp.to_vector(value)) / index_spread(hp)
+
+
+def imputed_value(hp: Hyperparameter, rule: str | Mapping[str, Any]) -> float:
+    """The encoded value in [0, 1] (NaN for ``none``) that ``rule`` gives ``hp``.
+
+    Raises ``ValueError`` when a fixed value is not a legal value of ``hp``.
+    """
+    if rule == "none":
+        return float("nan")
+    if rule == "midpoint":
+        return 0.5
+    if rule == "lower":
+        return 0.0
+    if rule == "upper":
+        return 1.0
+    value = hp.default_value if rule == "default" else rule["value"]
+    if not hp.legal_value(value):
+        raise ValueError(f"imputed value {value!r} is not a legal value of {hp.name!r}")
+    return encoded_value(hp, value)
+
+
+def rule_of(hp: Hyperparameter) -> str | dict[str, Any]:
+    """The rule stored on ``hp`` (``midpoint`` when none was declared)."""
+    meta = hp.meta or {}
+    return normalize_rule(meta.get("impute", DEFAULT_RULE))
+
+
+def imputed_values(hyperparameters: list[Hyperparameter]) -> np.ndarray:
+    return np.array([imputed_value(hp, rule_of(hp)) for hp in hyperparameters], dtype=float)

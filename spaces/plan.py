@@ -1,0 +1,121 @@
+"""Configuration -> estimator: a plain *plan* first (inspectable, testable), then objects.
+
+Rules, per component (the top level, an option, or a fixed step):
+- its arguments are the active hyperparameters of its scope under their local names,
+  plus those of chosen options that declare no estimator of their own (merged);
+- a choice whose chosen option declares an estimator passes that built estimator
+  (e.g. AdaBoost's base learner); otherwise it passes the option name;
+- then ``pack`` gathers, ``rename`` maps (None drops), ``fixed`` adds constant arguments.
+Top-level choices listed in ``steps`` become pipeline steps instead; an option without
+an estimator in a step choice means "skip this step".
+Inactive hyperparameters are absent from ``config`` and so never reach an estimator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from ensembo.spaces.spec import Component, Option, Param, SpaceSpec
+
+MODEL_STEP = "model"
+
+
+@attrs.frozen(kw_only=True)
+class EstimatorPlan:
+    """One estimator to create: ``estimator`` reference and its keyword ``arguments``."""
+
+    estimator: str
+    arguments: tuple[tuple[str, Any], ...]
+
+    def argument_dict(self) -> dict[str, Any]:
+        return dict(self.arguments)
+
+
+@attrs.frozen(kw_only=True)
+class BuildPlan:
+    """Ordered pipeline steps ``(name, EstimatorPlan)``; a single step is a bare estimator."""
+
+    steps: tuple[tuple[str, EstimatorPlan], ...]
+
+
+class Planner:
+    def __init__(self, spec: SpaceSpec):
+        self.spec = spec
+        self.step_params = {s.param for s in spec.steps if s.param}
+
+    def plan(self, config: Mapping[str, Any]) -> BuildPlan:
+        steps = []
+        for step in self.spec.steps:
+            if step.component is not None:
+                steps.append((step.name, self.component(step.component, "", config, with_params=False)))
+                continue
+            option = self._option(self.spec.param(step.param), config)
+            if option is not None and option.component is not None:
+                steps.append((step.name, self.component(option.component, option.scope, config)))
+        if self.spec.component is not None:
+            steps.append((MODEL_STEP, self.component(self.spec.component, "", config)))
+        return BuildPlan(steps=tuple(steps))
+
+    def _option(self, param: Param, config: Mapping[str, Any]) -> Option | None:
+        if param.name not in config:
+            return None
+        return next(o for o in param.options if o.name == str(config[param.name]))
+
+    def component(self, component: Component, scope: str, config, with_params: bool = True) -> EstimatorPlan:
+        values = self.collect(scope, config, skip={component.by}) if with_params else {}
+        for target, sources in component.pack:
+            packed = tuple(values.pop(s) for s in sources if s in values)
+            values[target] = packed
+        for local, target in component.rename:
+            if local in values:
+                value = values.pop(local)
+                if target is not None:
+                    values[target] = value
+        values.update(dict(component.fixed))
+        estimator = component.estimator
+        if component.by is not None:
+            by_scope_name = self._by_name(component, scope)
+            estimator = dict(component.by_options)[str(config[by_scope_name])]
+        return EstimatorPlan(estimator=estimator, arguments=tuple(sorted(values.items())))
+
+    def _by_name(self, component: Component, scope: str) -> str:
+        return scope + component.by
+
+    def collect(self, scope: str, config, skip=frozenset()) -> dict[str, Any]:
+        """Local name -> value (or nested plan) of the active hyperparameters of ``scope``."""
+        values: dict[str, Any] = {}
+        for param in self.spec.in_scope(scope):
+            if param.name not in config or param.name in self.step_params or param.local in skip:
+                continue
+            if param.kind != "choice":
+                values[param.local] = config[param.name]
+                continue
+            option = self._option(param, config)
+            if option.component is not None:
+                values[param.local] = self.component(option.component, option.scope, config)
+            else:
+                values[param.local] = option.name
+                values.update(self.collect(option.scope, config))
+        return values
+
+
+def static_arguments(spec: SpaceSpec, component: Component, scope: str, with_params: bool) -> set[str]:
+    """Every argument name ``component`` may receive, over all configurations."""
+    names: set[str] = set()
+    step_params = {s.param for s in spec.steps if s.param}
+
+    def walk(current: str) -> None:
+        for param in spec.in_scope(current):
+            if param.name in step_params or (current == scope and param.local == component.by):
+                continue
+            names.add(param.local)
+            for option in param.options:
+                if option.component is None:
+                    walk(option.scope)
+
+    if with_params:
+        walk(scope)
+    return names

@@ -1,0 +1,31 @@
+"""Quantization of numeric hyperparameters (ConfigSpace 1.x dropped its ``q``).
+
+The step is kept in ``meta["q"]``; values snap to ``low + k * q`` inside the bounds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ConfigSpace.hyperparameters import Hyperparameter
+
+
+def step_of(hp: Hyperparameter) -> float | int | None:
+    return (hp.meta or {}).get("q")
+
+
+def snap(value: float, low: float, high: float, q: float | int, integer: bool) -> Any:
+    steps = round((value - low) / q)
+    snapped = min(max(low + steps * q, low), high)
+    if snapped > high or snapped < low:  # pragma: no cover - guarded by min/max
+        snapped = low
+    return int(round(snapped)) if integer else float(snapped)
+
+
+def quantize(hp: Hyperparameter, value: Any) -> Any:
+    """``value`` snapped to ``hp``'s grid (unchanged when ``hp`` has no step)."""
+    q = step_of(hp)
+    if q is None or value is None:
+        return value
+    integer = isinstance(value, int) and not isinstance(value, bool)
+    return snap(value, hp.lower, hp.upper, q, integer)

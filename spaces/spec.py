@@ -1,0 +1,151 @@
+"""The parsed form of a DSL document: frozen values, no behaviour beyond small queries.
+
+``parse.py`` builds these from a dict, ``compile.py`` turns them into ConfigSpace
+objects, ``plan.py`` uses the components to build estimators. Every node keeps ``path``,
+its location in the document, so later stages can still name the offending key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+SEPARATOR = ":"
+"""Joins a choice, its option and a hyperparameter into a flat name: ``classifier:svm:C``."""
+
+COMPARISONS = ("eq", "ne", "in", "gt", "lt")
+
+
+def join(path: str, key: str) -> str:
+    """``path.key``, or ``key`` at the document's top level."""
+    return f"{path}.{key}" if path else key
+
+
+@attrs.frozen(kw_only=True)
+class Compare:
+    """``parent <op> value`` with op in :data:`COMPARISONS` (``in``: value is a tuple)."""
+
+    parent: str
+    op: str
+    value: Any
+    path: str
+
+
+@attrs.frozen(kw_only=True)
+class Junction:
+    """All (``all``) or any (``any``) of several conditions."""
+
+    kind: str
+    items: tuple[Compare | Junction, ...]
+    path: str
+
+
+Condition = Compare | Junction
+
+
+def parents(condition: Condition | None) -> set[str]:
+    if condition is None:
+        return set()
+    if isinstance(condition, Compare):
+        return {condition.parent}
+    return set().union(*(parents(item) for item in condition.items))
+
+
+@attrs.frozen(kw_only=True)
+class Component:
+    """What a scope builds: an estimator reference with fixed arguments.
+
+    ``estimator`` is a registry name or dotted path; or, with ``by`` set, the estimator
+    is picked by that choice's value from ``by_options`` (option -> reference).
+    ``rename`` maps hyperparameter local names to estimator arguments (None: keep the
+    hyperparameter out of the estimator); ``pack`` gathers several active
+    hyperparameters into one tuple argument (e.g. ``hidden_layer_sizes``).
+    """
+
+    estimator: str | None = None
+    by: str | None = None
+    by_options: tuple[tuple[str, str], ...] = ()
+    fixed: tuple[tuple[str, Any], ...] = ()
+    rename: tuple[tuple[str, str | None], ...] = ()
+    pack: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    path: str
+
+    @property
+    def references(self) -> tuple[tuple[str, str], ...]:
+        """(document path, estimator reference) for every estimator named here."""
+        if self.by is None:
+            return ((join(self.path, "estimator"), self.estimator),) if self.estimator else ()
+        return tuple((join(self.path, f"estimator.options.{o}"), ref) for o, ref in self.by_options)
+
+
+@attrs.frozen(kw_only=True)
+class Option:
+    """One branch of a choice; its hyperparameters live in scope ``scope``."""
+
+    name: str
+    scope: str
+    component: Component | None
+    path: str
+
+
+@attrs.frozen(kw_only=True)
+class Param:
+    """One hyperparameter; ``name`` is flat and unique, ``local`` as written.
+
+    ``branch`` is the (choice, option) it sits under, ``when`` its own extra condition;
+    the compiled condition is the conjunction of both.
+    """
+
+    name: str
+    local: str
+    scope: str
+    kind: str
+    path: str
+    low: float | int | None = None
+    high: float | int | None = None
+    log: bool = False
+    q: float | int | None = None
+    default: Any = None
+    choices: tuple[Any, ...] = ()
+    options: tuple[Option, ...] = ()
+    impute: Any = None
+    when: Condition | None = None
+    branch: tuple[str, str] | None = None
+    description: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class Step:
+    """A pipeline step: a top-level choice (``param``) or a fixed component."""
+
+    name: str
+    param: str | None = None
+    component: Component | None = None
+    path: str
+
+
+@attrs.frozen(kw_only=True)
+class SpaceSpec:
+    """A whole parsed document."""
+
+    name: str
+    description: str = ""
+    impute: Any = "midpoint"
+    params: tuple[Param, ...]
+    forbidden: tuple[tuple[Compare, ...], ...] = ()
+    steps: tuple[Step, ...] = ()
+    component: Component | None = None
+
+    @property
+    def is_executable(self) -> bool:
+        return bool(self.steps) or self.component is not None
+
+    def param(self, name: str) -> Param:
+        for param in self.params:
+            if param.name == name:
+                return param
+        raise KeyError(name)
+
+    def in_scope(self, scope: str) -> list[Param]:
+        return [p for p in self.params if p.scope == scope]
