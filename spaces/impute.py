@@ -12,7 +12,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from ConfigSpace.hyperparameters import CategoricalHyperparameter, Hyperparameter, OrdinalHyperparameter
+from ConfigSpace.hyperparameters import (
+    CategoricalHyperparameter,
+    Hyperparameter,
+    NumericalHyperparameter,
+    OrdinalHyperparameter,
+)
 
 RULES = ("default", "midpoint", "lower", "upper", "none")
 """Named rules; a fixed value is written ``{"value": x}`` (or a bare non-rule scalar)."""
@@ -63,6 +68,11 @@ def imputed_value(hp: Hyperparameter, rule: str | Mapping[str, Any]) -> float:
     if rule == "upper":
         return 1.0
     value = hp.default_value if rule == "default" else rule["value"]
+    if isinstance(hp, NumericalHyperparameter) and isinstance(value, int | float):
+        # ConfigSpace rounds stored bounds; a value written as the bound is still legal
+        tolerance = 1e-9 * max(1.0, abs(hp.lower), abs(hp.upper))
+        if hp.lower - tolerance <= value <= hp.upper + tolerance:
+            value = min(max(value, hp.lower), hp.upper)
     if not hp.legal_value(value):
         raise ValueError(f"imputed value {value!r} is not a legal value of {hp.name!r}")
     return encoded_value(hp, value)

@@ -26,10 +26,7 @@ from ensembo.spaces.spec import SpaceSpec
 def compile_document(document: Any, source: str = "") -> tuple[SpaceSpec, ConfigurationSpace, dict]:
     """Parse, check and compile; raises ``SpaceDefinitionError`` listing every problem."""
     normalized = normalize(document, source)
-    spec, problems = parse(normalized, source)
-    problems.raise_if_any()
-    configspace = compile_spec(spec, problems)
-    check_components(spec, problems)
+    spec, configspace, problems = _analyse(normalized, source)
     problems.raise_if_any()
     return spec, configspace, normalized
 
@@ -41,12 +38,18 @@ def problems_in(source: Any) -> list[SpaceError]:
         normalized = normalize(document, name)
     except SpaceError as error:
         return [error]
-    spec, problems = parse(normalized, name)
+    return list(_analyse(normalized, name)[2].items)
+
+
+def _analyse(document: Any, source: str):
+    """(spec, ConfigurationSpace or None, problems) — every check, nothing raised."""
+    spec, problems = parse(document, source)
+    configspace = None
     if spec is not None:
         if not problems:  # compile only a structurally sound spec
-            compile_spec(spec, problems)
+            configspace = compile_spec(spec, problems)
         check_components(spec, problems)
-    return list(problems.items)
+    return spec, configspace, problems
 
 
 def _document(source: Any) -> tuple[Any, str]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ConfigSpace.hyperparameters import Hyperparameter
 
 
@@ -29,3 +31,11 @@ def quantize(hp: Hyperparameter, value: Any) -> Any:
         return value
     integer = isinstance(value, int) and not isinstance(value, bool)
     return snap(value, hp.lower, hp.upper, q, integer)
+
+
+def quantize_array(hp: Hyperparameter, values: np.ndarray) -> np.ndarray:
+    """Values of ``hp`` snapped to its grid, elementwise (unchanged without a step)."""
+    q = step_of(hp)
+    if q is None:
+        return values
+    return np.clip(hp.lower + np.round((np.asarray(values, dtype=float) - hp.lower) / q) * q, hp.lower, hp.upper)

@@ -20,7 +20,8 @@ from ensembo.errors import SpaceError
 from ensembo.spaces import impute as imputation
 from ensembo.spaces.encoding import EncodedBatch, activity_signature
 from ensembo.spaces.encoder import ENCODINGS, ColumnLayout
-from ensembo.spaces.quantize import quantize, step_of
+from ensembo.spaces.activity import deactivate
+from ensembo.spaces.quantize import quantize, quantize_array, step_of
 from ensembo.spaces.spec import SpaceSpec
 
 _MAX_RESAMPLING_ROUNDS = 100
@@ -274,7 +275,7 @@ class Space:
         configs = []
         for row in np.atleast_2d(np.asarray(raw, dtype=float)):
             try:
-                configuration = deactivate_inactive_hyperparameters(None, self.configspace, vector=row)
+                configuration = Configuration(self.configspace, vector=deactivate(self.configspace, row[None])[0])
                 configuration.check_valid_configuration()
             except Exception as error:  # ConfigSpace raises several types for bad vectors
                 raise SpaceError(self.name, f"invalid configuration vector {row.tolist()}: {error}") from error
@@ -288,79 +289,20 @@ class Space:
 
     def decode(self, values: np.ndarray) -> list[dict[str, Any]]:
         """Configurations from encoded rows; inactive columns are ignored."""
-        index_values = self.layout.collapse(np.atleast_2d(np.asarray(values, dtype=float)))
-        configs = []
-        for row in np.clip(np.nan_to_num(index_values, nan=0.5), 0.0, 1.0):
-            assignment = {}
-            for value, name, hp in zip(row, self.names, self._hyperparameters):
-                if isinstance(hp, Constant):
-                    assignment[name] = hp.value
-                    continue
-                if isinstance(hp, CategoricalHyperparameter | OrdinalHyperparameter):
-                    vector = min(np.round(value * imputation.index_spread(hp)), hp.size - 1)
-                else:
-                    vector = value
-                assignment[name] = quantize(hp, _plain(hp.to_value(vector)))
-            configuration = deactivate_inactive_hyperparameters(assignment, self.configspace)
-            configs.append(self._to_dict(configuration))
-        return configs
-
-    # --- ConfigSpace vectors ----------------------------------------------------------
-    # ConfigSpace's own vector form (one column per name, NaN where inactive, categorical
-    # and ordinal values as their index) lets acquisition optimizers and TPE sample,
-    # mutate and score thousands of configurations without building a dict for each.
-
-    def vectors(self, configs: Sequence[Mapping[str, Any]]) -> np.ndarray:
-        """ConfigSpace vectors (n, d) of configurations; NaN marks inactive values."""
-        raw = np.full((len(configs), self.dimension), np.nan)
-        for row, config in enumerate(configs):
-            for column, (name, hp) in enumerate(zip(self.names, self._hyperparameters)):
-                if name in config:
-                    raw[row, column] = float(hp.to_vector(config[name]))
-        return raw
-
-    def sample_vectors(self, n: int, seed: int | np.random.Generator | None = None) -> np.ndarray:
-        """ConfigSpace vectors (n, d) of valid configurations drawn from the prior."""
-        rng = np.random.default_rng(seed)
-        if n <= 0:
-            return np.empty((0, self.dimension))
-        if self._quantized:
-            return self.vectors(self.sample(n, rng))
-        self.configspace.seed(int(rng.integers(2**31 - 1)))
-        drawn = self.configspace.sample_configuration(n)
-        drawn = [drawn] if isinstance(drawn, Configuration) else drawn
-        return np.array([c.get_array() for c in drawn], dtype=float).reshape(n, self.dimension)
-
-    def encode_vectors(self, raw: np.ndarray) -> EncodedBatch:
-        """Encode ConfigSpace vectors (n, d) exactly as :meth:`encode` encodes configs."""
-        raw = np.array(raw, dtype=float).reshape(-1, self.dimension)
+        index = self.layout.collapse(np.atleast_2d(np.asarray(values, dtype=float)))
+        index = np.clip(np.nan_to_num(index, nan=0.5), 0.0, 1.0)
+        vectors = np.empty_like(index)
         for column, hp in enumerate(self._hyperparameters):
             if isinstance(hp, Constant):
-                raw[:, column] = np.where(np.isnan(raw[:, column]), np.nan, 0.0)
-            else:
-                raw[:, column] /= imputation.index_spread(hp)
-        return self._batch(raw)
-
-    def from_vectors(self, raw: np.ndarray) -> list[dict[str, Any]]:
-        """Configurations from ConfigSpace vectors.
-
-        Activity is recomputed from the conditions, so a row may carry values for every
-        hyperparameter (TPE samples them all); values of inactive ones are dropped.
-        Raises :class:`SpaceError` for an illegal or forbidden result.
-        """
-        configs = []
-        for row in np.atleast_2d(np.asarray(raw, dtype=float)):
-            assignment = {
-                name: _plain(hp.to_value(value))
-                for name, hp, value in zip(self.names, self._hyperparameters, row)
-                if not np.isnan(value)
-            }
-            try:
-                configuration = deactivate_inactive_hyperparameters(assignment, self.configspace)
-            except Exception as error:  # ConfigSpace raises several types for bad vectors
-                raise SpaceError(self.name, f"invalid configuration vector {row.tolist()}: {error}") from error
-            configs.append(self.validate(self._to_dict(configuration)))
-        return configs
+                vectors[:, column] = float(hp.to_vector(hp.value))
+            elif isinstance(hp, CategoricalHyperparameter | OrdinalHyperparameter):
+                vectors[:, column] = np.minimum(np.round(index[:, column] * self._index_spread[column]), hp.size - 1)
+            else:  # onto the value grid (integers, quantization) so conditions see true values
+                vectors[:, column] = hp.to_vector(quantize_array(hp, hp.to_value(index[:, column])))
+        return [
+            self._to_dict(Configuration(self.configspace, vector=row))
+            for row in deactivate(self.configspace, vectors)
+        ]
 
     # --- presentation and execution -----------------------------------------------------
 
