@@ -3,8 +3,9 @@
 Both the random and the local-search optimizers end the same way: the ``n`` best
 candidates that are distinct from each other and from every configuration the study
 has already handed out, decoded into plain configurations. Candidates are compared as
-ConfigSpace vectors rounded to 1e-9, so a float that survived a value/vector round trip
-still matches the trial it came from.
+ConfigSpace vectors of their decoded configurations rounded to 1e-9, so a float that
+survived a value/vector round trip, or snapped onto a quantization grid, still matches
+the trial it came from.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ensembo.errors import SpaceError
 from ensembo.spaces import Space
 from ensembo.trials import History
 
@@ -43,23 +45,33 @@ def best_distinct(
 ) -> list[dict[str, Any]]:
     """The ``n`` highest-scoring distinct rows not in ``exclude``, best first.
 
-    When fewer than ``n`` such candidates exist (a small discrete space that is nearly
-    exhausted), excluded ones fill the remaining places unless ``fill_with_excluded``
-    is false, in which case fewer than ``n`` are returned.
+    Candidates are compared after decoding (a quantized hyperparameter snaps onto its
+    grid, so two raw vectors may be one configuration). When fewer than ``n`` such
+    candidates exist (a small discrete space that is nearly exhausted), excluded ones
+    fill the remaining places unless ``fill_with_excluded`` is false, in which case
+    fewer than ``n`` are returned.
     """
     scores = np.nan_to_num(np.asarray(scores, dtype=float), nan=-np.inf)
     order = np.argsort(-scores, kind="stable")
-    keys = vector_keys(vectors)
+    raw_keys = vector_keys(vectors)
     excluded = set(exclude)
-    chosen: list[int] = []
+    chosen: list[dict[str, Any]] = []
     taken: set[bytes] = set()
     for allow_seen in (False, True) if fill_with_excluded else (False,):
+        tried: set[bytes] = set()
         for index in order:
             if len(chosen) == n:
-                break
-            key = keys[index]
+                return chosen
+            if raw_keys[index] in tried:
+                continue
+            tried.add(raw_keys[index])
+            try:
+                config = space.from_vectors(vectors[index])[0]
+            except SpaceError:  # e.g. a forbidden combination after quantization
+                continue
+            key = vector_keys(space.vectors([config]))[0]
             if key in taken or (key in excluded and not allow_seen):
                 continue
             taken.add(key)
-            chosen.append(int(index))
-    return space.from_vectors(vectors[chosen]) if chosen else []
+            chosen.append(config)
+    return chosen

@@ -8,7 +8,8 @@ grown and queried directly (not through ``RandomForestRegressor``) so that fitti
 thousand points and scoring thousands of candidates costs milliseconds: the forest's
 parallel-dispatch layer dominates at these sizes.
 
-With ``log_targets`` the trees model ``log(y - min(y) + shift)`` and the prediction is
+With ``log_targets`` the trees model ``log(y - shift)`` (shift below the best target by
+its distance to the 5th percentile, as SMAC's log-scaled encoder) and the prediction is
 mapped back through the log-normal moments, so acquisitions still see the original
 scale (the incumbent they compare against is an original-scale target).
 """
@@ -101,10 +102,15 @@ class RandomForestSurrogate:
     def _transform(self, y: np.ndarray) -> np.ndarray:
         if not self.settings.log_targets:
             return y
-        spread = float(np.ptp(y))
-        # The shift keeps the best target a finite log while still separating it from
-        # the rest: a small fraction of the observed spread (or 1 when all are equal).
-        self._shift = float(y.min()) - 1e-3 * (spread if spread > 0 else 1.0)
+        # SMAC's log-scaled encoder: the best target sits as far above the shift as the
+        # 5th percentile sits above the best, so it is a finite log without becoming an
+        # outlier of the transformed targets.
+        best = float(y.min())
+        gap = float(np.percentile(y, 5)) - best
+        if gap <= 0:
+            spread = float(np.ptp(y))
+            gap = 1e-3 * spread if spread > 0 else 1.0
+        self._shift = best - gap
         return np.log(y - self._shift)
 
     def _from_log(self, mean: np.ndarray, variance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
