@@ -308,3 +308,24 @@ def test_python_builder_makes_the_same_space_as_yaml(tmp_path):
     assert built.to_configspace() == from_yaml.to_configspace()
     assert built.imputation_rule("coef0") == from_yaml.imputation_rule("coef0")
     assert b.document("x", flag=b.Bool(default=False))["params"]["flag"] == {"type": "bool", "default": False}
+
+
+class ThirdPartySpaces:
+    """A plugin registering a whole space (a document) under a name."""
+
+    from ensembo.hookspecs import hookimpl
+
+    @hookimpl
+    def ensembo_add_spaces(self):
+        return {"tiny": lambda: {"name": "tiny", "params": {"x": {"type": "float", "low": 0, "high": 1}}}}
+
+
+def test_third_party_spaces_load_by_name(monkeypatch):
+    import sys
+
+    from ensembo.registry import Registry
+
+    registry = Registry.from_plugins({"third-party": ThirdPartySpaces()})
+    monkeypatch.setattr(sys.modules["ensembo.registry"], "registry", lambda: registry)
+    space = spaces.load("tiny")
+    assert space.name == "tiny" and space.names == ("x",)

@@ -26,7 +26,7 @@ REQUIRED = {
 N_SAMPLES = 1000
 N_FIT_CASH = 30  # CASH spaces: many learners, so a larger subset
 N_FIT = 6
-N_ROUND_TRIP = 150
+N_ROUND_TRIP = N_SAMPLES
 
 
 def is_regression(name: str) -> bool:
