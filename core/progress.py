@@ -129,6 +129,8 @@ class ProgressBar:
 
     @hookimpl
     def ensembo_trial_finished(self, study: Study, trial: Trial) -> None:
+        if not trial.state.finished:  # interrupted: it will be run again
+            return
         best = study.best_trial
         self.best = None if best is None else best.loss
         self.failed += trial.state is TrialState.FAILED
@@ -138,6 +140,8 @@ class ProgressBar:
 
     @hookimpl
     def ensembo_ensemble_updated(self, study: Study, ensemble: Ensemble) -> None:
+        if self._bar is None:  # scoring the ensemble costs a pass over every prediction
+            return
         self.ensemble_size = len(ensemble)
         self.ensemble_loss = ensemble_loss(study.history, ensemble, study.context)
 

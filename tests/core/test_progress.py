@@ -63,6 +63,17 @@ def test_bar_counts_failed_trials():
     assert f"failed={failed}" in stream.getvalue()
 
 
+def test_interrupted_trials_do_not_advance_the_bar():
+    stream = FakeTerminal()
+    study = Study(ConfigurationSpace(space={"x": (-5.0, 10.0), "y": (0.0, 15.0)}), surrogate=None)
+    bar = ProgressBar(2, stream=stream)
+    study._observer_manager.register(bar)
+    study.tell(study.ask(), state="interrupted", error="worker lost")
+    study.tell(study.ask(), 1.0)
+    assert bar._bar.n == 1
+    bar.close()
+
+
 def test_bar_is_not_drawn_on_a_plain_stream():
     stream = io.StringIO()
     bar = ProgressBar(3, stream=stream)
