@@ -222,7 +222,10 @@ def compute_report(storage: Storage | str | PathLike, registry: Registry | None 
     space = spaces.load(meta["space"])
     context = context_from_meta(meta)
     strategy, note = _strategy(meta, registry)
-    iterations = replay_ensembles(trials, strategy, context)
+    try:
+        iterations = replay_ensembles(trials, strategy, context)
+    except EnsemboError as error:  # e.g. predictions the strategy needs are missing
+        iterations, note = replay_ensembles(trials, None, context), f"ensembles were not replayed: {error}"
     final = iterations[-1] if iterations else None
     ensemble = final.ensemble if final else None
     members = ()

@@ -118,3 +118,22 @@ def test_importance_sees_a_u_shaped_effect():
     )
     ranked = dict(hyperparameter_importance(space, list(history)))
     assert ranked["u"] > 0.8 > 0.3 > ranked["noise"]
+
+
+def test_a_strategy_that_fails_on_replay_is_reported_not_raised(tmp_path):
+    from ConfigSpace import ConfigurationSpace
+
+    from ensembo import Study
+    from ensembo.storage import SQLiteStorage
+
+    path = tmp_path / "s.db"
+    Study(ConfigurationSpace(space={"x": (0.0, 1.0)}), surrogate=None, storage=path).optimize(
+        lambda c: c["x"], n_trials=4
+    )
+    storage = SQLiteStorage(path)
+    meta = storage.read_meta()
+    meta["components"]["ensemble_strategy"] = {"name": "posthoc"}  # needs predictions it never had
+    storage.write_meta(meta)
+    data = compute_report(path)
+    assert "ensembles were not replayed" in data.replay_note
+    assert data.members == () and len(data.iterations) == 4
