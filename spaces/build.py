@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-
 from ensembo.errors import SpaceError
 from ensembo.spaces import components
 from ensembo.spaces.plan import BuildPlan, EstimatorPlan
@@ -32,7 +31,9 @@ def instantiate(plan: EstimatorPlan, random_state: int | None = None) -> Any:
     try:
         return factory(**arguments)
     except TypeError as error:
-        raise SpaceError("", f"estimator {plan.estimator!r} rejected arguments {sorted(arguments)}: {error}") from None
+        raise SpaceError(
+            "", f"estimator {plan.estimator!r} rejected arguments {sorted(arguments)}: {error}"
+        ) from None
 
 
 def build(
@@ -85,4 +86,6 @@ def _column_transformer(numeric_steps: list[tuple[str, Any]], categorical) -> An
         transformers = [("numeric", numeric, numeric_columns), ("categorical", encode, columns)]
         return ColumnTransformer(transformers, sparse_threshold=0.0)
     # Width unknown until fit: every column that is not categorical is numeric.
-    return ColumnTransformer([("categorical", encode, columns)], remainder=numeric, sparse_threshold=0.0)
+    return ColumnTransformer(
+        [("categorical", encode, columns)], remainder=numeric, sparse_threshold=0.0
+    )

@@ -28,51 +28,107 @@ def _param(kind: str, extra: Mapping[str, Any], common: Mapping[str, Any]) -> di
     return body
 
 
-def Float(low: float, high: float, *, log: bool = False, default: Any = _UNSET, q: Any = _UNSET,
-          when: Any = _UNSET, impute: Any = _UNSET) -> dict[str, Any]:  # noqa: N802 - reads like a type
-    return _param("float", {"low": low, "high": high, "log": log},
-                  {"default": default, "q": q, "when": when, "impute": impute})
+def Float(
+    low: float,
+    high: float,
+    *,
+    log: bool = False,
+    default: Any = _UNSET,
+    q: Any = _UNSET,
+    when: Any = _UNSET,
+    impute: Any = _UNSET,
+) -> dict[str, Any]:  # noqa: N802 - reads like a type
+    return _param(
+        "float",
+        {"low": low, "high": high, "log": log},
+        {"default": default, "q": q, "when": when, "impute": impute},
+    )
 
 
-def Int(low: int, high: int, *, log: bool = False, default: Any = _UNSET, q: Any = _UNSET,
-        when: Any = _UNSET, impute: Any = _UNSET) -> dict[str, Any]:  # noqa: N802
-    return _param("int", {"low": low, "high": high, "log": log},
-                  {"default": default, "q": q, "when": when, "impute": impute})
+def Int(
+    low: int,
+    high: int,
+    *,
+    log: bool = False,
+    default: Any = _UNSET,
+    q: Any = _UNSET,
+    when: Any = _UNSET,
+    impute: Any = _UNSET,
+) -> dict[str, Any]:  # noqa: N802
+    return _param(
+        "int",
+        {"low": low, "high": high, "log": log},
+        {"default": default, "q": q, "when": when, "impute": impute},
+    )
 
 
-def Categorical(choices: Sequence[Any], *, default: Any = _UNSET, when: Any = _UNSET,
-                impute: Any = _UNSET) -> dict[str, Any]:  # noqa: N802
-    return _param("categorical", {"choices": list(choices)}, {"default": default, "when": when, "impute": impute})
+def Categorical(
+    choices: Sequence[Any], *, default: Any = _UNSET, when: Any = _UNSET, impute: Any = _UNSET
+) -> dict[str, Any]:  # noqa: N802
+    return _param(
+        "categorical",
+        {"choices": list(choices)},
+        {"default": default, "when": when, "impute": impute},
+    )
 
 
 def Bool(*, default: Any = _UNSET, when: Any = _UNSET, impute: Any = _UNSET) -> dict[str, Any]:  # noqa: N802
     return _param("bool", {}, {"default": default, "when": when, "impute": impute})
 
 
-def Ordinal(sequence: Sequence[Any], *, default: Any = _UNSET, when: Any = _UNSET,
-            impute: Any = _UNSET) -> dict[str, Any]:  # noqa: N802
-    return _param("ordinal", {"sequence": list(sequence)}, {"default": default, "when": when, "impute": impute})
+def Ordinal(
+    sequence: Sequence[Any], *, default: Any = _UNSET, when: Any = _UNSET, impute: Any = _UNSET
+) -> dict[str, Any]:  # noqa: N802
+    return _param(
+        "ordinal",
+        {"sequence": list(sequence)},
+        {"default": default, "when": when, "impute": impute},
+    )
 
 
 def Constant(value: Any, *, when: Any = _UNSET) -> dict[str, Any]:  # noqa: N802
     return _param("constant", {"value": value}, {"when": when})
 
 
-def Choice(*, default: Any = _UNSET, when: Any = _UNSET, impute: Any = _UNSET,
-           **options: Mapping[str, Any]) -> dict[str, Any]:  # noqa: N802
+def Choice(
+    *, default: Any = _UNSET, when: Any = _UNSET, impute: Any = _UNSET, **options: Mapping[str, Any]
+) -> dict[str, Any]:  # noqa: N802
     """A branch point; each keyword is an option: a mapping of hyperparameters (and
     ``estimator``/``fixed``/``rename``/``pack`` for executable options)."""
-    return _param("choice", {"options": {k: dict(v) for k, v in options.items()}},
-                  {"default": default, "when": when, "impute": impute})
+    return _param(
+        "choice",
+        {"options": {k: dict(v) for k, v in options.items()}},
+        {"default": default, "when": when, "impute": impute},
+    )
 
 
-def document(name: str, *, impute: Any = _UNSET, forbidden: Any = _UNSET, steps: Any = _UNSET,
-             estimator: Any = _UNSET, fixed: Any = _UNSET, rename: Any = _UNSET, pack: Any = _UNSET,
-             **params: Mapping[str, Any]) -> dict[str, Any]:
+def document(
+    name: str,
+    *,
+    impute: Any = _UNSET,
+    forbidden: Any = _UNSET,
+    steps: Any = _UNSET,
+    estimator: Any = _UNSET,
+    fixed: Any = _UNSET,
+    rename: Any = _UNSET,
+    pack: Any = _UNSET,
+    **params: Mapping[str, Any],
+) -> dict[str, Any]:
     """The DSL document with hyperparameters given as keywords."""
-    top = {"impute": impute, "forbidden": forbidden, "steps": steps, "estimator": estimator,
-           "fixed": fixed, "rename": rename, "pack": pack}
-    return {"name": name, "params": dict(params), **{k: v for k, v in top.items() if v is not _UNSET}}
+    top = {
+        "impute": impute,
+        "forbidden": forbidden,
+        "steps": steps,
+        "estimator": estimator,
+        "fixed": fixed,
+        "rename": rename,
+        "pack": pack,
+    }
+    return {
+        "name": name,
+        "params": dict(params),
+        **{k: v for k, v in top.items() if v is not _UNSET},
+    }
 
 
 def space(name: str, **keywords: Any):

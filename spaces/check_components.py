@@ -21,7 +21,9 @@ def check_components(spec: SpaceSpec, problems: Problems) -> None:
         if step.component is not None:
             checked.append((step.component, "", False))
         else:
-            checked.extend((o.component, o.scope, True) for o in spec.param(step.param).options if o.component)
+            checked.extend(
+                (o.component, o.scope, True) for o in spec.param(step.param).options if o.component
+            )
     if spec.component is not None:
         checked.append((spec.component, "", True))
     for param in spec.params:
@@ -34,32 +36,46 @@ def check_components(spec: SpaceSpec, problems: Problems) -> None:
         _unused_top_level(spec, problems)
 
 
-def _check(spec: SpaceSpec, component: Component, scope: str, with_params: bool, problems: Problems) -> None:
+def _check(
+    spec: SpaceSpec, component: Component, scope: str, with_params: bool, problems: Problems
+) -> None:
     if component.by is not None:
         by = next((p for p in spec.in_scope(scope) if p.local == component.by), None)
         if by is None or by.kind not in ("choice", "categorical"):
-            problems.add(join(component.path, "estimator.by"), f"{component.by!r} is not a choice in this scope")
+            problems.add(
+                join(component.path, "estimator.by"),
+                f"{component.by!r} is not a choice in this scope",
+            )
         elif {str(c) for c in by.choices} != {o for o, _ in component.by_options}:
             problems.add(
                 join(component.path, "estimator.options"),
-                f"options must cover exactly the values of {component.by!r}: {sorted(map(str, by.choices))}",
+                f"options must cover exactly the values of {component.by!r}: "
+                f"{sorted(map(str, by.choices))}",
             )
     names = static_arguments(spec, component, scope, with_params)
     for local, _ in component.rename:
         if local not in names:
-            problems.add(join(component.path, f"rename.{local}"), f"no hyperparameter {local!r} here; known: {sorted(names)}")
+            problems.add(
+                join(component.path, f"rename.{local}"),
+                f"no hyperparameter {local!r} here; known: {sorted(names)}",
+            )
     packed = set()
     for target, sources in component.pack:
         for source in sources:
             if source not in names:
-                problems.add(join(component.path, f"pack.{target}"), f"no hyperparameter {source!r} here; known: {sorted(names)}")
+                problems.add(
+                    join(component.path, f"pack.{target}"),
+                    f"no hyperparameter {source!r} here; known: {sorted(names)}",
+                )
         packed |= set(sources)
         names = (names - set(sources)) | {target}
     renames = dict(component.rename)
     arguments = {renames.get(n, n) for n in names} - {None}
     for key, _ in component.fixed:
         if key in arguments:
-            problems.add(join(component.path, f"fixed.{key}"), f"{key!r} is both fixed and a hyperparameter")
+            problems.add(
+                join(component.path, f"fixed.{key}"), f"{key!r} is both fixed and a hyperparameter"
+            )
     arguments |= {k for k, _ in component.fixed}
     for path, reference in component.references:
         try:
@@ -74,8 +90,9 @@ def _check(spec: SpaceSpec, component: Component, scope: str, with_params: bool,
         for argument in sorted(arguments - accepted):
             problems.add(
                 path,
-                f"{reference} takes no argument {argument!r}; map it with rename: {{{argument}: NAME}} "
-                f"(None drops it). Valid: {', '.join(sorted(accepted))}",
+                f"{reference} takes no argument {argument!r}; map it with "
+                f"rename: {{{argument}: NAME}} (None drops it). "
+                f"Valid: {', '.join(sorted(accepted))}",
             )
 
 
@@ -83,4 +100,8 @@ def _unused_top_level(spec: SpaceSpec, problems: Problems) -> None:
     step_params = {s.param for s in spec.steps if s.param}
     for param in spec.in_scope(""):
         if param.name not in step_params:
-            problems.add(param.path, "no estimator uses this hyperparameter; add a top-level 'estimator' or move it into an option")
+            problems.add(
+                param.path,
+                "no estimator uses this hyperparameter; add a top-level 'estimator' "
+                "or move it into an option",
+            )

@@ -27,7 +27,6 @@ from ConfigSpace import (
     UniformFloatHyperparameter,
     UniformIntegerHyperparameter,
 )
-
 from ensembo.spaces import impute
 from ensembo.spaces.problems import Problems
 from ensembo.spaces.quantize import snap
@@ -68,7 +67,9 @@ def compile_spec(spec: SpaceSpec, problems: Problems) -> ConfigurationSpace:
         try:
             space.add(forbidden)
         except Exception as error:
-            problems.add(clause[0].path.rsplit(".", 1)[0], f"forbidden combination rejected: {error}")
+            problems.add(
+                clause[0].path.rsplit(".", 1)[0], f"forbidden combination rejected: {error}"
+            )
     return space
 
 
@@ -98,7 +99,9 @@ def _build(param: Param, meta: dict[str, Any]):
             if default is None:
                 default = cls(param.name, param.low, param.high, log=param.log).default_value
             default = snap(default, param.low, param.high, param.q, integer)
-        return cls(param.name, param.low, param.high, default_value=default, log=param.log, meta=meta)
+        return cls(
+            param.name, param.low, param.high, default_value=default, log=param.log, meta=meta
+        )
     if param.kind in ("categorical", "choice"):
         kwargs = {} if param.default is None else {"default_value": param.default}
         return CategoricalHyperparameter(param.name, list(param.choices), meta=meta, **kwargs)

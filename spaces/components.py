@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-
 from ensembo.errors import SpaceError
 
 
@@ -41,7 +40,9 @@ def import_path(path: str) -> Any:
             for attribute in attribute_names:
                 found = getattr(found, attribute)
         except AttributeError:
-            raise ImportError(f"module {module_name!r} has no attribute {'.'.join(attribute_names)!r}") from None
+            raise ImportError(
+                f"module {module_name!r} has no attribute {'.'.join(attribute_names)!r}"
+            ) from None
         return found
     raise ImportError(f"cannot import {path!r}: no importable module in it")
 
@@ -74,6 +75,9 @@ def accepted_arguments(factory: Callable[..., Any]) -> set[str] | None:
     for parameter in signature.parameters.values():
         if parameter.kind is inspect.Parameter.VAR_KEYWORD:
             return None
-        if parameter.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+        if parameter.kind in (
+            inspect.Parameter.KEYWORD_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        ):
             names.add(parameter.name)
     return names

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-
 from ensembo.spaces.problems import Problems
 from ensembo.spaces.spec import COMPARISONS, SEPARATOR, Compare, Condition, Junction, Param
 
@@ -51,7 +50,9 @@ def _comparisons(parent: str, raw: Any, path: str, problems: Problems) -> list[C
     if isinstance(raw, Mapping):
         unknown = sorted(set(raw) - set(COMPARISONS))
         if unknown or not raw:
-            problems.add(path, f"unknown comparison {unknown or '{}'}; valid: {', '.join(COMPARISONS)}")
+            problems.add(
+                path, f"unknown comparison {unknown or '{}'}; valid: {', '.join(COMPARISONS)}"
+            )
             return []
         found = []
         for op, value in raw.items():
@@ -62,7 +63,11 @@ def _comparisons(parent: str, raw: Any, path: str, problems: Problems) -> list[C
 
 def _compare(parent: str, op: str, value: Any, path: str, problems: Problems) -> list[Condition]:
     if op == "in":
-        if not isinstance(value, list) or not value or not all(isinstance(v, SCALARS) for v in value):
+        if (
+            not isinstance(value, list)
+            or not value
+            or not all(isinstance(v, SCALARS) for v in value)
+        ):
             problems.add(path, f"'in' takes a non-empty list of values, got {value!r}")
             return []
         return [Compare(parent=parent, op="in", value=tuple(value), path=path)]
@@ -111,7 +116,9 @@ def resolve_condition(
     return attrs.evolve(condition, parent=name)
 
 
-def parse_forbidden(raw: Any, path: str, params: list[Param], problems: Problems) -> list[tuple[Compare, ...]]:
+def parse_forbidden(
+    raw: Any, path: str, params: list[Param], problems: Problems
+) -> list[tuple[Compare, ...]]:
     """``forbidden: [{a: 1, b: [x, y]}, ...]``: each entry forbids that combination."""
     if not isinstance(raw, list):
         problems.add(path, f"'forbidden' is a list of {{name: value}} mappings, got {raw!r}")
@@ -120,7 +127,9 @@ def parse_forbidden(raw: Any, path: str, params: list[Param], problems: Problems
     for index, entry in enumerate(raw):
         where = f"{path}[{index}]"
         if not isinstance(entry, Mapping) or not entry:
-            problems.add(where, f"a forbidden combination is a mapping {{name: value}}, got {entry!r}")
+            problems.add(
+                where, f"a forbidden combination is a mapping {{name: value}}, got {entry!r}"
+            )
             continue
         compares = []
         for key, value in entry.items():

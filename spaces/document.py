@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
 from ensembo.errors import SpaceError
 
 SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml"}
@@ -29,7 +28,8 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: b
         key = loader.construct_object(key_node, deep=deep)
         if key in seen:
             raise SpaceError(
-                f"line {key_node.start_mark.line + 1}", f"duplicate key {key!r} (names must be unique)"
+                f"line {key_node.start_mark.line + 1}",
+                f"duplicate key {key!r} (names must be unique)",
             )
         seen.add(key)
     return loader.construct_mapping(node, deep=deep)
@@ -58,7 +58,9 @@ def read_document(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     kind = SUFFIXES.get(path.suffix.lower())
     if kind is None:
-        raise SpaceError(str(path), f"unknown file type {path.suffix!r}; use one of {', '.join(SUFFIXES)}")
+        raise SpaceError(
+            str(path), f"unknown file type {path.suffix!r}; use one of {', '.join(SUFFIXES)}"
+        )
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
@@ -82,4 +84,6 @@ def normalize(document: Any, source: str = "") -> Any:
     try:
         return json.loads(json.dumps(document, allow_nan=False))
     except (TypeError, ValueError) as error:
-        raise SpaceError(source, f"the document must hold plain data (JSON types): {error}") from None
+        raise SpaceError(
+            source, f"the document must hold plain data (JSON types): {error}"
+        ) from None

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 from ConfigSpace.hyperparameters import CategoricalHyperparameter, Hyperparameter
-
 from ensembo.spaces import impute as imputation
 
 ENCODINGS = ("index", "onehot")
@@ -22,16 +21,26 @@ _FLAT_RULES = {"midpoint": 0.5, "lower": 0.0, "upper": 1.0, "none": np.nan}
 
 
 class ColumnLayout:
-    def __init__(self, hyperparameters: list[Hyperparameter], rules: Mapping[str, Any], *, onehot: bool):
+    def __init__(
+        self, hyperparameters: list[Hyperparameter], rules: Mapping[str, Any], *, onehot: bool
+    ):
         self.hyperparameters = hyperparameters
         self.widths = [
-            hp.size if onehot and isinstance(hp, CategoricalHyperparameter) else 1 for hp in hyperparameters
+            hp.size if onehot and isinstance(hp, CategoricalHyperparameter) else 1
+            for hp in hyperparameters
         ]
         self.starts = np.concatenate([[0], np.cumsum(self.widths)]).astype(int)
         self.width = int(self.starts[-1])
-        self.fill = np.concatenate(
-            [self._fill(hp, rules[hp.name], w) for hp, w in zip(hyperparameters, self.widths)]
-        ) if hyperparameters else np.zeros(0)
+        self.fill = (
+            np.concatenate(
+                [
+                    self._fill(hp, rules[hp.name], w)
+                    for hp, w in zip(hyperparameters, self.widths, strict=False)
+                ]
+            )
+            if hyperparameters
+            else np.zeros(0)
+        )
 
     @staticmethod
     def _fill(hp: Hyperparameter, rule: Any, width: int) -> np.ndarray:
@@ -46,7 +55,7 @@ class ColumnLayout:
 
     def column_names(self) -> list[str]:
         names = []
-        for hp, width in zip(self.hyperparameters, self.widths):
+        for hp, width in zip(self.hyperparameters, self.widths, strict=False):
             names.extend([hp.name] if width == 1 else [f"{hp.name}={c}" for c in hp.choices])
         return names
 
@@ -72,7 +81,9 @@ class ColumnLayout:
     def collapse(self, values: np.ndarray) -> np.ndarray:
         """Index values (n, d) from encoded rows (n, width); one-hot blocks by argmax."""
         if values.shape[1] != self.width:
-            raise ValueError(f"encoded rows have {values.shape[1]} columns, the layout {self.width}")
+            raise ValueError(
+                f"encoded rows have {values.shape[1]} columns, the layout {self.width}"
+            )
         out = np.empty((values.shape[0], len(self.widths)))
         for column, width in enumerate(self.widths):
             start = self.starts[column]

@@ -39,7 +39,9 @@ def normalize_rule(rule: Any) -> str | dict[str, Any]:
         return {"value": rule["value"]}
     if isinstance(rule, bool | int | float | str):
         return {"value": rule}
-    raise ValueError(f"unknown imputation rule {rule!r}; use one of {', '.join(RULES)} or {{value: X}}")
+    raise ValueError(
+        f"unknown imputation rule {rule!r}; use one of {', '.join(RULES)} or {{value: X}}"
+    )
 
 
 def index_spread(hp: Hyperparameter) -> float:

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-
 from ensembo.spaces import impute
 from ensembo.spaces.conditions import SCALARS, parse_condition, parse_forbidden, resolve_condition
 from ensembo.spaces.problems import Problems
@@ -52,7 +51,9 @@ def parse(document: Any, source: str = "") -> tuple[SpaceSpec | None, Problems]:
         description=str(document.get("description", "")),
         impute=space_rule,
         params=tuple(params),
-        forbidden=tuple(parse_forbidden(document.get("forbidden", []), "forbidden", params, problems)),
+        forbidden=tuple(
+            parse_forbidden(document.get("forbidden", []), "forbidden", params, problems)
+        ),
         steps=tuple(_steps(document.get("steps", []), params, problems)),
         component=_component(document, "", problems),
     )
@@ -95,7 +96,9 @@ class _Parser:
         for local, body in raw.items():
             where = f"{path}.{local}"
             if not isinstance(local, str) or not local or SEPARATOR in local:
-                self.problems.add(where, f"hyperparameter names are non-empty and without {SEPARATOR!r}")
+                self.problems.add(
+                    where, f"hyperparameter names are non-empty and without {SEPARATOR!r}"
+                )
                 continue
             if not isinstance(body, Mapping) or "type" not in body:
                 self.problems.add(
@@ -109,7 +112,9 @@ class _Parser:
     def param(self, local: str, raw: Mapping, scope: str, path: str, branch) -> None:
         kind = raw["type"]
         if kind not in TYPE_KEYS:
-            self.problems.add(f"{path}.type", f"unknown type {kind!r}; valid: {', '.join(TYPE_KEYS)}")
+            self.problems.add(
+                f"{path}.type", f"unknown type {kind!r}; valid: {', '.join(TYPE_KEYS)}"
+            )
             return
         _unknown_keys(raw, COMMON_KEYS + TYPE_KEYS[kind], path, self.problems)
         fields: dict[str, Any] = {
@@ -120,8 +125,12 @@ class _Parser:
             "path": path,
             "branch": branch,
             "description": str(raw.get("description", "")),
-            "impute": _rule(raw["impute"], f"{path}.impute", self.problems) if "impute" in raw else None,
-            "when": parse_condition(raw["when"], f"{path}.when", self.problems) if "when" in raw else None,
+            "impute": _rule(raw["impute"], f"{path}.impute", self.problems)
+            if "impute" in raw
+            else None,
+            "when": parse_condition(raw["when"], f"{path}.when", self.problems)
+            if "when" in raw
+            else None,
         }
         parsed = getattr(self, f"_{kind}")(raw, path, fields)
         if parsed is not None:
@@ -145,12 +154,16 @@ class _Parser:
         if "q" in raw:
             q = _number(raw, "q", path, self.problems, integer)
             if q is not None and not 0 < q <= high - low:
-                self.problems.add(f"{path}.q", f"quantization step must be in (0, {high - low}], got {q!r}")
+                self.problems.add(
+                    f"{path}.q", f"quantization step must be in (0, {high - low}], got {q!r}"
+                )
         default = None
         if "default" in raw:
             default = _number(raw, "default", path, self.problems, integer)
             if default is not None and not low <= default <= high:
-                self.problems.add(f"{path}.default", f"default {default!r} is outside [{low}, {high}]")
+                self.problems.add(
+                    f"{path}.default", f"default {default!r} is outside [{low}, {high}]"
+                )
                 default = None
         return {**fields, "low": low, "high": high, "log": bool(log), "q": q, "default": default}
 
@@ -162,8 +175,12 @@ class _Parser:
         if not isinstance(values, list) or not values:
             self.problems.add(f"{path}.{key}", f"'{key}' must be a non-empty list, got {values!r}")
             return None
-        if not all(isinstance(v, SCALARS) for v in values) or len(set(map(repr, values))) != len(values):
-            self.problems.add(f"{path}.{key}", f"'{key}' must hold distinct scalars, got {values!r}")
+        if not all(isinstance(v, SCALARS) for v in values) or len(set(map(repr, values))) != len(
+            values
+        ):
+            self.problems.add(
+                f"{path}.{key}", f"'{key}' must hold distinct scalars, got {values!r}"
+            )
             return None
         return tuple(values)
 
@@ -171,7 +188,9 @@ class _Parser:
         if "default" not in raw:
             return None
         if raw["default"] not in values or not any(type(v) is type(raw["default"]) for v in values):
-            self.problems.add(f"{path}.default", f"default {raw['default']!r} is not one of {list(values)}")
+            self.problems.add(
+                f"{path}.default", f"default {raw['default']!r} is not one of {list(values)}"
+            )
             return None
         return raw["default"]
 
@@ -187,7 +206,9 @@ class _Parser:
     def _bool(self, raw, path, fields):
         default = raw.get("default", True)
         if not isinstance(default, bool):
-            self.problems.add(f"{path}.default", f"a bool default is true or false, got {default!r}")
+            self.problems.add(
+                f"{path}.default", f"a bool default is true or false, got {default!r}"
+            )
             default = True
         return {**fields, "kind": "categorical", "choices": (True, False), "default": default}
 
@@ -200,7 +221,9 @@ class _Parser:
     def _constant(self, raw, path, fields):
         value = raw.get("value")
         if not isinstance(value, str | int | float) or isinstance(value, bool):
-            self.problems.add(f"{path}.value", f"a constant value is a string or number, got {value!r}")
+            self.problems.add(
+                f"{path}.value", f"a constant value is a string or number, got {value!r}"
+            )
             return None
         return {**fields, "choices": (value,), "default": value}
 
@@ -219,13 +242,27 @@ class _Parser:
                 self.problems.add(where, f"an option is a mapping of hyperparameters, got {body!r}")
                 continue
             scope = f"{name}{SEPARATOR}{option}{SEPARATOR}"
-            hyperparameters = {k: v for k, v in body.items() if k not in COMPONENT_KEYS + ("description",)}
+            hyperparameters = {
+                k: v for k, v in body.items() if k not in COMPONENT_KEYS + ("description",)
+            }
             self.scope(hyperparameters, scope, where, (name, option))
-            options.append(Option(name=option, scope=scope, component=_component(body, where, self.problems), path=where))
+            options.append(
+                Option(
+                    name=option,
+                    scope=scope,
+                    component=_component(body, where, self.problems),
+                    path=where,
+                )
+            )
         names = tuple(o.name for o in options)
         if "default" in raw:  # option names are strings even when written as numbers
             raw = {**raw, "default": str(raw["default"])}
-        return {**fields, "choices": names, "options": tuple(options), "default": self._default_in(raw, names, path)}
+        return {
+            **fields,
+            "choices": names,
+            "options": tuple(options),
+            "default": self._default_in(raw, names, path),
+        }
 
     # --- after the walk -----------------------------------------------------------------
 
@@ -250,7 +287,7 @@ class _Parser:
             if state.get(name) == 2 or name not in depends:
                 return
             if state.get(name) == 1:
-                cycle = trail[trail.index(name):] + [name]
+                cycle = trail[trail.index(name) :] + [name]
                 param = next(p for p in params if p.name == name)
                 self.problems.add(param.path, f"conditions form a cycle: {' -> '.join(cycle)}")
                 return
@@ -267,6 +304,7 @@ def _component(raw: Mapping, path: str, problems: Problems) -> Component | None:
     present = [k for k in COMPONENT_KEYS if k in raw]
     if not present:
         return None
+
     def where(key: str) -> str:
         return join(path, key)
 
@@ -278,12 +316,17 @@ def _component(raw: Mapping, path: str, problems: Problems) -> Component | None:
         _unknown_keys(estimator, ("by", "options"), where("estimator"), problems)
         by, options = estimator.get("by"), estimator.get("options")
         if not isinstance(by, str) or not isinstance(options, Mapping) or not options:
-            problems.add(where("estimator"), "a switched estimator is {by: CHOICE, options: {OPTION: ESTIMATOR}}")
+            problems.add(
+                where("estimator"),
+                "a switched estimator is {by: CHOICE, options: {OPTION: ESTIMATOR}}",
+            )
             return None
         by_options = tuple((str(k), str(v)) for k, v in options.items())
         estimator = None
     elif not isinstance(estimator, str) or not estimator:
-        problems.add(where("estimator"), f"an estimator is a registry name or dotted path, got {estimator!r}")
+        problems.add(
+            where("estimator"), f"an estimator is a registry name or dotted path, got {estimator!r}"
+        )
         return None
     mappings = {}
     for key in ("fixed", "rename", "pack"):
@@ -294,7 +337,9 @@ def _component(raw: Mapping, path: str, problems: Problems) -> Component | None:
         mappings[key] = value
     for target, sources in mappings["pack"].items():
         if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
-            problems.add(where(f"pack.{target}"), f"'pack' lists hyperparameter names, got {sources!r}")
+            problems.add(
+                where(f"pack.{target}"), f"'pack' lists hyperparameter names, got {sources!r}"
+            )
     return Component(
         estimator=estimator,
         by=by,
@@ -317,18 +362,26 @@ def _steps(raw: Any, params: list[Param], problems: Problems) -> list[Step]:
             match = [p for p in params if p.name == entry and p.scope == ""]
             if not match or match[0].kind != "choice":
                 choices = [p.name for p in params if p.kind == "choice" and p.scope == ""]
-                problems.add(where, f"step {entry!r} must name a top-level choice; choices: {choices}")
+                problems.add(
+                    where, f"step {entry!r} must name a top-level choice; choices: {choices}"
+                )
                 continue
             step = Step(name=entry, param=entry, path=where)
         elif isinstance(entry, Mapping) and len(entry) == 1:
-            (name, body), = entry.items()
-            component = _component(body, f"{where}.{name}", problems) if isinstance(body, Mapping) else None
+            ((name, body),) = entry.items()
+            component = (
+                _component(body, f"{where}.{name}", problems) if isinstance(body, Mapping) else None
+            )
             if component is None:
-                problems.add(f"{where}.{name}", "a fixed step is {NAME: {estimator: ..., fixed: {...}}}")
+                problems.add(
+                    f"{where}.{name}", "a fixed step is {NAME: {estimator: ..., fixed: {...}}}"
+                )
                 continue
             step = Step(name=str(name), component=component, path=where)
         else:
-            problems.add(where, f"a step is a choice name or {{NAME: {{estimator: ...}}}}, got {entry!r}")
+            problems.add(
+                where, f"a step is a choice name or {{NAME: {{estimator: ...}}}}, got {entry!r}"
+            )
             continue
         if step.name in seen:
             problems.add(where, f"duplicate step name {step.name!r}")

@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-
 from ensembo.spaces.spec import Component, Option, Param, SpaceSpec
 
 MODEL_STEP = "model"
@@ -50,7 +49,9 @@ class Planner:
         steps = []
         for step in self.spec.steps:
             if step.component is not None:
-                steps.append((step.name, self.component(step.component, "", config, with_params=False)))
+                steps.append(
+                    (step.name, self.component(step.component, "", config, with_params=False))
+                )
                 continue
             option = self._option(self.spec.param(step.param), config)
             if option is not None and option.component is not None:
@@ -64,7 +65,9 @@ class Planner:
             return None
         return next(o for o in param.options if o.name == str(config[param.name]))
 
-    def component(self, component: Component, scope: str, config, with_params: bool = True) -> EstimatorPlan:
+    def component(
+        self, component: Component, scope: str, config, with_params: bool = True
+    ) -> EstimatorPlan:
         values = self.collect(scope, config, skip={component.by}) if with_params else {}
         for target, sources in component.pack:
             packed = tuple(values.pop(s) for s in sources if s in values)
@@ -102,7 +105,9 @@ class Planner:
         return values
 
 
-def static_arguments(spec: SpaceSpec, component: Component, scope: str, with_params: bool) -> set[str]:
+def static_arguments(
+    spec: SpaceSpec, component: Component, scope: str, with_params: bool
+) -> set[str]:
     """Every argument name ``component`` may receive, over all configurations."""
     names: set[str] = set()
     step_params = {s.param for s in spec.steps if s.param}

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
 from ConfigSpace.hyperparameters import Hyperparameter
 
 
@@ -38,4 +37,8 @@ def quantize_array(hp: Hyperparameter, values: np.ndarray) -> np.ndarray:
     q = step_of(hp)
     if q is None:
         return values
-    return np.clip(hp.lower + np.round((np.asarray(values, dtype=float) - hp.lower) / q) * q, hp.lower, hp.upper)
+    return np.clip(
+        hp.lower + np.round((np.asarray(values, dtype=float) - hp.lower) / q) * q,
+        hp.lower,
+        hp.upper,
+    )

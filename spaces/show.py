@@ -16,7 +16,6 @@ from ConfigSpace.hyperparameters import (
     NumericalHyperparameter,
     OrdinalHyperparameter,
 )
-
 from ensembo.spaces.quantize import step_of
 
 if TYPE_CHECKING:
@@ -46,7 +45,11 @@ def describe(space: Space, name: str) -> str:
     else:  # pragma: no cover - ConfigSpace has no other kinds we compile to
         text = type(hp).__name__
     default = hp.default_value
-    return f"{text}, default {default:g}" if isinstance(default, float) else f"{text}, default {default!r}"
+    return (
+        f"{text}, default {default:g}"
+        if isinstance(default, float)
+        else f"{text}, default {default!r}"
+    )
 
 
 def _branch_of(space: Space, name: str) -> tuple[str, Any] | None:
@@ -101,7 +104,9 @@ def render(space: Space) -> str:
             estimator = estimators.get((name, str(value)))
             if not under and not estimator:
                 continue
-            lines.append(f"{INDENT * (depth + 1)}= {value}{f'  -> {estimator}' if estimator else ''}")
+            lines.append(
+                f"{INDENT * (depth + 1)}= {value}{f'  -> {estimator}' if estimator else ''}"
+            )
             for child in under:
                 draw(child, depth + 2)
 

@@ -15,12 +15,11 @@ import numpy as np
 from ConfigSpace import Configuration, ConfigurationSpace
 from ConfigSpace.hyperparameters import CategoricalHyperparameter, Constant, OrdinalHyperparameter
 from ConfigSpace.util import deactivate_inactive_hyperparameters
-
 from ensembo.errors import SpaceError
 from ensembo.spaces import impute as imputation
-from ensembo.spaces.encoding import EncodedBatch, activity_signature
-from ensembo.spaces.encoder import ENCODINGS, ColumnLayout
 from ensembo.spaces.activity import deactivate
+from ensembo.spaces.encoder import ENCODINGS, ColumnLayout
+from ensembo.spaces.encoding import EncodedBatch, activity_signature
 from ensembo.spaces.quantize import quantize, quantize_array, step_of
 from ensembo.spaces.spec import SpaceSpec
 
@@ -60,20 +59,30 @@ class Space:
         impute = dict(impute or {})
         unknown = set(impute) - set(self.names)
         if unknown:
-            raise SpaceError(self.name, f"imputation given for unknown hyperparameters {sorted(unknown)}")
+            raise SpaceError(
+                self.name, f"imputation given for unknown hyperparameters {sorted(unknown)}"
+            )
         self._rules: dict[str, Any] = {}
         for hp in self._hyperparameters:
             try:
-                rule = imputation.normalize_rule(impute[hp.name]) if hp.name in impute else imputation.rule_of(hp)
+                rule = (
+                    imputation.normalize_rule(impute[hp.name])
+                    if hp.name in impute
+                    else imputation.rule_of(hp)
+                )
                 imputation.imputed_value(hp, rule)
             except ValueError as error:
                 raise SpaceError(f"{self.name}: {hp.name}", str(error)) from None
             self._rules[hp.name] = rule
         if encoding not in ENCODINGS:
-            raise SpaceError(self.name, f"unknown encoding {encoding!r}; valid: {', '.join(ENCODINGS)}")
+            raise SpaceError(
+                self.name, f"unknown encoding {encoding!r}; valid: {', '.join(ENCODINGS)}"
+            )
         self.encoding = encoding
         self.layout = ColumnLayout(self._hyperparameters, self._rules, onehot=encoding == "onehot")
-        self._index_spread = np.array([imputation.index_spread(hp) for hp in self._hyperparameters], dtype=float)
+        self._index_spread = np.array(
+            [imputation.index_spread(hp) for hp in self._hyperparameters], dtype=float
+        )
 
     # --- construction -----------------------------------------------------------------
 
@@ -82,7 +91,9 @@ class Space:
         return cls(configspace, **kwargs)
 
     @classmethod
-    def from_document(cls, document: Mapping[str, Any], *, source: str = "", **kwargs: Any) -> Space:
+    def from_document(
+        cls, document: Mapping[str, Any], *, source: str = "", **kwargs: Any
+    ) -> Space:
         """Parse, check and compile a DSL document (see docs/spaces.md)."""
         from ensembo.spaces.load import compile_document
 
@@ -107,7 +118,10 @@ class Space:
 
     @classmethod
     def from_definition(cls, definition: Mapping[str, Any]) -> Space:
-        options = {"impute": definition.get("impute"), "encoding": definition.get("encoding", "index")}
+        options = {
+            "impute": definition.get("impute"),
+            "encoding": definition.get("encoding", "index"),
+        }
         if definition.get("document") is not None:
             return cls.from_document(definition["document"], **options)
         configspace = ConfigurationSpace.from_serialized_dict(dict(definition["configspace"]))
@@ -216,10 +230,13 @@ class Space:
     def _snapped(self, config: Mapping[str, Any]) -> dict[str, Any] | None:
         """``config`` on the quantization grid, activity recomputed; None if now invalid."""
         full = {
-            hp.name: quantize(hp, config.get(hp.name, hp.default_value)) for hp in self._hyperparameters
+            hp.name: quantize(hp, config.get(hp.name, hp.default_value))
+            for hp in self._hyperparameters
         }
         try:
-            return self.validate(self._to_dict(deactivate_inactive_hyperparameters(full, self.configspace)))
+            return self.validate(
+                self._to_dict(deactivate_inactive_hyperparameters(full, self.configspace))
+            )
         except Exception:
             return None
 
@@ -237,7 +254,9 @@ class Space:
     def _batch(self, raw: np.ndarray) -> EncodedBatch:
         """EncodedBatch of ConfigSpace vectors (categoricals as index, NaN inactive)."""
         values, active = self.layout.expand(raw / self._index_spread)
-        return EncodedBatch(values=values, active=active, signature=activity_signature(~np.isnan(raw)))
+        return EncodedBatch(
+            values=values, active=active, signature=activity_signature(~np.isnan(raw))
+        )
 
     # --- ConfigSpace vectors ----------------------------------------------------------
     # ConfigSpace's own vector form (one column per name, NaN where inactive, categorical
@@ -248,7 +267,9 @@ class Space:
         """ConfigSpace vectors (n, d) of configurations; NaN marks inactive values."""
         raw = np.full((len(configs), self.dimension), np.nan)
         for row, config in enumerate(configs):
-            for column, (name, hp) in enumerate(zip(self.names, self._hyperparameters)):
+            for column, (name, hp) in enumerate(
+                zip(self.names, self._hyperparameters, strict=False)
+            ):
                 if name in config:
                     raw[row, column] = float(hp.to_vector(config[name]))
         return raw
@@ -275,15 +296,21 @@ class Space:
         configs = []
         for row in np.atleast_2d(np.asarray(raw, dtype=float)):
             try:
-                configuration = Configuration(self.configspace, vector=deactivate(self.configspace, row[None])[0])
+                configuration = Configuration(
+                    self.configspace, vector=deactivate(self.configspace, row[None])[0]
+                )
                 configuration.check_valid_configuration()
             except Exception as error:  # ConfigSpace raises several types for bad vectors
-                raise SpaceError(self.name, f"invalid configuration vector {row.tolist()}: {error}") from error
+                raise SpaceError(
+                    self.name, f"invalid configuration vector {row.tolist()}: {error}"
+                ) from error
             config = self._to_dict(configuration)
             if self._quantized:
                 config = self._snapped(config)
                 if config is None:
-                    raise SpaceError(self.name, f"configuration vector {row.tolist()} is invalid once quantized")
+                    raise SpaceError(
+                        self.name, f"configuration vector {row.tolist()} is invalid once quantized"
+                    )
             configs.append(config)
         return configs
 
@@ -296,7 +323,9 @@ class Space:
             if isinstance(hp, Constant):
                 vectors[:, column] = float(hp.to_vector(hp.value))
             elif isinstance(hp, CategoricalHyperparameter | OrdinalHyperparameter):
-                vectors[:, column] = np.minimum(np.round(index[:, column] * self._index_spread[column]), hp.size - 1)
+                vectors[:, column] = np.minimum(
+                    np.round(index[:, column] * self._index_spread[column]), hp.size - 1
+                )
             else:  # onto the value grid (integers, quantization) so conditions see true values
                 vectors[:, column] = hp.to_vector(quantize_array(hp, hp.to_value(index[:, column])))
         return [
@@ -318,7 +347,8 @@ class Space:
 
         if not self.is_executable:
             raise SpaceError(
-                self.name, "this space declares no estimator; add 'estimator' or 'steps' to its document"
+                self.name,
+                "this space declares no estimator; add 'estimator' or 'steps' to its document",
             )
         return Planner(self.spec).plan(self.validate(config))
 
@@ -330,7 +360,9 @@ class Space:
         """
         from ensembo.spaces.build import build
 
-        return build(self.plan(config), categorical_features=categorical_features, random_state=random_state)
+        return build(
+            self.plan(config), categorical_features=categorical_features, random_state=random_state
+        )
 
     def __repr__(self) -> str:
         return f"Space(name={self.name!r}, dimension={self.dimension})"

@@ -6,13 +6,12 @@ import sys
 
 import numpy as np
 import pytest
-from sklearn.compose import ColumnTransformer
-from sklearn.pipeline import Pipeline
-
 from ensembo import spaces
 from ensembo.errors import SpaceError
 from ensembo.hookspecs import hookimpl
 from ensembo.registry import Registry
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import Pipeline
 
 CASH = {
     "name": "mini-cash",
@@ -24,7 +23,10 @@ CASH = {
     "params": {
         "scaling": {
             "type": "choice",
-            "options": {"none": {}, "standard": {"estimator": "sklearn.preprocessing.StandardScaler"}},
+            "options": {
+                "none": {},
+                "standard": {"estimator": "sklearn.preprocessing.StandardScaler"},
+            },
         },
         "model": {
             "type": "choice",
@@ -62,7 +64,10 @@ CASH = {
                     "first": {"type": "int", "low": 2, "high": 8},
                     "layers": {
                         "type": "choice",
-                        "options": {"one": {}, "two": {"second": {"type": "int", "low": 2, "high": 8}}},
+                        "options": {
+                            "one": {},
+                            "two": {"second": {"type": "int", "low": 2, "high": 8}},
+                        },
                     },
                 },
             },
@@ -86,8 +91,13 @@ def test_rename_fixed_and_step_skipping(cash):
 
 
 def test_nested_choice_builds_a_nested_estimator(cash):
-    config = {"scaling": "standard", "model": "boost", "model:boost:n_estimators": 4,
-              "model:boost:base": "tree", "model:boost:base:tree:max_depth": 3}
+    config = {
+        "scaling": "standard",
+        "model": "boost",
+        "model:boost:n_estimators": 4,
+        "model:boost:base": "tree",
+        "model:boost:base:tree:max_depth": 3,
+    }
     boost = cash.build(config).named_steps["model"]
     assert boost.n_estimators == 4 and boost.estimator.max_depth == 3
 
@@ -114,13 +124,19 @@ def test_by_choice_switches_the_estimator_class():
 
 
 def test_random_state_reaches_every_estimator_that_takes_one(cash):
-    config = {"scaling": "none", "model": "boost", "model:boost:n_estimators": 3,
-              "model:boost:base": "stump"}
+    config = {
+        "scaling": "none",
+        "model": "boost",
+        "model:boost:n_estimators": 3,
+        "model:boost:base": "stump",
+    }
     boost = cash.build(config, random_state=11).named_steps["model"]
     assert boost.random_state == 11 and boost.estimator.random_state == 11
 
 
-def test_categorical_columns_are_one_hot_encoded_and_missing_values_handled(cash, tiny_classification):
+def test_categorical_columns_are_one_hot_encoded_and_missing_values_handled(
+    cash, tiny_classification
+):
     X, y = tiny_classification
     X = X.copy()
     rng = np.random.default_rng(0)
@@ -137,7 +153,9 @@ def test_categorical_columns_are_one_hot_encoded_and_missing_values_handled(cash
 
 
 def test_single_estimator_space_without_steps_returns_the_bare_estimator():
-    space = spaces.load({"estimator": "sklearn.svm.SVC", "params": {"C": {"type": "float", "low": 0.1, "high": 1}}})
+    space = spaces.load(
+        {"estimator": "sklearn.svm.SVC", "params": {"C": {"type": "float", "low": 0.1, "high": 1}}}
+    )
     model = space.build({"C": 0.5})
     assert type(model).__name__ == "SVC" and model.C == 0.5
     with_categorical = space.build({"C": 0.5}, categorical_features=[True, False])
@@ -157,26 +175,76 @@ def test_invalid_config_is_rejected_before_building(cash):
 
 
 BAD_COMPONENTS = [
-    ({"estimator": "sklearn.svm.SVC", "params": {"Cee": {"type": "float", "low": 0.1, "high": 1}}},
-     r"estimator: sklearn\.svm\.SVC takes no argument 'Cee'"),
-    ({"estimator": "no.such.module.Thing", "params": {"C": {"type": "float", "low": 0.1, "high": 1}}},
-     r"estimator: estimator 'no\.such\.module\.Thing' is not importable"),
-    ({"estimator": "svcc", "params": {"C": {"type": "float", "low": 0.1, "high": 1}}},
-     r"Unknown estimator 'svcc'; did you mean 'svc'"),
-    ({"estimator": "sklearn.svm.SVC", "rename": {"D": "C"}, "params": {"C": {"type": "float", "low": 0.1, "high": 1}}},
-     r"rename\.D: no hyperparameter 'D' here"),
-    ({"estimator": "sklearn.svm.SVC", "fixed": {"C": 1.0}, "params": {"C": {"type": "float", "low": 0.1, "high": 1}}},
-     r"fixed\.C: 'C' is both fixed and a hyperparameter"),
-    ({"params": {"C": {"type": "float", "low": 0.1, "high": 1}},
-      "steps": [{"s": {"estimator": "sklearn.preprocessing.StandardScaler"}}]},
-     r"params\.C: no estimator uses this hyperparameter"),
-    ({"params": {"m": {"type": "choice", "options": {"a": {"estimator": "sklearn.svm.SVC", "gama": {"type": "float", "low": 0.1, "high": 1}}}}},
-      "steps": ["m"]},
-     r"params\.m\.options\.a\.estimator: sklearn\.svm\.SVC takes no argument 'gama'"),
-    ({"params": {"x": {"type": "float", "low": 0, "high": 1}}, "estimator": "sklearn.svm.SVC", "steps": ["x"]},
-     r"steps\[0\]: step 'x' must name a top-level choice"),
-    ({"fixed": {"C": 1}, "params": {"x": {"type": "float", "low": 0, "high": 1}}},
-     r"fixed: 'fixed' needs an 'estimator' next to it"),
+    (
+        {
+            "estimator": "sklearn.svm.SVC",
+            "params": {"Cee": {"type": "float", "low": 0.1, "high": 1}},
+        },
+        r"estimator: sklearn\.svm\.SVC takes no argument 'Cee'",
+    ),
+    (
+        {
+            "estimator": "no.such.module.Thing",
+            "params": {"C": {"type": "float", "low": 0.1, "high": 1}},
+        },
+        r"estimator: estimator 'no\.such\.module\.Thing' is not importable",
+    ),
+    (
+        {"estimator": "svcc", "params": {"C": {"type": "float", "low": 0.1, "high": 1}}},
+        r"Unknown estimator 'svcc'; did you mean 'svc'",
+    ),
+    (
+        {
+            "estimator": "sklearn.svm.SVC",
+            "rename": {"D": "C"},
+            "params": {"C": {"type": "float", "low": 0.1, "high": 1}},
+        },
+        r"rename\.D: no hyperparameter 'D' here",
+    ),
+    (
+        {
+            "estimator": "sklearn.svm.SVC",
+            "fixed": {"C": 1.0},
+            "params": {"C": {"type": "float", "low": 0.1, "high": 1}},
+        },
+        r"fixed\.C: 'C' is both fixed and a hyperparameter",
+    ),
+    (
+        {
+            "params": {"C": {"type": "float", "low": 0.1, "high": 1}},
+            "steps": [{"s": {"estimator": "sklearn.preprocessing.StandardScaler"}}],
+        },
+        r"params\.C: no estimator uses this hyperparameter",
+    ),
+    (
+        {
+            "params": {
+                "m": {
+                    "type": "choice",
+                    "options": {
+                        "a": {
+                            "estimator": "sklearn.svm.SVC",
+                            "gama": {"type": "float", "low": 0.1, "high": 1},
+                        }
+                    },
+                }
+            },
+            "steps": ["m"],
+        },
+        r"params\.m\.options\.a\.estimator: sklearn\.svm\.SVC takes no argument 'gama'",
+    ),
+    (
+        {
+            "params": {"x": {"type": "float", "low": 0, "high": 1}},
+            "estimator": "sklearn.svm.SVC",
+            "steps": ["x"],
+        },
+        r"steps\[0\]: step 'x' must name a top-level choice",
+    ),
+    (
+        {"fixed": {"C": 1}, "params": {"x": {"type": "float", "low": 0, "high": 1}}},
+        r"fixed: 'fixed' needs an 'estimator' next to it",
+    ),
 ]
 
 
@@ -199,10 +267,14 @@ class ThirdPartyEstimators:
 def test_third_party_estimator_components_resolve_through_the_registry(monkeypatch):
     registry = Registry.from_plugins({"third-party": ThirdPartyEstimators()})
     monkeypatch.setattr(sys.modules["ensembo.registry"], "registry", lambda: registry)
-    space = spaces.load({"estimator": "my-ridge", "params": {"alpha": {"type": "float", "low": 0.1, "high": 10}}})
+    space = spaces.load(
+        {"estimator": "my-ridge", "params": {"alpha": {"type": "float", "low": 0.1, "high": 10}}}
+    )
     assert type(space.build({"alpha": 2.0})).__name__ == "RidgeClassifier"
 
 
 def test_built_in_estimator_names_are_registered():
-    space = spaces.load({"estimator": "svc", "params": {"C": {"type": "float", "low": 0.1, "high": 1}}})
+    space = spaces.load(
+        {"estimator": "svc", "params": {"C": {"type": "float", "low": 0.1, "high": 1}}}
+    )
     assert type(space.build({"C": 0.3})).__name__ == "SVC"

@@ -12,7 +12,6 @@ from ConfigSpace import (
     InCondition,
     OrConjunction,
 )
-
 from ensembo import spaces
 from ensembo.errors import SpaceError
 from ensembo.spaces import SpaceDefinitionError
@@ -31,7 +30,8 @@ params:
         degree: {type: int, low: 1, high: 10}
       sigmoid: {}
   gamma: {type: float, low: 1.0e-5, high: 1.0e5, log: true, when: {kernel: [rbf, sigmoid]}}
-  coef0: {type: float, low: 1.0e-2, high: 1.0e2, log: true, when: {kernel: [poly, sigmoid]}, impute: 1.0}
+  coef0: {type: float, low: 1.0e-2, high: 1.0e2, log: true, when: {kernel: [poly, sigmoid]},
+          impute: 1.0}
 """
 
 
@@ -69,7 +69,10 @@ def test_json_and_toml_documents_load_the_same_space(tmp_path, suffix):
     if suffix == ".json":
         text = json.dumps(document)
     else:
-        text = 'name = "svm-kernels"\nimpute = "midpoint"\n[params.C]\ntype = "float"\nlow = 1e-5\nhigh = 1e5\nlog = true\ndefault = 1.0\n'
+        text = (
+            'name = "svm-kernels"\nimpute = "midpoint"\n[params.C]\n'
+            'type = "float"\nlow = 1e-5\nhigh = 1e5\nlog = true\ndefault = 1.0\n'
+        )
         document = {"name": "svm-kernels", "params": {"C": document["params"]["C"]}}
     loaded = spaces.load(write(tmp_path, text, "space" + suffix))
     assert loaded.to_configspace() == spaces.load(document).to_configspace()
@@ -92,7 +95,10 @@ def test_nested_choices_make_deeper_trees():
                     "net": {
                         "depth": {
                             "type": "choice",
-                            "options": {"deep": {"width": {"type": "int", "low": 2, "high": 8}}, "shallow": {}},
+                            "options": {
+                                "deep": {"width": {"type": "int", "low": 2, "high": 8}},
+                                "shallow": {},
+                            },
                         }
                     },
                     "tree": {},
@@ -114,7 +120,9 @@ def test_range_conditions_and_or_combinations():
             "big": {"type": "float", "low": 0, "high": 1, "when": {"n": {"gt": 5}}},
             "both": {"type": "float", "low": 0, "high": 1, "when": {"n": {"gt": 2}, "mode": "a"}},
             "either": {
-                "type": "float", "low": 0, "high": 1,
+                "type": "float",
+                "low": 0,
+                "high": 1,
                 "when": {"any": [{"n": {"lt": 3}}, {"mode": ["b", "c"]}]},
             },
         }
@@ -137,7 +145,12 @@ def test_shared_hyperparameter_inside_a_branch_combines_branch_and_when():
                 "options": {
                     "svm": {
                         "kernel": {"type": "categorical", "choices": ["rbf", "linear"]},
-                        "gamma": {"type": "float", "low": 0.1, "high": 1, "when": {"kernel": "rbf"}},
+                        "gamma": {
+                            "type": "float",
+                            "low": 0.1,
+                            "high": 1,
+                            "when": {"kernel": "rbf"},
+                        },
                     },
                     "tree": {},
                 },
@@ -177,13 +190,20 @@ def test_ordinal_constant_bool_and_quantization():
         assert config["fixed"] == "on"
         assert config["rate"] in (0.0, 0.25, 0.5, 0.75, 1.0)
         assert config["trees"] % 10 == 0
-    decoded = space.decode(space.encode([{"size": "l", "fixed": "on", "flag": True, "rate": 0.3, "trees": 47}]).values)
+    decoded = space.decode(
+        space.encode([{"size": "l", "fixed": "on", "flag": True, "rate": 0.3, "trees": 47}]).values
+    )
     assert decoded[0]["rate"] == 0.25 and decoded[0]["trees"] == 50
-    assert space.validate({"size": "s", "fixed": "on", "flag": True, "rate": 0.6, "trees": 33})["rate"] == 0.5
+    assert (
+        space.validate({"size": "s", "fixed": "on", "flag": True, "rate": 0.6, "trees": 33})["rate"]
+        == 0.5
+    )
 
 
 def test_yaml_floats_without_exponent_sign_are_numbers(tmp_path):
-    space = spaces.load(write(tmp_path, "params:\n  x: {type: float, low: 1e-5, high: 1.0e5, log: true}\n"))
+    space = spaces.load(
+        write(tmp_path, "params:\n  x: {type: float, low: 1e-5, high: 1.0e5, log: true}\n")
+    )
     assert space.to_configspace()["x"].upper == 1e5
 
 
@@ -196,9 +216,16 @@ def test_conditions_resolve_from_inner_scope_outwards():
                 "options": {
                     "a": {
                         "units": {"type": "int", "low": 1, "high": 5},
-                        "extra": {"type": "float", "low": 0, "high": 1, "when": {"units": {"gt": 3}}},
+                        "extra": {
+                            "type": "float",
+                            "low": 0,
+                            "high": 1,
+                            "when": {"units": {"gt": 3}},
+                        },
                     },
-                    "b": {"x": {"type": "float", "low": 0, "high": 1, "when": {"units": {"gt": 3}}}},
+                    "b": {
+                        "x": {"type": "float", "low": 0, "high": 1, "when": {"units": {"gt": 3}}}
+                    },
                 },
             },
         }
@@ -212,18 +239,36 @@ def test_conditions_resolve_from_inner_scope_outwards():
 
 
 BAD = [
-    ({"x": {"type": "float", "low": 0, "high": 1, "colour": "red"}}, r"params\.x\.colour: unknown key 'colour'"),
+    (
+        {"x": {"type": "float", "low": 0, "high": 1, "colour": "red"}},
+        r"params\.x\.colour: unknown key 'colour'",
+    ),
     ({"x": {"type": "float", "low": 2, "high": 1}}, r"params\.x: empty range"),
     ({"x": {"type": "int", "low": 3, "high": 3}}, r"params\.x: empty range"),
-    ({"x": {"type": "float", "low": 0, "high": 1, "log": True}}, r"params\.x\.low: log scale needs low > 0"),
-    ({"x": {"type": "float", "low": 0, "high": 1, "default": 2}}, r"params\.x\.default: default 2 is outside"),
-    ({"x": {"type": "categorical", "choices": ["a"], "default": "b"}}, r"params\.x\.default: default 'b' is not one of"),
+    (
+        {"x": {"type": "float", "low": 0, "high": 1, "log": True}},
+        r"params\.x\.low: log scale needs low > 0",
+    ),
+    (
+        {"x": {"type": "float", "low": 0, "high": 1, "default": 2}},
+        r"params\.x\.default: default 2 is outside",
+    ),
+    (
+        {"x": {"type": "categorical", "choices": ["a"], "default": "b"}},
+        r"params\.x\.default: default 'b' is not one of",
+    ),
     ({"x": {"type": "categorical", "choices": ["a", "a"]}}, r"params\.x\.choices: .* distinct"),
-    ({"x": {"type": "float", "low": 0, "high": 1, "when": {"y": 1}}}, r"params\.x\.when\.y: condition on missing parent 'y'"),
+    (
+        {"x": {"type": "float", "low": 0, "high": 1, "when": {"y": 1}}},
+        r"params\.x\.when\.y: condition on missing parent 'y'",
+    ),
     ({"x": {"type": "banana"}}, r"params\.x\.type: unknown type 'banana'"),
     ({"x": {"type": "int", "low": 0.5, "high": 3}}, r"params\.x\.low: 'low' must be an integer"),
     ({"x": 3}, r"params\.x: a hyperparameter is a mapping with 'type'"),
-    ({"x": {"type": "float", "low": 0, "high": 1, "impute": "sideways"}}, r"params\.x\.impute: imputed value 'sideways'"),
+    (
+        {"x": {"type": "float", "low": 0, "high": 1, "impute": "sideways"}},
+        r"params\.x\.impute: imputed value 'sideways'",
+    ),
     ({"x": {"type": "choice", "options": {}}}, r"params\.x\.options: a choice needs a non-empty"),
     (
         {
@@ -232,8 +277,14 @@ BAD = [
         },
         r"conditions form a cycle: a -> b -> a",
     ),
-    ({"x": {"type": "float", "low": 0, "high": 1, "when": {"x": {"gt": 0.5}}}}, r"cannot depend on itself"),
-    ({"x": {"type": "float", "low": 0, "high": 1, "when": {"y": {"above": 1}}}}, r"unknown comparison"),
+    (
+        {"x": {"type": "float", "low": 0, "high": 1, "when": {"x": {"gt": 0.5}}}},
+        r"cannot depend on itself",
+    ),
+    (
+        {"x": {"type": "float", "low": 0, "high": 1, "when": {"y": {"above": 1}}}},
+        r"unknown comparison",
+    ),
 ]
 
 
@@ -307,7 +358,10 @@ def test_python_builder_makes_the_same_space_as_yaml(tmp_path):
     from_yaml = spaces.load(write(tmp_path, SVM_KERNELS))
     assert built.to_configspace() == from_yaml.to_configspace()
     assert built.imputation_rule("coef0") == from_yaml.imputation_rule("coef0")
-    assert b.document("x", flag=b.Bool(default=False))["params"]["flag"] == {"type": "bool", "default": False}
+    assert b.document("x", flag=b.Bool(default=False))["params"]["flag"] == {
+        "type": "bool",
+        "default": False,
+    }
 
 
 class ThirdPartySpaces:
@@ -317,7 +371,12 @@ class ThirdPartySpaces:
 
     @hookimpl
     def ensembo_add_spaces(self):
-        return {"tiny": lambda: {"name": "tiny", "params": {"x": {"type": "float", "low": 0, "high": 1}}}}
+        return {
+            "tiny": lambda: {
+                "name": "tiny",
+                "params": {"x": {"type": "float", "low": 0, "high": 1}},
+            }
+        }
 
 
 def test_third_party_spaces_load_by_name(monkeypatch):

@@ -6,19 +6,33 @@ import math
 
 import numpy as np
 import pytest
-
 from ensembo import spaces
 from ensembo.errors import SpaceError
 
 TREE = {
     "name": "tree",
     "params": {
-        "kernel": {"type": "choice", "default": "rbf", "options": {"linear": {}, "rbf": {}, "poly": {}}},
+        "kernel": {
+            "type": "choice",
+            "default": "rbf",
+            "options": {"linear": {}, "rbf": {}, "poly": {}},
+        },
         "C": {"type": "float", "low": 1e-2, "high": 1e2, "log": True, "default": 1.0},
-        "gamma": {"type": "float", "low": 1e-4, "high": 1.0, "log": True, "default": 1e-2,
-                  "when": {"kernel": ["rbf", "poly"]}},
+        "gamma": {
+            "type": "float",
+            "low": 1e-4,
+            "high": 1.0,
+            "log": True,
+            "default": 1e-2,
+            "when": {"kernel": ["rbf", "poly"]},
+        },
         "degree": {"type": "int", "low": 2, "high": 6, "default": 3, "when": {"kernel": "poly"}},
-        "shape": {"type": "categorical", "choices": ["a", "b", "c"], "default": "b", "when": {"kernel": "poly"}},
+        "shape": {
+            "type": "categorical",
+            "choices": ["a", "b", "c"],
+            "default": "b",
+            "when": {"kernel": "poly"},
+        },
     },
 }
 
@@ -39,7 +53,12 @@ LINEAR = {"kernel": "linear", "C": 1.0}
         ("midpoint", 0.5, 0.5, 0.5),
         ("lower", 0.0, 0.0, 0.0),
         ("upper", 1.0, 1.0, 1.0),
-        ("default", 0.5, 0.25, 0.5),  # gamma 1e-2 is the log-midpoint; degree 3 of 2..6; shape b of a,b,c
+        (
+            "default",
+            0.5,
+            0.25,
+            0.5,
+        ),  # gamma 1e-2 is the log-midpoint; degree 3 of 2..6; shape b of a,b,c
     ],
 )
 def test_space_wide_rules(rule, gamma, degree, shape):
@@ -53,7 +72,9 @@ def test_space_wide_rules(rule, gamma, degree, shape):
 
 def test_none_leaves_inactive_values_missing():
     space = tree("none")
-    batch = space.encode([LINEAR, {"kernel": "poly", "C": 1.0, "gamma": 0.1, "degree": 4, "shape": "a"}])
+    batch = space.encode(
+        [LINEAR, {"kernel": "poly", "C": 1.0, "gamma": 0.1, "degree": 4, "shape": "a"}]
+    )
     inactive = ~batch.active
     assert np.isnan(batch.values[inactive]).all() and not np.isnan(batch.values[~inactive]).any()
 
@@ -69,7 +90,9 @@ def test_per_hyperparameter_rule_beats_space_wide_rule_and_fixed_values_encode_i
 
 def test_with_imputation_and_load_options_override_rules():
     space = tree().with_imputation("lower", ["gamma"])
-    assert space.imputation_rule("gamma") == "lower" and space.imputation_rule("degree") == "midpoint"
+    assert (
+        space.imputation_rule("gamma") == "lower" and space.imputation_rule("degree") == "midpoint"
+    )
     assert spaces.load("svm-kernels", impute={"gamma": "none"}).imputation_rule("gamma") == "none"
 
 
@@ -88,7 +111,7 @@ def test_active_mask_and_signature_follow_the_branches():
     ]
     batch = space.encode(configs)
     for row, config in enumerate(configs):
-        assert {n for n, a in zip(space.names, batch.active[row]) if a} == set(config)
+        assert {n for n, a in zip(space.names, batch.active[row], strict=False) if a} == set(config)
     assert batch.signature[0] == batch.signature[3]
     assert len(set(batch.signature[:3].tolist())) == 3
 
@@ -96,11 +119,17 @@ def test_active_mask_and_signature_follow_the_branches():
 def test_onehot_encoding_expands_categoricals_and_imputes_blocks():
     index = tree(shape="default")
     onehot = index.with_encoding("onehot")
-    assert onehot.encoded_dimension == index.dimension + 2 + 2  # kernel and shape have 3 choices each
-    batch = onehot.encode([LINEAR, {"kernel": "poly", "C": 1.0, "gamma": 0.1, "degree": 3, "shape": "c"}])
+    assert (
+        onehot.encoded_dimension == index.dimension + 2 + 2
+    )  # kernel and shape have 3 choices each
+    batch = onehot.encode(
+        [LINEAR, {"kernel": "poly", "C": 1.0, "gamma": 0.1, "degree": 3, "shape": "c"}]
+    )
     names = onehot.layout.column_names()
     shape_columns = [i for i, n in enumerate(names) if n.startswith("shape=")]
-    np.testing.assert_array_equal(batch.values[0, shape_columns], [0, 1, 0])  # default "b", inactive
+    np.testing.assert_array_equal(
+        batch.values[0, shape_columns], [0, 1, 0]
+    )  # default "b", inactive
     np.testing.assert_array_equal(batch.values[1, shape_columns], [0, 0, 1])
     assert not batch.active[0, shape_columns].any() and batch.active[1, shape_columns].all()
     assert onehot.decode(batch.values)[1]["shape"] == "c"

@@ -12,16 +12,24 @@ import warnings
 import numpy as np
 import pytest
 from ConfigSpace import ConfigurationSpace
-
 from ensembo import spaces
 from ensembo.registry import registry
 from ensembo.spaces._hooks import LIBRARY
 
 LIBRARY_NAMES = sorted(p.stem for p in LIBRARY.glob("*.yaml"))
 REQUIRED = {
-    "svm", "random-forest", "cash-levesque", "cash-classification", "gradient-boosting-classifier",
-    "svr", "gradient-boosting-regressor", "mlp", "svm-kernels", "cash-regression",
-    "decision-tree-regressor", "mlp-regressor",
+    "svm",
+    "random-forest",
+    "cash-levesque",
+    "cash-classification",
+    "gradient-boosting-classifier",
+    "svr",
+    "gradient-boosting-regressor",
+    "mlp",
+    "svm-kernels",
+    "cash-regression",
+    "decision-tree-regressor",
+    "mlp-regressor",
 }
 N_SAMPLES = 1000
 N_FIT_CASH = 30  # CASH spaces: many learners, so a larger subset
@@ -94,7 +102,7 @@ def test_encode_decode_is_lossless_on_active_values(library_space, samples, enco
     assert batch.values.shape == (N_ROUND_TRIP, space.encoded_dimension)
     assert np.all((batch.values >= 0) & (batch.values <= 1))
     decoded = space.decode(batch.values)
-    for original, back in zip(samples[:N_ROUND_TRIP], decoded):
+    for original, back in zip(samples[:N_ROUND_TRIP], decoded, strict=False):
         assert original.keys() == back.keys()
         assert all(_same(original[k], back[k]) for k in original)
 
@@ -118,13 +126,17 @@ def _fit_all(space, configs, data):
             assert model.predict(X).shape == (len(y),)
 
 
-def test_a_subset_of_sampled_configurations_fits(library_space, samples, tiny_classification, tiny_regression):
+def test_a_subset_of_sampled_configurations_fits(
+    library_space, samples, tiny_classification, tiny_regression
+):
     data = tiny_regression if is_regression(library_space.name) else tiny_classification
     n_fit = N_FIT_CASH if library_space.name.startswith("cash") else N_FIT
     _fit_all(library_space, samples[:n_fit], data)
 
 
 @pytest.mark.slow
-def test_every_sampled_configuration_fits(library_space, samples, tiny_classification, tiny_regression):
+def test_every_sampled_configuration_fits(
+    library_space, samples, tiny_classification, tiny_regression
+):
     data = tiny_regression if is_regression(library_space.name) else tiny_classification
     _fit_all(library_space, samples, data)

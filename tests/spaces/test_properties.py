@@ -11,10 +11,9 @@ import itertools
 import math
 
 import numpy as np
+from ensembo import spaces
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from ensembo import spaces
 
 RULES = ["midpoint", "lower", "upper", "default", "none", "fixed"]
 PROPERTY_SETTINGS = settings(
@@ -60,8 +59,10 @@ def tree_documents(draw) -> dict:
         params = {}
         for _ in range(draw(st.integers(1, 3))):
             if depth < 2 and draw(st.integers(0, 2)) == 0:
-                options = {f"o{i}": scope(depth + 1) if draw(st.booleans()) else {}
-                           for i in range(draw(st.integers(2, 3)))}
+                options = {
+                    f"o{i}": scope(depth + 1) if draw(st.booleans()) else {}
+                    for i in range(draw(st.integers(2, 3)))
+                }
                 params[name_of()] = {"type": "choice", "options": options}
             else:
                 name, body = draw(leaf(name_of))
@@ -79,12 +80,16 @@ def _same(a, b) -> bool:
 
 
 @PROPERTY_SETTINGS
-@given(document=tree_documents(), seed=st.integers(0, 2**16), encoding=st.sampled_from(["index", "onehot"]))
+@given(
+    document=tree_documents(),
+    seed=st.integers(0, 2**16),
+    encoding=st.sampled_from(["index", "onehot"]),
+)
 def test_decode_of_encode_is_identity_on_active_values(document, seed, encoding):
     space = spaces.load(document, encoding=encoding)
     configs = space.sample(20, seed=seed)
     decoded = space.decode(np.nan_to_num(space.encode(configs).values, nan=0.5))
-    for original, back in zip(configs, decoded):
+    for original, back in zip(configs, decoded, strict=False):
         assert original.keys() == back.keys()
         assert all(_same(original[k], back[k]) for k in original)
 
@@ -98,7 +103,11 @@ def expected_fill(hp, rule) -> float:
     value = hp.default_value if rule == "default" else rule["value"]
     if hasattr(hp, "lower"):
         value = min(max(value, hp.lower), hp.upper)  # ConfigSpace rounds stored bounds
-    spread = max(getattr(hp, "size", 2) - 1, 1) if hasattr(hp, "choices") or hasattr(hp, "sequence") else 1
+    spread = (
+        max(getattr(hp, "size", 2) - 1, 1)
+        if hasattr(hp, "choices") or hasattr(hp, "sequence")
+        else 1
+    )
     return float(hp.to_vector(value)) / spread
 
 
@@ -119,7 +128,9 @@ def test_inactive_columns_hold_what_the_declared_rule_says(document, seed):
             if name in config:
                 continue
             value = batch.values[row, column]
-            assert (math.isnan(value) and math.isnan(expected)) or math.isclose(value, expected, abs_tol=1e-12)
+            assert (math.isnan(value) and math.isnan(expected)) or math.isclose(
+                value, expected, abs_tol=1e-12
+            )
 
 
 def _find(params: dict, local: str) -> dict:

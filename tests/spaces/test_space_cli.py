@@ -13,7 +13,10 @@ def test_show_library_space_prints_the_tree(capsys):
     assert out.startswith("svm-kernels: 5 hyperparameters")
     assert "  kernel: choice {linear, rbf, poly, sigmoid}, default 'rbf', impute midpoint" in out
     assert "    = poly\n      degree: int [1, 10], default 3, impute midpoint" in out
-    assert "gamma: float [1e-05, 100000] log, default 0.01, impute midpoint, when kernel in {'rbf', 'sigmoid'}" in out
+    assert (
+        "gamma: float [1e-05, 100000] log, default 0.01, impute midpoint, "
+        "when kernel in {'rbf', 'sigmoid'}" in out
+    )
 
 
 def test_show_json_prints_the_definition(capsys):
