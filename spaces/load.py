@@ -1,7 +1,8 @@
 """``ensembo.spaces.load``: one entry point for every way to give a space.
 
-Accepted: a :class:`Space`; a ConfigSpace ``ConfigurationSpace``; a DSL document
-(dict); the output of :meth:`Space.definition`; a path to a YAML/JSON/TOML document;
+Accepted: a :class:`Space`; a ConfigSpace ``ConfigurationSpace`` or its serialized
+dict (``to_serialized_dict()`` / ConfigSpace's JSON files); a DSL document (dict); the
+output of :meth:`Space.definition`; a path to a YAML/JSON/TOML document or ConfigSpace JSON;
 or the name of a space registered under the registry kind ``space`` (the built-in
 library registers ``spaces/library/*.yaml`` by file stem).
 """
@@ -68,20 +69,31 @@ def load(source: Any, **options: Any) -> Space:
     if isinstance(source, ConfigurationSpace):
         return Space.from_configspace(source, **options)
     if isinstance(source, Mapping):
-        if "configspace" in source:
-            space = Space.from_definition(source)
-            return space._evolve(**options) if options else space
-        return Space.from_document(source, source=str(source.get("name", "")), **options)
+        return _from_mapping(source, str(source.get("name", "")), options)
     if isinstance(source, str | Path):
         path = Path(source)
         if path.suffix.lower() in SUFFIXES or path.exists():
-            return Space.from_document(read_document(path), source=path.name, **options)
+            return _from_mapping(read_document(path), path.name, options)
         return load(_registered(str(source)), **options)
     raise SpaceError(
         "",
         f"cannot load a search space from {type(source).__name__}; give a library name, a "
         "path, a dict, a ConfigurationSpace or a Space",
     )
+
+
+def _from_mapping(source: Mapping, name: str, options: dict[str, Any]) -> Space:
+    """A definition, a serialized ConfigSpace (its JSON format) or a DSL document."""
+    if "configspace" in source:
+        space = Space.from_definition(source)
+        return space._evolve(**options) if options else space
+    if "hyperparameters" in source and "params" not in source:
+        try:
+            configspace = ConfigurationSpace.from_serialized_dict(dict(source))
+        except Exception as error:  # ConfigSpace raises several types for bad input
+            raise SpaceError(name, f"not a valid serialized ConfigSpace: {error}") from error
+        return Space.from_configspace(configspace, **options)
+    return Space.from_document(source, source=name, **options)
 
 
 def _registered(name: str) -> Any:

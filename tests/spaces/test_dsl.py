@@ -388,3 +388,26 @@ def test_third_party_spaces_load_by_name(monkeypatch):
     monkeypatch.setattr(sys.modules["ensembo.registry"], "registry", lambda: registry)
     space = spaces.load("tiny")
     assert space.name == "tiny" and space.names == ("x",)
+
+
+def test_configspace_round_trip_preserves_conditions_forbiddens_and_samples(tmp_path):
+    space = space_of(
+        {
+            "n": {"type": "int", "low": 1, "high": 10},
+            "mode": {"type": "categorical", "choices": ["a", "b", "c"]},
+            "either": {
+                "type": "float",
+                "low": 0,
+                "high": 1,
+                "when": {"any": [{"n": {"lt": 3}}, {"mode": ["b", "c"]}]},
+                "impute": "upper",
+            },
+        },
+        forbidden=[{"mode": "c", "n": [1, 2]}],
+    )
+    path = tmp_path / "cs.json"
+    path.write_text(json.dumps(space.to_configspace().to_serialized_dict()))
+    for imported in (spaces.load(path), spaces.load(space.to_configspace().to_serialized_dict())):
+        assert imported.to_configspace() == space.to_configspace()
+        assert imported.sample(50, seed=9) == space.sample(50, seed=9)
+        assert imported.imputation_rule("either") == "upper"
