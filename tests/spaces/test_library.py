@@ -38,7 +38,7 @@ N_ROUND_TRIP = N_SAMPLES
 
 
 def is_regression(name: str) -> bool:
-    return name in ("svr", "cash-regression") or name.endswith("regressor")
+    return name in ("svr", "cash-regression", "elastic-net") or name.endswith("regressor")
 
 
 @pytest.fixture(scope="module", params=LIBRARY_NAMES)
