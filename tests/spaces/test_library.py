@@ -140,3 +140,21 @@ def test_every_sampled_configuration_fits(
 ):
     data = tiny_regression if is_regression(library_space.name) else tiny_classification
     _fit_all(library_space, samples, data)
+
+
+@pytest.mark.parametrize("name", [n for n in LIBRARY_NAMES if n.startswith("cash")])
+def test_cash_spaces_fit_mixed_numeric_categorical_data_with_missing_values(
+    name, tiny_classification, tiny_regression
+):
+    X, y = tiny_regression if is_regression(name) else tiny_classification
+    X = X.copy()
+    rng = np.random.default_rng(3)
+    X[:, 3] = rng.integers(0, 4, size=len(X)).astype(float)  # a categorical column, coded
+    X[::9, 3] = np.nan
+    space = spaces.load(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for config in space.sample(12, seed=5):
+            model = space.build(config, categorical_features=[False, False, False, True, False])
+            model.fit(X, y)
+            assert model.predict(X).shape == (len(y),)
