@@ -209,18 +209,31 @@ class Study:
         return self._initial_configs[number]
 
     def suggest(self, number: int) -> dict[str, Any]:
-        """The configuration the study would hand out as trial ``number``.
+        """The configuration the study would hand out as trial ``number``."""
+        return self.suggest_batch(number, 1)[0]
 
-        A model-based suggestion equal to a configuration the study already holds
-        (typically a pending one in a parallel run: TPE and random proposers know
-        nothing of constant liars) is proposed again with fresh randomness, and after
-        that replaced by a random draw, so that workers do not evaluate it twice.
+    def suggest_batch(self, first: int, n: int) -> list[dict[str, Any]]:
+        """Configurations for trials ``first .. first + n - 1``.
+
+        Model-based suggestions come from one proposer call for the whole batch (one
+        surrogate fit), which lets a parallel run keep many workers busy when fitting
+        is slower than evaluating. A suggestion equal to a configuration the study
+        already holds (typically a pending one: TPE and random proposers know nothing
+        of constant liars) or to another one of the batch is proposed again with fresh
+        randomness, and after that replaced by a random draw, so that workers do not
+        evaluate it twice.
         """
+        numbers = range(first, first + n)
+        if first < self.n_initial or len(self.history.completed()) < 2:
+            unmodelled = len(self.history.completed()) < 2
+            head = [number for number in numbers if unmodelled or number < self.n_initial]
+            configs = [
+                self._initial(number) if number < self.n_initial else self.space.sample(1, self._rng(number))[0]
+                for number in head
+            ]
+            rest = n - len(head)
+            return configs + (self.suggest_batch(first + len(head), rest) if rest else [])
         completed = self.history.completed()
-        if number < self.n_initial or len(completed) < 2:
-            if number < self.n_initial:
-                return self._initial(number)
-            return self.space.sample(1, self._rng(number))[0]
         targets = np.asarray(self.strategy.targets(self.history, self.context), dtype=float)
         if targets.shape != (len(completed),):
             raise TrialError(
@@ -228,36 +241,59 @@ class Study:
                 f"expected ({len(completed)},)"
             )
         taken = {_config_key(trial.config) for trial in self.history}
+        chosen: list[dict[str, Any]] = []
+
+        def keep(config: dict[str, Any]) -> None:
+            key = _config_key(config)
+            if key not in taken:
+                taken.add(key)
+                chosen.append(config)
+
         for attempt in range(_PROPOSALS_BEFORE_RANDOM):
-            proposed = self.proposer.propose(self.space, self.history, targets, 1, self._rng(number, attempt))
-            config = self.space.validate(proposed[0])
-            if _config_key(config) not in taken:
-                return config
+            proposed = self.proposer.propose(
+                self.space, self.history, targets, n - len(chosen), self._rng(first, attempt)
+            )
+            for config in proposed:
+                keep(self.space.validate(config))
+            if len(chosen) >= n:
+                return chosen[:n]
         for attempt in range(_RANDOM_DRAWS):
-            drawn = self.space.sample(1, self._rng(number, _RANDOM_PURPOSE + attempt))[0]
-            if _config_key(drawn) not in taken:
-                logger.info("trial %d: proposer repeated known configurations; using a random one", number)
-                return drawn
-        logger.warning("trial %d repeats a known configuration; the space looks exhausted", number)
-        return config
+            keep(self.space.sample(1, self._rng(first, _RANDOM_PURPOSE + attempt))[0])
+            if len(chosen) == n:
+                logger.info("trials %d+: proposer repeated known configurations; drew random ones", first)
+                return chosen
+        logger.warning("trials %d+ repeat known configurations; the space looks exhausted", first)
+        repeats = [self.space.validate(config) for config in proposed] or self.space.sample(1, self._rng(first))
+        return chosen + [repeats[i % len(repeats)] for i in range(n - len(chosen))]
 
     def ask(self) -> Trial:
         """Hand out the next trial (RUNNING) and record it."""
-        requeued = self.history.in_state(TrialState.INTERRUPTED)
-        if requeued:
-            trial = attrs.evolve(
-                requeued[0], state=TrialState.RUNNING, started_at=time.time(),
-                attempts=requeued[0].attempts + 1, error=None,
+        return self.ask_batch(1)[0]
+
+    def ask_batch(self, n: int) -> list[Trial]:
+        """Hand out ``n`` trials: interrupted ones to re-run first, then new ones."""
+        requeued = self.history.in_state(TrialState.INTERRUPTED)[:n]
+        trials = [
+            attrs.evolve(
+                trial, state=TrialState.RUNNING, started_at=time.time(),
+                attempts=trial.attempts + 1, error=None,
             )
-        else:
-            number = len(self.history)
-            trial = Trial(
-                number=number, config=self.suggest(number), state=TrialState.RUNNING,
-                started_at=time.time(), attempts=1,
-            )
-        self._record(trial)
-        self._hooks.ensembo_trial_started(study=self, trial=trial)
-        return trial
+            for trial in requeued
+        ]
+        first = len(self.history)
+        fresh = n - len(trials)
+        if fresh:
+            trials += [
+                Trial(
+                    number=first + offset, config=config, state=TrialState.RUNNING,
+                    started_at=time.time(), attempts=1,
+                )
+                for offset, config in enumerate(self.suggest_batch(first, fresh))
+            ]
+        for trial in trials:
+            self._record(trial)
+            self._hooks.ensembo_trial_started(study=self, trial=trial)
+        return trials
 
     def tell(
         self,

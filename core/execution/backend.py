@@ -27,8 +27,9 @@ class Backend(Protocol):
     def submit(self, objective: Objective, config: dict[str, Any], limits: TrialLimits) -> Hashable:
         """Start evaluating ``objective(config)``; return a handle for it."""
 
-    def wait(self, handles: Collection[Hashable]) -> list[Hashable]:
-        """Block until at least one of ``handles`` has ended; return those that have."""
+    def wait(self, handles: Collection[Hashable], timeout: float | None = None) -> list[Hashable]:
+        """Block until at least one of ``handles`` has ended, or ``timeout`` seconds
+        passed; return those that have ended (maybe none after a timeout)."""
 
     def outcome(self, handle: Hashable) -> Outcome:
         """The outcome of an ended evaluation (a lost worker is ``OutcomeKind.LOST``)."""
@@ -57,7 +58,8 @@ class InlineBackend:
         self._queued[handle] = (objective, config, limits)
         return handle
 
-    def wait(self, handles: Collection[int]) -> list[int]:
+    def wait(self, handles: Collection[int], timeout: float | None = None) -> list[int]:
+        """Runs the next queued evaluation (``timeout`` cannot apply: it runs here)."""
         ended = [h for h in handles if h in self._outcomes]
         if ended:
             return ended

@@ -53,12 +53,15 @@ def evaluate(objective: Callable[[dict[str, Any]], Any], config: dict[str, Any],
     This is the function shipped to workers. KeyboardInterrupt and SystemExit propagate
     so that Ctrl-C stops a serial run; every other exception becomes an outcome.
     """
+    started = time.monotonic()
     if limits.any:
-        return evaluate_in_child(objective, config, limits)
-    try:
-        return portable(Outcome(kind=OutcomeKind.RETURNED, value=objective(dict(config))))
-    except Exception as error:
-        return portable(raised(error))
+        outcome = evaluate_in_child(objective, config, limits)
+    else:
+        try:
+            outcome = portable(Outcome(kind=OutcomeKind.RETURNED, value=objective(dict(config))))
+        except Exception as error:
+            outcome = portable(raised(error))
+    return attrs.evolve(outcome, seconds=time.monotonic() - started)
 
 
 def evaluate_in_child(

@@ -15,13 +15,16 @@ cluster the user brings keeps its own policy and ensembo sees only the final fai
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Collection
 from typing import Any
 
-from ensembo.errors import MissingDependencyError
+from ensembo.errors import ExecutionError, MissingDependencyError
 from ensembo.execution.backend import Objective
 from ensembo.execution.child import TrialLimits, evaluate
 from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception
+
+_POLL_SECONDS = 2.0
 
 
 def import_distributed():
@@ -65,15 +68,28 @@ def connect(address: str):
 class DaskBackend:
     """Evaluations as Dask tasks, at most one per worker thread (and ``max_slots``).
 
-    ``owns_client``: closing the backend closes the client and its cluster too.
+    ``owns_client``: closing the backend closes the client and its cluster too. The
+    objective is shipped with cloudpickle: functions of modules the workers cannot
+    import must be registered by value (``cloudpickle.register_pickle_by_value``) or
+    uploaded (``client.upload_file``); a ``LocalCluster`` inherits the driver's
+    ``sys.path``.
     """
 
-    def __init__(self, client: Any, *, max_slots: int | None = None, owns_client: bool = False):
+    def __init__(
+        self,
+        client: Any,
+        *,
+        max_slots: int | None = None,
+        owns_client: bool = False,
+        no_worker_timeout: float = 60.0,
+    ):
         self._distributed = import_distributed()
         self.client = client
         self.max_slots = max_slots
+        self.no_worker_timeout = no_worker_timeout
         self.owns_client = owns_client
         self._live: set[Any] = set()
+        self._fetched: dict[Any, Outcome] = {}
 
     @property
     def slots(self) -> int:
@@ -85,12 +101,43 @@ class DaskBackend:
         self._live.add(future)
         return future
 
-    def wait(self, handles: Collection[Any]) -> list[Any]:
-        done, _ = self._distributed.wait(list(handles), return_when="FIRST_COMPLETED")
-        return list(done)
+    def wait(self, handles: Collection[Any], timeout: float | None = None) -> list[Any]:
+        """The ended tasks; raises :class:`ExecutionError` when the cluster has had no
+        worker for ``no_worker_timeout`` seconds (tasks would wait forever)."""
+        workers_seen = time.monotonic()
+        give_up = None if timeout is None else time.monotonic() + timeout
+        while True:
+            poll = _POLL_SECONDS if give_up is None else max(min(_POLL_SECONDS, give_up - time.monotonic()), 0.0)
+            try:
+                done, _ = self._distributed.wait(list(handles), timeout=poll, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                done = set()
+            if done or (give_up is not None and time.monotonic() >= give_up):
+                self._fetch([future for future in done if future.status == "finished"])
+                return list(done)
+            if self.client.nthreads():
+                workers_seen = time.monotonic()
+            elif time.monotonic() - workers_seen > self.no_worker_timeout:
+                raise ExecutionError(
+                    f"the Dask cluster at {self.client.scheduler.address} has had no worker for "
+                    f"{self.no_worker_timeout:g} s; {len(handles)} evaluations cannot run"
+                )
+
+    def _fetch(self, finished: list[Any]) -> None:
+        """Results of several ended tasks in one round trip (one by one is a round trip
+        each, which adds up when the driver is busy)."""
+        if len(finished) < 2:
+            return
+        try:
+            values = self.client.gather(finished)
+        except Exception:  # a result went missing in between: outcome() reads them one by one
+            return
+        self._fetched.update(zip(finished, values))
 
     def outcome(self, handle: Any) -> Outcome:
         self._live.discard(handle)
+        if handle in self._fetched:
+            return self._fetched.pop(handle)
         if handle.status == "finished":
             return handle.result()
         if handle.cancelled():
@@ -110,6 +157,7 @@ class DaskBackend:
         if interrupted and self._live:
             self.client.cancel(list(self._live), force=True)
         self._live.clear()
+        self._fetched.clear()
         if self.owns_client:
             cluster = getattr(self.client, "cluster", None)
             self.client.close()

@@ -14,8 +14,11 @@ import concurrent.futures
 import os
 import signal
 import threading
+import time
 from collections.abc import Collection
 from typing import Any
+
+import attrs
 
 from ensembo.execution.backend import Objective
 from ensembo.execution.child import TrialLimits, evaluate, evaluate_in_child
@@ -25,8 +28,10 @@ from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception
 class _FuturesBackend:
     """Waiting on and reading ``concurrent.futures.Future`` handles."""
 
-    def wait(self, handles: Collection[concurrent.futures.Future]) -> list[concurrent.futures.Future]:
-        done, _ = concurrent.futures.wait(handles, return_when=concurrent.futures.FIRST_COMPLETED)
+    def wait(
+        self, handles: Collection[concurrent.futures.Future], timeout: float | None = None
+    ) -> list[concurrent.futures.Future]:
+        done, _ = concurrent.futures.wait(handles, timeout=timeout, return_when=concurrent.futures.FIRST_COMPLETED)
         return list(done)
 
     def outcome(self, handle: concurrent.futures.Future) -> Outcome:
@@ -62,8 +67,10 @@ class ProcessBackend(_FuturesBackend):
             with self._lock:
                 self._children.add(pid)
 
+        started = time.monotonic()
         try:
-            return evaluate_in_child(objective, config, limits, on_start=track)
+            outcome = evaluate_in_child(objective, config, limits, on_start=track)
+            return attrs.evolve(outcome, seconds=time.monotonic() - started)
         finally:
             with self._lock:
                 self._children.difference_update(started)

@@ -1,11 +1,14 @@
 """The asynchronous optimize loop: ask as soon as a slot frees, tell as results arrive.
 
-The loop never batches: whenever fewer than ``backend.slots`` evaluations are in flight
-it asks the study for one more, so the suggestion is made from every result told so far
-with the still-running trials counted as pending (fantasies / constant liar in the
-proposer, de-duplication in ``Study.suggest``). Each outcome is recorded the moment it
-arrives, one storage transaction per state change, so killing the driver at any point
-loses no finished trial.
+Whenever fewer than ``backend.slots`` evaluations are in flight the loop asks the study
+for as many trials as there are free slots, so every suggestion is made from all the
+results told so far with the still-running trials counted as pending (fantasies /
+constant liar in the proposer, de-duplication in ``Study.suggest_batch``). Usually one
+slot frees at a time; when suggesting is slower than evaluating, several results
+arrive during one suggestion and the next ask fills all their slots from one surrogate
+fit, which keeps the workers busy instead of queueing behind the driver. Each outcome
+is recorded the moment it arrives, one storage transaction per state change, so killing
+the driver at any point loses no finished trial.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import TYPE_CHECKING
 from ensembo.execution.backend import Backend, Objective
 from ensembo.execution.child import NO_LIMITS, TrialLimits
 from ensembo.execution.outcome import Outcome, OutcomeKind
+from ensembo.execution.pacing import Pacing
 from ensembo.trials import Trial, TrialState
 
 if TYPE_CHECKING:
@@ -50,28 +54,50 @@ def run_trials(
     """
     deadline = None if timeout is None else time.monotonic() + timeout
     running: dict[Hashable, Trial] = {}
-    unsubmitted: Trial | None = None
+    unsubmitted: list[Trial] = []
+    pacing = Pacing()
     finished = 0
     stopping = False
+
+    def settle(ended: list[Hashable]) -> None:
+        nonlocal finished
+        for handle in ended:
+            trial = running.pop(handle)
+            outcome = backend.outcome(handle)
+            pacing.ended(handle, outcome.seconds)
+            told = record(study, trial, outcome, catch=catch, max_retries=max_retries)
+            finished += told.state.finished
+
     try:
         while True:
-            while not stopping and len(running) < backend.slots:
-                if n_trials is not None and finished + len(running) >= n_trials:
-                    break
+            free = backend.slots - len(running)
+            if n_trials is not None:
+                free = min(free, n_trials - finished - len(running))
+            if not stopping and free > 0:
                 if (deadline is not None and time.monotonic() >= deadline) or should_stop():
                     stopping = True
-                    break
-                unsubmitted = study.ask()
-                running[backend.submit(objective, dict(unsubmitted.config), limits)] = unsubmitted
-                unsubmitted = None
+                else:
+                    asking = time.monotonic()
+                    unsubmitted = study.ask_batch(free)
+                    pacing.asked(time.monotonic() - asking)
+                    while unsubmitted:
+                        trial = unsubmitted[0]
+                        handle = backend.submit(objective, dict(trial.config), limits)
+                        running[handle] = trial
+                        pacing.submitted(handle)
+                        unsubmitted.pop(0)
             if not running:
                 break
-            for handle in backend.wait(list(running)):
-                trial = running.pop(handle)
-                told = record(study, trial, backend.outcome(handle), catch=catch, max_retries=max_retries)
-                finished += told.state.finished
+            settle(backend.wait(list(running)))
+            gather_until = None if stopping else pacing.gather_deadline(list(running))
+            while gather_until is not None and running and time.monotonic() < gather_until:
+                ended = backend.wait(list(running), timeout=gather_until - time.monotonic())
+                if not ended:
+                    break
+                settle(ended)
+                gather_until = pacing.gather_deadline(list(running)) and gather_until
     except BaseException as error:
-        stranded = list(running.values()) + ([unsubmitted] if unsubmitted is not None else [])
+        stranded = list(running.values()) + unsubmitted
         reason = "KeyboardInterrupt" if isinstance(error, KeyboardInterrupt) else f"stopped by {type(error).__name__}"
         for trial in stranded:
             if study.history[trial.number].state is TrialState.RUNNING:

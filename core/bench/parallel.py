@@ -1,0 +1,175 @@
+"""Parallel evaluation benchmark (issue 9): serial vs. a Dask LocalCluster.
+
+```
+python -m ensembo.bench.parallel [--workers 8] [--seeds 5] [--sleep 0.5] [--surrogate gp]
+                                 [--problems branin,...] [--budget N] [--out DIR]
+```
+
+Every problem of the ``synthetic`` suite becomes an objective that sleeps ``--sleep``
+seconds and returns the function value, so evaluation dominates and two cores suffice.
+For each (problem, seed) the same study (surrogate, seed, budget = the problem's own)
+runs once serially and once on a loopback ``LocalCluster`` with ``--workers`` worker
+processes, interleaved so that both see the same machine load. Each run writes
+``DIR/PROBLEM/MODE/seed-S.json`` (wall time, trials, final regret, duplicate
+configurations) and is skipped when that file exists, so re-running resumes;
+``DIR/report.md`` is rewritten after every run. Cluster start-up is not timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ensembo.bench.functions import TEST_FUNCTIONS
+from ensembo.bench.suites.synthetic import NAMES, budget_for
+from ensembo.execution import start_local_cluster
+from ensembo.study import Study
+from ensembo.trials import TrialState
+
+MODES = ("serial", "dask")
+
+
+@attrs.frozen(kw_only=True)
+class SleepyFunction:
+    """A test function that takes ``sleep`` seconds per evaluation (picklable for Dask)."""
+
+    name: str
+    sleep: float
+
+    def __call__(self, config: dict[str, Any]) -> float:
+        function = TEST_FUNCTIONS[self.name]
+        time.sleep(self.sleep)
+        return float(function(np.array([config[f"x{i}"] for i in range(function.dimension)])))
+
+
+def configspace(name: str):
+    from ConfigSpace import ConfigurationSpace
+
+    function = TEST_FUNCTIONS[name]
+    return ConfigurationSpace(space={f"x{i}": bounds for i, bounds in enumerate(function.bounds)})
+
+
+def duplicates(study: Study) -> int:
+    """Trials whose configuration equals an earlier trial's."""
+    seen, repeated = set(), 0
+    for trial in study.trials:
+        key = tuple(sorted(trial.config.items()))
+        repeated += key in seen
+        seen.add(key)
+    return repeated
+
+
+def run_one(name: str, mode: str, seed: int, args, client) -> dict[str, Any]:
+    budget = args.budget or budget_for(TEST_FUNCTIONS[name].dimension)
+    study = Study(configspace(name), surrogate=None if args.surrogate == "random" else args.surrogate, seed=seed)
+    objective = SleepyFunction(name=name, sleep=args.sleep)
+    started = time.perf_counter()
+    study.optimize(objective, n_trials=budget, executor=client if mode == "dask" else None, catch=())
+    wall = time.perf_counter() - started
+    finished = study.history.in_state(TrialState.COMPLETE, TrialState.FAILED)
+    return {
+        "problem": name,
+        "mode": mode,
+        "seed": seed,
+        "workers": args.workers if mode == "dask" else 1,
+        "surrogate": args.surrogate,
+        "sleep": args.sleep,
+        "trials": len(finished),
+        "wall_seconds": wall,
+        "trials_per_second": len(finished) / wall,
+        "regret": study.best_trial.loss - TEST_FUNCTIONS[name].minimum,
+        "duplicates": duplicates(study),
+        "retried": sum(t.attempts > 1 for t in study.trials),
+    }
+
+
+def load_records(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(path.read_text()) for path in sorted(out.glob("*/*/seed-*.json"))]
+
+
+def report(records: list[dict[str, Any]], command: str) -> str:
+    """Markdown: throughput ratio and regret comparison per problem, duplicates."""
+    lines = [
+        f"Command: `{command}`",
+        "",
+        "| problem | seeds (serial/dask) | serial trials/s | dask trials/s | speed-up | "
+        "serial regret median [min–max] | dask regret median [min–max] | dask median within serial range | "
+        "dask seeds within serial range | duplicates (serial/dask) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    totals = {mode: [0, 0.0] for mode in MODES}
+    for name in sorted({r["problem"] for r in records}, key=NAMES.index):
+        by_mode = {mode: [r for r in records if r["problem"] == name and r["mode"] == mode] for mode in MODES}
+        for mode in MODES:
+            totals[mode][0] += sum(r["trials"] for r in by_mode[mode])
+            totals[mode][1] += sum(r["wall_seconds"] for r in by_mode[mode])
+        if not all(by_mode.values()):
+            continue
+        rate = {m: statistics.median(r["trials_per_second"] for r in by_mode[m]) for m in MODES}
+        regrets = {m: [r["regret"] for r in by_mode[m]] for m in MODES}
+        low, high = min(regrets["serial"]), max(regrets["serial"])
+        median_dask = statistics.median(regrets["dask"])
+        inside = sum(low <= value <= high for value in regrets["dask"])
+        lines.append(
+            f"| {name} | {len(by_mode['serial'])}/{len(by_mode['dask'])} | {rate['serial']:.3f} | "
+            f"{rate['dask']:.3f} | {rate['dask'] / rate['serial']:.2f}× | "
+            f"{_spread(regrets['serial'])} | {_spread(regrets['dask'])} | "
+            f"{'yes' if low <= median_dask <= high else 'no'} | {inside}/{len(regrets['dask'])} | "
+            f"{sum(r['duplicates'] for r in by_mode['serial'])}/{sum(r['duplicates'] for r in by_mode['dask'])} |"
+        )
+    if all(totals[m][1] for m in MODES):
+        overall = {m: totals[m][0] / totals[m][1] for m in MODES}
+        lines += [
+            "",
+            f"Overall: serial {overall['serial']:.3f} trials/s, dask {overall['dask']:.3f} trials/s, "
+            f"speed-up {overall['dask'] / overall['serial']:.2f}× "
+            f"({totals['serial'][0]} and {totals['dask'][0]} trials).",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.3g} [{min(values):.3g}–{max(values):.3g}]"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ensembo.bench.parallel", description=__doc__.split("\n")[0])
+    parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--sleep", type=float, default=0.5)
+    parser.add_argument("--surrogate", default="gp", help="registry name, or 'random'")
+    parser.add_argument("--problems", default=",".join(NAMES))
+    parser.add_argument("--budget", type=int, help="trials per run (default: the suite's)")
+    parser.add_argument("--out", type=Path, default=Path("bench-results/parallel"))
+    args = parser.parse_args(argv)
+    command = "python -m ensembo.bench.parallel " + " ".join(argv if argv is not None else __import__("sys").argv[1:])
+    client = start_local_cluster(args.workers)
+    client.wait_for_workers(args.workers)
+    try:
+        for name in args.problems.split(","):
+            for seed in range(args.seeds):
+                for mode in MODES:
+                    path = args.out / name / mode / f"seed-{seed}.json"
+                    if path.exists():
+                        continue
+                    record = run_one(name, mode, seed, args, client)
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(json.dumps(record, indent=2))
+                    (args.out / "report.md").write_text(report(load_records(args.out), command))
+                    print(json.dumps(record), flush=True)
+    finally:
+        cluster = client.cluster
+        client.close()
+        cluster.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,97 @@
+"""Ctrl-C (SIGINT) to an ``ensembo run`` evaluating on local processes or on a Dask
+LocalCluster, then ``ensembo resume``: the requested number of finished trials and no
+duplicates. The Dask variant starts two clusters (run and resume) and is marked slow."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+from ConfigSpace import ConfigurationSpace
+
+from ensembo.spaces import Space
+
+OBJECTIVE = """
+import time
+
+def loss(config):
+    time.sleep(0.3)
+    return (config["x"] - 1.0) ** 2 + config["y"]
+"""
+
+BUDGET = 12
+
+
+def write_experiment(folder, execution):
+    space = Space(ConfigurationSpace(space={"x": (-5.0, 10.0), "y": (0.0, 15.0)}, name="plane"))
+    (folder / "slow_objective.py").write_text(textwrap.dedent(OBJECTIVE))
+    document = {
+        "space": space.definition(),
+        "objective": "slow_objective:loss",
+        "surrogate": None,
+        "budget": BUDGET,
+        "seed": 4,
+        "storage": "study.db",
+        "execution": execution,
+    }
+    path = folder / "experiment.yaml"
+    path.write_text(json.dumps(document))  # JSON is YAML
+    return path
+
+
+def rows(db):
+    try:
+        with sqlite3.connect(db) as connection:
+            return connection.execute("SELECT number, state, config FROM trials ORDER BY number").fetchall()
+    except sqlite3.OperationalError:  # the run has not created its tables yet
+        return []
+
+
+def ensembo(*args, **kwargs):
+    return [sys.executable, "-m", "ensembo.cli", "-q", *args]
+
+
+@pytest.mark.parametrize(
+    "execution",
+    [
+        pytest.param({"backend": "processes", "n_jobs": 3}, id="processes"),
+        pytest.param({"backend": "dask", "n_jobs": 2, "max_retries": 2}, id="dask", marks=pytest.mark.slow),
+    ],
+)
+def test_sigint_then_resume_finishes_the_budget_without_duplicates(tmp_path, execution):
+    if execution["backend"] == "dask":
+        pytest.importorskip("distributed")
+    experiment = write_experiment(tmp_path, execution)
+    db = tmp_path / "study.db"
+    run = subprocess.Popen(ensembo("run", str(experiment), "--no-progress"), stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if db.exists() and sum(state == "complete" for _, state, _ in rows(db)) >= 3:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail("the run never completed 3 trials")
+        run.send_signal(signal.SIGINT)
+        _, stderr = run.communicate(timeout=60)
+    finally:
+        run.kill()
+    assert run.returncode == 130, stderr
+    interrupted = rows(db)
+    states = [state for _, state, _ in interrupted]
+    assert "running" not in states and "interrupted" in states
+    assert states.count("complete") < BUDGET
+
+    resumed = subprocess.run(ensembo("resume", str(db), "--json"), capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    final = rows(db)
+    assert [number for number, _, _ in final] == list(range(BUDGET))
+    assert [state for _, state, _ in final] == ["complete"] * BUDGET
+    assert len({config for _, _, config in final}) == BUDGET
+    assert json.loads(resumed.stdout)["complete"] == BUDGET
