@@ -9,8 +9,9 @@ from ensembo.errors import SpaceError
 from ensembo.spaces import Space
 
 
-def test_sampled_vectors_round_trip_through_configs(tree_space):
-    space = Space(tree_space)
+@pytest.mark.parametrize("encoding", ["index", "onehot"])
+def test_sampled_vectors_round_trip_through_configs(tree_space, encoding):
+    space = Space(tree_space, encoding=encoding)
     raw = space.sample_vectors(50, seed=3)
     configs = space.from_vectors(raw)
     assert all(space.is_valid(c) for c in configs)
@@ -22,9 +23,16 @@ def test_sampled_vectors_round_trip_through_configs(tree_space):
     np.testing.assert_array_equal(encoded.signature, reference.signature)
 
 
-def test_inactive_value_set_in_vector_is_rejected(tree_space):
+def test_values_of_inactive_hyperparameters_are_dropped(tree_space):
     space = Space(tree_space)
     raw = space.vectors([{"branch": "a", "shared": 0.1}])
     raw[0, space.names.index("steps")] = 0.5
+    assert space.from_vectors(raw) == [{"branch": "a", "shared": 0.1}]
+
+
+def test_missing_active_value_is_rejected(tree_space):
+    space = Space(tree_space)
+    raw = space.vectors([{"branch": "b", "shared": 0.1, "only_b": 0.2, "steps": 3}])
+    raw[0, space.names.index("steps")] = np.nan
     with pytest.raises(SpaceError, match="invalid configuration vector"):
         space.from_vectors(raw)
