@@ -21,9 +21,15 @@ def check_components(spec: SpaceSpec, problems: Problems) -> None:
         if step.component is not None:
             checked.append((step.component, "", False))
         else:
-            checked.extend(
-                (o.component, o.scope, True) for o in spec.param(step.param).options if o.component
-            )
+            for option in spec.param(step.param).options:
+                if option.component is not None:
+                    checked.append((option.component, option.scope, True))
+                elif spec.in_scope(option.scope):  # a skipped step has nothing to configure
+                    problems.add(
+                        option.path,
+                        "an option without 'estimator' skips the step, so it "
+                        "cannot hold hyperparameters; add an estimator or remove them",
+                    )
     if spec.component is not None:
         checked.append((spec.component, "", True))
     for param in spec.params:

@@ -79,13 +79,9 @@ class Planner:
                     values[target] = value
         values.update(dict(component.fixed))
         estimator = component.estimator
-        if component.by is not None:
-            by_scope_name = self._by_name(component, scope)
-            estimator = dict(component.by_options)[str(config[by_scope_name])]
+        if component.by is not None:  # the switch lives in the component's own scope
+            estimator = dict(component.by_options)[str(config[scope + component.by])]
         return EstimatorPlan(estimator=estimator, arguments=tuple(sorted(values.items())))
-
-    def _by_name(self, component: Component, scope: str) -> str:
-        return scope + component.by
 
     def collect(self, scope: str, config, skip=frozenset()) -> dict[str, Any]:
         """Local name -> value (or nested plan) of the active hyperparameters of ``scope``."""

@@ -242,6 +242,18 @@ BAD_COMPONENTS = [
         r"steps\[0\]: step 'x' must name a top-level choice",
     ),
     (
+        {
+            "params": {
+                "m": {
+                    "type": "choice",
+                    "options": {"a": {"x": {"type": "float", "low": 0, "high": 1}}},
+                }
+            },
+            "steps": ["m"],
+        },
+        r"params\.m\.options\.a: an option without 'estimator' skips the step",
+    ),
+    (
         {"fixed": {"C": 1}, "params": {"x": {"type": "float", "low": 0, "high": 1}}},
         r"fixed: 'fixed' needs an 'estimator' next to it",
     ),
