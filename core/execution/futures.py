@@ -67,10 +67,10 @@ class ProcessBackend(_FuturesBackend):
             with self._lock:
                 self._children.add(pid)
 
-        started = time.monotonic()
+        began = time.monotonic()
         try:
             outcome = evaluate_in_child(objective, config, limits, on_start=track)
-            return attrs.evolve(outcome, seconds=time.monotonic() - started)
+            return attrs.evolve(outcome, seconds=time.monotonic() - began)
         finally:
             with self._lock:
                 self._children.difference_update(started)
