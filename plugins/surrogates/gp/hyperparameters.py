@@ -14,7 +14,8 @@ import numpy as np
 
 LENGTHSCALE_BOUNDS = (5e-3, 50.0)
 AMPLITUDE_BOUNDS = (5e-2, 20.0)  # signal variance, targets standardized to unit variance
-NOISE_BOUNDS = (1e-6, 1.0)  # noise variance; the floor keeps duplicate points factorizable
+NOISE_FLOOR = 1e-6  # default lowest noise variance; keeps duplicate points factorizable
+NOISE_CEILING = 1.0
 MEAN_BOUNDS = (-5.0, 5.0)
 HORSESHOE_SCALE = 0.1  # Spearmint's default noise scale
 
@@ -47,10 +48,12 @@ class Hyperparameters:
         )
 
 
-def vector_bounds(dimension: int) -> np.ndarray:
-    """(dimension + 3, 2) bounds of the log-space vector."""
+def vector_bounds(dimension: int, noise_floor: float = NOISE_FLOOR, fit_mean: bool = True) -> np.ndarray:
+    """(dimension + 3, 2) bounds of the log-space vector; equal bounds fix an entry
+    (the mean at the targets' average when ``fit_mean`` is false)."""
     rows = [np.log(LENGTHSCALE_BOUNDS)] * dimension
-    rows += [np.log(AMPLITUDE_BOUNDS), np.log(NOISE_BOUNDS), np.array(MEAN_BOUNDS)]
+    rows += [np.log(AMPLITUDE_BOUNDS), np.log([noise_floor, NOISE_CEILING])]
+    rows += [np.array(MEAN_BOUNDS) if fit_mean else np.zeros(2)]
     return np.array(rows, dtype=float)
 
 

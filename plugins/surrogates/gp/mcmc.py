@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ensembo.plugins.surrogates.gp.hyperparameters import Hyperparameters, log_prior, vector_bounds
+from ensembo.plugins.surrogates.gp.hyperparameters import Hyperparameters, log_prior
 from ensembo.plugins.surrogates.gp.kernels import RadialKernel
 from ensembo.plugins.surrogates.gp.posterior import Posterior, training_geometry
 from ensembo.plugins.surrogates.gp.slice_sampling import slice_sweep
@@ -26,10 +26,15 @@ class HyperparameterChain:
         self._state: np.ndarray | None = None
 
     def sample(
-        self, kernel: RadialKernel, x: np.ndarray, y: np.ndarray, keys: np.ndarray, rng: np.random.Generator
+        self,
+        kernel: RadialKernel,
+        x: np.ndarray,
+        y: np.ndarray,
+        keys: np.ndarray,
+        rng: np.random.Generator,
+        bounds: np.ndarray,
     ) -> list[Hyperparameters]:
         d = x.shape[1]
-        bounds = vector_bounds(d)
         geometry = training_geometry(x, keys)
 
         def log_density(vector: np.ndarray) -> float:
@@ -43,6 +48,7 @@ class HyperparameterChain:
         else:
             state, sweeps = self._state, self.continue_burn_in
         widths = np.minimum(bounds[:, 1] - bounds[:, 0], 2.0)
+        state = np.clip(state, bounds[:, 0], bounds[:, 1])
         current = log_density(state)
         for _ in range(sweeps):
             state, current = slice_sweep(log_density, state, current, widths, bounds, rng)

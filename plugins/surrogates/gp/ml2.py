@@ -15,7 +15,6 @@ from ensembo.plugins.surrogates.gp.hyperparameters import (
     Hyperparameters,
     log_prior,
     sample_vector,
-    vector_bounds,
 )
 from ensembo.plugins.surrogates.gp.kernels import RadialKernel
 from ensembo.plugins.surrogates.gp.likelihood import log_likelihood_and_gradient
@@ -46,6 +45,7 @@ def fit_ml2(
     rng: np.random.Generator,
     previous: Hyperparameters | None,
     restarts: int,
+    bounds: np.ndarray,
     max_iterations: int = 200,
 ) -> Hyperparameters:
     """Best hyperparameters over L-BFGS-B runs.
@@ -54,7 +54,6 @@ def fit_ml2(
     neutral start and prior draws.
     """
     d = x.shape[1]
-    bounds = vector_bounds(d)
     geometry = training_geometry(x, keys)
     if previous is not None and len(previous.lengthscales) == d:
         starts = [previous.to_vector()]

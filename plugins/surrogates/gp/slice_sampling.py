@@ -23,6 +23,8 @@ def slice_sweep(
     """
     x = np.array(x, dtype=float)
     for i in rng.permutation(len(x)):
+        if bounds[i, 0] == bounds[i, 1]:  # a fixed entry
+            continue
         level = current + np.log(rng.uniform())
         width = widths[i]
         left = x[i] - width * rng.uniform()

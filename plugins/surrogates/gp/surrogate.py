@@ -16,7 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ensembo.plugins.surrogates.gp.hyperparameters import Hyperparameters
+from ensembo.plugins.surrogates.gp.hyperparameters import (
+    NOISE_CEILING,
+    NOISE_FLOOR,
+    Hyperparameters,
+    vector_bounds,
+)
 from ensembo.plugins.surrogates.gp.kernels import KERNELS
 from ensembo.plugins.surrogates.gp.mcmc import HyperparameterChain
 from ensembo.plugins.surrogates.gp.ml2 import fit_ml2
@@ -24,6 +29,7 @@ from ensembo.plugins.surrogates.gp.posterior import Posterior, block_keys
 from ensembo.spaces import EncodedBatch
 
 HYPERPARAMETER_METHODS = ("ml2", "mcmc")
+MEAN_CHOICES = ("fit", "zero")
 
 
 def standardize(y: np.ndarray) -> tuple[np.ndarray, float, float]:
@@ -57,7 +63,12 @@ class GaussianProcessSurrogate:
     ``mcmc``), ``conditional`` (Lévesque's conditional kernel: no covariance between
     different condition signatures), ``restarts`` (ML-II starts of a cold fit),
     ``samples`` and ``burn_in`` (MCMC samples kept, sweeps of the first burn-in),
-    ``fit_subset`` (largest training set for hyperparameter fitting).
+    ``fit_subset`` (largest training set for hyperparameter fitting), ``mean``
+    (``fit``: a constant mean hyperparameter; ``zero``: the targets' average, which
+    keeps unexplored regions and unexplored branches of a conditional space at an
+    average rather than a pessimistic prior level), ``noise_floor`` (lowest noise
+    variance, in standardized units: the predictive spread at an observed point, and
+    so the expected improvement left there, does not fall below it).
     """
 
     def __init__(
@@ -69,6 +80,8 @@ class GaussianProcessSurrogate:
         samples: int = 10,
         burn_in: int = 20,
         fit_subset: int = 300,
+        mean: str = "fit",
+        noise_floor: float = NOISE_FLOOR,
     ):
         if kernel not in KERNELS:
             raise ValueError(f"gp: unknown kernel {kernel!r}; valid: {sorted(KERNELS)}")
@@ -76,6 +89,10 @@ class GaussianProcessSurrogate:
             raise ValueError(
                 f"gp: unknown hyperparameters method {hyperparameters!r}; valid: {list(HYPERPARAMETER_METHODS)}"
             )
+        if mean not in MEAN_CHOICES:
+            raise ValueError(f"gp: unknown mean {mean!r}; valid: {list(MEAN_CHOICES)}")
+        if not 0.0 < noise_floor < NOISE_CEILING:
+            raise ValueError(f"gp: noise_floor must be in (0, {NOISE_CEILING}), got {noise_floor}")
         if restarts < 1 or fit_subset < 2:
             raise ValueError(f"gp: restarts must be >= 1 and fit_subset >= 2, got {restarts}, {fit_subset}")
         self.kernel = KERNELS[kernel]()
@@ -83,6 +100,8 @@ class GaussianProcessSurrogate:
         self.conditional = bool(conditional)
         self.restarts = int(restarts)
         self.fit_subset = int(fit_subset)
+        self.fit_mean = mean == "fit"
+        self.noise_floor = float(noise_floor)
         self._chain = HyperparameterChain(samples=int(samples), burn_in=int(burn_in)) if hyperparameters == "mcmc" else None
         self._previous: Hyperparameters | None = None
         self.posteriors: list[Posterior] = []
@@ -97,10 +116,11 @@ class GaussianProcessSurrogate:
         standardized, self._location, self._scale = standardize(y)
         rows = fitting_rows(standardized, self.fit_subset, rng)
         fit_x, fit_y, fit_keys = x[rows], standardized[rows], keys[rows]
+        bounds = vector_bounds(x.shape[1], self.noise_floor, self.fit_mean)
         if self._chain is not None:
-            samples = self._chain.sample(self.kernel, fit_x, fit_y, fit_keys, rng)
+            samples = self._chain.sample(self.kernel, fit_x, fit_y, fit_keys, rng, bounds)
         else:
-            samples = [fit_ml2(self.kernel, fit_x, fit_y, fit_keys, rng, self._previous, self.restarts)]
+            samples = [fit_ml2(self.kernel, fit_x, fit_y, fit_keys, rng, self._previous, self.restarts, bounds)]
             self._previous = samples[0]
         self.posteriors = [Posterior(self.kernel, hp, x, standardized, keys) for hp in samples]
 
