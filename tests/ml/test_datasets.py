@@ -45,6 +45,7 @@ def test_csv_with_target_text_columns_and_missing_values(tmp_path):
 def test_unknown_sources_name_what_is_valid(tmp_path):
     with pytest.raises(ExperimentError, match="unknown dataset 'mnist'; use one of iris"):
         load_dataset("mnist")
+    pytest.importorskip("pandas")
     with pytest.raises(ExperimentError, match="name the target column"):
         (tmp_path / "a.csv").write_text("x,y\n1,2\n")
         load_dataset(str(tmp_path / "a.csv"))
