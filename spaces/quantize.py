@@ -5,6 +5,7 @@ The step is kept in ``meta["q"]``; values snap to ``low + k * q`` inside the bou
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
@@ -18,17 +19,15 @@ def step_of(hp: Hyperparameter) -> float | int | None:
 def snap(value: float, low: float, high: float, q: float | int, integer: bool) -> Any:
     steps = round((value - low) / q)
     snapped = min(max(low + steps * q, low), high)
-    if snapped > high or snapped < low:  # pragma: no cover - guarded by min/max
-        snapped = low
     return int(round(snapped)) if integer else float(snapped)
 
 
 def quantize(hp: Hyperparameter, value: Any) -> Any:
     """``value`` snapped to ``hp``'s grid (unchanged when ``hp`` has no step)."""
     q = step_of(hp)
-    if q is None or value is None:
-        return value
-    integer = isinstance(value, int) and not isinstance(value, bool)
+    if q is None or isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return value  # nothing to snap; validity is ConfigSpace's call
+    integer = isinstance(value, numbers.Integral)
     return snap(value, hp.lower, hp.upper, q, integer)
 
 
