@@ -54,7 +54,6 @@ def run_trials(
     """
     deadline = None if timeout is None else time.monotonic() + timeout
     running: dict[Hashable, Trial] = {}
-    unsubmitted: list[Trial] = []
     pacing = Pacing()
     finished = 0
     stopping = False
@@ -78,14 +77,12 @@ def run_trials(
                     stopping = True
                 else:
                     asking = time.monotonic()
-                    unsubmitted = study.ask_batch(free)
+                    asked = study.ask_batch(free)
                     pacing.asked(time.monotonic() - asking)
-                    while unsubmitted:
-                        trial = unsubmitted[0]
+                    for trial in asked:
                         handle = backend.submit(objective, dict(trial.config), limits)
                         running[handle] = trial
                         pacing.submitted(handle)
-                        unsubmitted.pop(0)
             if not running:
                 break
             settle(backend.wait(list(running)))
@@ -97,11 +94,11 @@ def run_trials(
                 settle(ended)
                 gather_until = pacing.gather_deadline(list(running)) and gather_until
     except BaseException as error:
-        stranded = list(running.values()) + unsubmitted
+        # Every RUNNING trial, not only those in ``running``: Ctrl-C may land between
+        # taking a result and recording it, or inside an ask.
         reason = "KeyboardInterrupt" if isinstance(error, KeyboardInterrupt) else f"stopped by {type(error).__name__}"
-        for trial in stranded:
-            if study.history[trial.number].state is TrialState.RUNNING:
-                study.tell(trial, state=TrialState.INTERRUPTED, error=reason)
+        for trial in study.history.in_state(TrialState.RUNNING):
+            study.tell(trial, state=TrialState.INTERRUPTED, error=reason)
         backend.close(interrupted=True)
         raise
     return finished
