@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ensembo.protocols import DifferentiableSurrogate
 from ensembo.spaces import Space
 
@@ -28,6 +30,20 @@ def default_initial_design() -> str:
     return "sobol"
 
 
+POINTS_PER_BRANCH = 6
+_BRANCH_PROBE = 256
+
+
 def default_n_initial(space: Space) -> int:
-    """Enough points to fit a first model: one per dimension plus one, within [5, 20]."""
-    return min(max(space.dimension + 1, 5), 20)
+    """Enough points to fit a first model: one per dimension plus one, within [5, 20].
+
+    A conditional space also gets ``POINTS_PER_BRANCH`` points per branch (condition
+    signature, counted on a fixed prior sample), up to 30: ``gp-cond`` models each
+    branch as its own block, and a branch judged on two or three points is easily
+    written off while its optimum is the global one.
+    """
+    flat = min(max(space.dimension + 1, 5), 20)
+    if not space.is_conditional:
+        return flat
+    signatures = space.encode_vectors(space.sample_vectors(_BRANCH_PROBE, 0)).signature
+    return min(max(flat, POINTS_PER_BRANCH * len(np.unique(signatures))), 30)
