@@ -55,6 +55,19 @@ def tree_documents(draw) -> dict:
     def name_of() -> str:
         return f"p{next(counter)}"
 
+    parents: list[tuple[str, dict]] = []  # unconditional top-level leaves, for `when`
+
+    def condition_on_a_parent() -> dict | None:
+        if not parents or draw(st.integers(0, 2)) != 0:
+            return None
+        name, body = draw(st.sampled_from(parents))
+        if body["type"] in ("float", "int"):
+            middle = (body["low"] + body["high"]) / 2  # a range condition
+            middle = int(middle) if body["type"] == "int" else middle  # must be a legal value
+            return {name: {draw(st.sampled_from(["gt", "lt"])): middle}}
+        values = body.get("choices", body.get("sequence", [True, False]))
+        return {name: list(values[: draw(st.integers(1, len(values)))])}
+
     def scope(depth: int) -> dict:
         params = {}
         for _ in range(draw(st.integers(1, 3))):
@@ -64,9 +77,14 @@ def tree_documents(draw) -> dict:
                     for i in range(draw(st.integers(2, 3)))
                 }
                 params[name_of()] = {"type": "choice", "options": options}
-            else:
-                name, body = draw(leaf(name_of))
-                params[name] = body
+                continue
+            name, body = draw(leaf(name_of))
+            when = condition_on_a_parent()
+            if when is not None:
+                body["when"] = when
+            elif depth == 0 and body["type"] != "ordinal":
+                parents.append((name, body))
+            params[name] = body
         return params
 
     # builtins.dict takes any keyword: the "estimator" records exactly what it was given
