@@ -35,11 +35,6 @@ _RANDOM_DRAWS = 20
 _RANDOM_PURPOSE = 1000
 
 
-def _config_key(config: Mapping[str, Any]) -> tuple:
-    """Hashable identity of a configuration, to recognise repeated suggestions."""
-    return tuple(sorted(config.items()))
-
-
 class Study:
     """Optimize a loss over ``space``, building an ensemble as trials finish.
 
@@ -217,10 +212,11 @@ class Study:
 
         Model-based suggestions come from one proposer call for the whole batch (one
         surrogate fit), which lets a parallel run keep many workers busy when fitting
-        is slower than evaluating. A suggestion equal to a configuration the study
-        already holds (typically a pending one: TPE and random proposers know nothing
-        of constant liars) or to another one of the batch is proposed again with fresh
-        randomness, and after that replaced by a random draw, so that workers do not
+        is slower than evaluating. A suggestion that repeats a trial, or that nearly
+        equals a pending trial or another suggestion of the batch (see
+        :class:`ensembo.execution.DistinctConfigs`; TPE and random proposers know
+        nothing of constant liars), is proposed again with the batch so far counted as
+        pending, and after that replaced by a random draw, so that workers do not
         evaluate it twice.
         """
         numbers = range(first, first + n)
@@ -240,31 +236,36 @@ class Study:
                 f"ensemble strategy returned targets of shape {targets.shape}, "
                 f"expected ({len(completed)},)"
             )
-        taken = {_config_key(trial.config) for trial in self.history}
+        distinct = execution.DistinctConfigs(self.space, self.history)
         chosen: list[dict[str, Any]] = []
-
-        def keep(config: dict[str, Any]) -> None:
-            key = _config_key(config)
-            if key not in taken:
-                taken.add(key)
-                chosen.append(config)
-
         for attempt in range(_PROPOSALS_BEFORE_RANDOM):
+            # after a rejection, propose again with the batch so far as pending trials
+            history = self.history if not chosen else self._with_pending(chosen)
             proposed = self.proposer.propose(
-                self.space, self.history, targets, n - len(chosen), self._rng(first, attempt)
+                self.space, history, targets, n - len(chosen), self._rng(first, attempt)
             )
-            for config in proposed:
-                keep(self.space.validate(config))
+            chosen += [c for c in map(self.space.validate, proposed) if distinct.admit(c)]
             if len(chosen) >= n:
                 return chosen[:n]
         for attempt in range(_RANDOM_DRAWS):
-            keep(self.space.sample(1, self._rng(first, _RANDOM_PURPOSE + attempt))[0])
+            drawn = self.space.sample(1, self._rng(first, _RANDOM_PURPOSE + attempt))[0]
+            if distinct.admit(drawn):
+                chosen.append(drawn)
             if len(chosen) == n:
-                logger.info("trials %d+: proposer repeated known configurations; drew random ones", first)
+                logger.info("trials %d+: proposer repeated pending or known configurations; drew random ones", first)
                 return chosen
         logger.warning("trials %d+ repeat known configurations; the space looks exhausted", first)
         repeats = [self.space.validate(config) for config in proposed] or self.space.sample(1, self._rng(first))
         return chosen + [repeats[i % len(repeats)] for i in range(n - len(chosen))]
+
+    def _with_pending(self, configs: list[dict[str, Any]]) -> History:
+        """The history plus ``configs`` as running trials, for proposals that must
+        account for the suggestions of the batch being built."""
+        extra = [
+            Trial(number=len(self.history) + i, config=config, state=TrialState.RUNNING)
+            for i, config in enumerate(configs)
+        ]
+        return History([*self.history, *extra])
 
     def ask(self) -> Trial:
         """Hand out the next trial (RUNNING) and record it."""

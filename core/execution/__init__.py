@@ -9,6 +9,7 @@ memory_limit=..., max_retries=...)`` is the front door; this package holds the l
 
 from ensembo.execution.backend import Backend, InlineBackend
 from ensembo.execution.child import NO_LIMITS, TrialLimits, evaluate, evaluate_in_child
+from ensembo.execution.distinct import DistinctConfigs, config_key
 from ensembo.execution.dask_cluster import DaskBackend, start_local_cluster
 from ensembo.execution.futures import ExecutorBackend, ProcessBackend
 from ensembo.execution.loop import record, run_trials
@@ -20,6 +21,7 @@ __all__ = [
     "NO_LIMITS",
     "Backend",
     "DaskBackend",
+    "DistinctConfigs",
     "ExecutionSettings",
     "ExecutorBackend",
     "InlineBackend",
@@ -27,6 +29,7 @@ __all__ = [
     "OutcomeKind",
     "ProcessBackend",
     "TrialLimits",
+    "config_key",
     "evaluate",
     "evaluate_in_child",
     "parse_bytes",

@@ -5,7 +5,9 @@ from __future__ import annotations
 import time
 
 from ensembo import Study, TrialState
+from ensembo.execution import DistinctConfigs
 from ensembo.execution.pacing import Pacing
+from ensembo.spaces import load
 
 
 class CountingProposer:
@@ -17,7 +19,7 @@ class CountingProposer:
     def propose(self, space, history, targets, n, rng):
         self.calls.append(n)
         start = len(history)
-        return [{"x": -5.0 + 0.1 * (start + i), "y": 1.0} for i in range(n)]
+        return [{"x": -5.0 + start + i, "y": 1.0} for i in range(n)]
 
 
 def test_a_batch_ask_makes_one_proposer_call_and_distinct_trials(flat_space):
@@ -52,3 +54,16 @@ def test_pacing_waits_only_when_asking_is_slower_than_evaluating():
     pacing.asked(2.0)  # slow asks: wait for "b", expected within ~0.5 s, not longer than an ask
     deadline = pacing.gather_deadline(["b"])
     assert deadline is not None and 0.5 < deadline - time.monotonic() <= 2.0
+
+
+def test_suggestions_near_a_pending_trial_are_refused_near_a_finished_one_allowed(flat_space):
+    study = Study(flat_space, surrogate=None, seed=0)
+    done, pending = study.ask_batch(2)
+    study.tell(done, 1.0)
+    distinct = DistinctConfigs(load(flat_space), study.history)
+    near = {"x": pending.config["x"] + 1e-3, "y": pending.config["y"]}
+    assert not distinct.admit(dict(pending.config))  # exact repeat
+    assert not distinct.admit(near)  # within 1% of the range of a running trial
+    refining = {"x": done.config["x"] + 1e-3, "y": done.config["y"]}
+    assert distinct.admit(refining)  # refining around a finished trial is fine
+    assert not distinct.admit({"x": refining["x"] + 1e-4, "y": refining["y"]})  # same batch

@@ -1,0 +1,46 @@
+"""Which suggestions a study may hand out while other trials run.
+
+A suggestion must not repeat any trial exactly, and must not lie within ``tolerance``
+(max-norm in the encoded unit cube) of a pending trial or of another suggestion of the
+same batch: evaluating both at once wastes a worker, since neither result can inform
+the other. Nearness to *finished* trials is allowed — that is how a serial run refines
+around its optimum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ensembo.spaces import Space
+from ensembo.trials import History
+
+TOLERANCE = 1e-2
+
+
+def config_key(config: Mapping[str, Any]) -> tuple:
+    """Hashable identity of a configuration, to recognise repeats."""
+    return tuple(sorted(config.items()))
+
+
+class DistinctConfigs:
+    def __init__(self, space: Space, history: History, tolerance: float = TOLERANCE):
+        self.space = space
+        self.tolerance = tolerance
+        self._taken = {config_key(trial.config) for trial in history}
+        pending = [trial.config for trial in history.pending()]
+        self._in_flight = space.encode(pending).values if pending else np.empty((0, space.dimension))
+
+    def admit(self, config: Mapping[str, Any]) -> bool:
+        """True (and remember ``config`` as in flight) if it may be handed out."""
+        key = config_key(config)
+        if key in self._taken:
+            return False
+        encoded = self.space.encode([config]).values
+        if len(self._in_flight) and np.abs(self._in_flight - encoded).max(axis=1).min() < self.tolerance:
+            return False
+        self._taken.add(key)
+        self._in_flight = np.vstack([self._in_flight, encoded])
+        return True
