@@ -90,11 +90,16 @@ class ParzenEstimator:
         m = values.shape[0]
         self._mus = np.vstack([values[:, numeric], np.full((1, numeric.size), PRIOR_MEAN)])
         sigmas = np.ones_like(self._mus)
+        kernels = column_counts[numeric] + 1.0  # observations and the prior
+        floor = np.maximum(1.0 / np.minimum(100.0, 1.0 + kernels), self.kinds.min_bandwidth[numeric])
+        # Columns active on the same observations get their bandwidths in one call.
+        patterns: dict[bytes, list[int]] = {}
         for position, column in enumerate(numeric):
-            observed = np.flatnonzero(active[:, column])
-            kernels = column_counts[column] + 1.0  # observations and the prior
-            floor = max(1.0 / min(100.0, 1.0 + kernels), self.kinds.min_bandwidth[column])
-            sigmas[observed, position] = np.clip(_neighbour_bandwidths(values[observed, column]), floor, 1.0)
+            patterns.setdefault(active[:, column].tobytes(), []).append(position)
+        for positions in patterns.values():
+            observed = np.flatnonzero(active[:, numeric[positions[0]]])
+            widths = _neighbour_bandwidths(values[np.ix_(observed, numeric[positions])])
+            sigmas[np.ix_(observed, positions)] = np.clip(widths, floor[positions], 1.0)
         sigmas[m, :] = PRIOR_BANDWIDTH
         self._sigmas = sigmas
         # Mass of each kernel inside [0, 1], for the truncated density and for sampling.
@@ -154,19 +159,21 @@ class ParzenEstimator:
 
 
 def _neighbour_bandwidths(mus: np.ndarray) -> np.ndarray:
-    """The "magic clip" neighbour rule (Hyperopt; Optuna without endpoints): each kernel
-    as wide as the larger gap to its sorted neighbours; the outermost kernels look inward
-    only. The range ends count as neighbours when there is a single observation."""
-    if mus.size == 0:
+    """The "magic clip" neighbour rule (Hyperopt; Optuna without endpoints), per column
+    of ``mus`` (m, c): each kernel as wide as the larger gap to its sorted neighbours;
+    the outermost kernels look inward only. The range ends count as neighbours when
+    there is a single observation."""
+    if mus.shape[0] == 0:
         return mus
-    order = np.argsort(mus, kind="stable")
-    padded = np.concatenate([[0.0], mus[order], [1.0]])
-    gaps = np.diff(padded)
+    order = np.argsort(mus, axis=0, kind="stable")
+    ends = np.zeros((1, mus.shape[1]))
+    padded = np.vstack([ends, np.take_along_axis(mus, order, axis=0), ends + 1.0])
+    gaps = np.diff(padded, axis=0)
     widths_sorted = np.maximum(gaps[:-1], gaps[1:])
-    if mus.size >= 2:
+    if mus.shape[0] >= 2:
         widths_sorted[0], widths_sorted[-1] = gaps[1], gaps[-2]
     widths = np.empty_like(mus)
-    widths[order] = widths_sorted
+    np.put_along_axis(widths, order, widths_sorted, axis=0)
     return widths
 
 

@@ -175,8 +175,8 @@ class TreeParzenProposer:
         columns = active.shape[1]
         if not self.settings.multivariate or active.shape[0] == 0:
             return np.arange(columns)
-        _, ids = np.unique(active.T, axis=0, return_inverse=True)
-        return np.asarray(ids).ravel()
+        ids: dict[bytes, int] = {}
+        return np.array([ids.setdefault(column.tobytes(), len(ids)) for column in active.T])
 
     def _best_candidates(self, space, scale, estimators, groups, n, rng) -> list[dict[str, Any]]:
         below, above = estimators

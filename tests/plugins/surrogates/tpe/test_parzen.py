@@ -72,3 +72,13 @@ def test_multivariate_group_is_a_mixture_of_products():
     density = np.exp(joint.log_pdf(np.array([[0.1, 0.1], [0.1, 0.9]])))[:, 0]
     assert density[0] > 3 * density[1]  # correlated corners, not the product of marginals
     assert joint.log_pdf(np.zeros((1, 2))).shape == (1, 1)
+
+
+def test_neighbour_rule_matches_optuna_for_each_column():
+    from ensembo.plugins.surrogates.tpe.parzen import _neighbour_bandwidths
+
+    mus = np.array([[0.2, 0.9], [0.5, 0.1], [0.6, 0.5]])
+    # Column 0 sorted 0.2, 0.5, 0.6: outer kernels look inward (0.3, 0.1), the middle
+    # one takes its larger gap (0.3). Column 1 sorted 0.1, 0.5, 0.9: 0.4 everywhere.
+    np.testing.assert_allclose(_neighbour_bandwidths(mus), [[0.3, 0.4], [0.3, 0.4], [0.1, 0.4]])
+    np.testing.assert_allclose(_neighbour_bandwidths(np.array([[0.3]])), [[0.7]])
