@@ -109,3 +109,18 @@ def test_invalid_options_name_the_option(option, value, message):
 def test_predict_before_fit_is_an_error():
     with pytest.raises(RuntimeError, match="before fit"):
         RandomForestSurrogate().predict(batch(np.zeros((1, 2))))
+
+
+def test_in_a_study_defaults_to_ei_and_local_search(tree_space):
+    from ensembo.study import Study
+
+    def objective(config):
+        return (np.log10(config["shared"]) + 1.5) ** 2 + config.get("only_b", 0.5)
+
+    study = Study(tree_space, surrogate="rf", seed=0)
+    study.optimize(objective, 14)
+    components = study.components()
+    assert components["acquisition"] == "ei" and components["acquisition_optimizer"] == "local-search"
+    configs = [tuple(sorted(t.config.items())) for t in study.trials]
+    assert len(set(configs)) == len(configs)
+    assert all(study.space.is_valid(t.config) for t in study.trials)
