@@ -18,14 +18,14 @@ from ensembo.errors import SpaceError
 from ensembo.spaces.check_components import check_components
 from ensembo.spaces.compile import compile_spec
 from ensembo.spaces.document import SUFFIXES, normalize, read_document
-from ensembo.spaces.parse import parse
+from ensembo.spaces.parse import ordered_options, parse
 from ensembo.spaces.space import Space
 from ensembo.spaces.spec import SpaceSpec
 
 
 def compile_document(document: Any, source: str = "") -> tuple[SpaceSpec, ConfigurationSpace, dict]:
     """Parse, check and compile; raises ``SpaceDefinitionError`` listing every problem."""
-    normalized = normalize(document, source)
+    normalized = ordered_options(normalize(document, source))
     spec, configspace, problems = _analyse(normalized, source)
     problems.raise_if_any()
     return spec, configspace, normalized

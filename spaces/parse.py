@@ -228,13 +228,19 @@ class _Parser:
         return {**fields, "choices": (value,), "default": value}
 
     def _choice(self, raw, path, fields):
-        options_raw = raw.get("options")
-        if not isinstance(options_raw, Mapping) or not options_raw:
-            self.problems.add(f"{path}.options", "a choice needs a non-empty 'options' mapping")
+        pairs = option_pairs(raw.get("options"))
+        if not pairs:
+            self.problems.add(
+                f"{path}.options",
+                "a choice needs non-empty 'options': a mapping, or a list of one-key mappings",
+            )
+            return None
+        if len({str(k) for k, _ in pairs}) != len(pairs):
+            self.problems.add(f"{path}.options", "duplicate option names")
             return None
         name = fields["name"]
         options = []
-        for option, body in options_raw.items():
+        for option, body in pairs:
             where = f"{path}.options.{option}"
             option = str(option)
             body = {} if body is None else body
@@ -298,6 +304,44 @@ class _Parser:
 
         for param in params:
             visit(param.name, [])
+
+
+def option_pairs(options: Any) -> list[tuple[Any, Any]] | None:
+    """(name, body) of a choice's options, in order: from a mapping or from a list of
+    one-key mappings (the stored form, which survives JSON with sorted keys)."""
+    if isinstance(options, Mapping):
+        return list(options.items())
+    if isinstance(options, list) and all(isinstance(o, Mapping) and len(o) == 1 for o in options):
+        return [next(iter(o.items())) for o in options]
+    return None
+
+
+def ordered_options(document: Any) -> Any:
+    """``document`` with every choice's options as a list of one-key mappings.
+
+    Option order is the order of a categorical's values (its encoding, its default);
+    stores that serialize JSON with sorted keys would otherwise reorder them.
+    """
+    if not isinstance(document, Mapping):
+        return document
+    result = dict(document)
+    if isinstance(document.get("params"), Mapping):
+        result["params"] = {k: _ordered_param(v) for k, v in document["params"].items()}
+    return result
+
+
+def _ordered_param(param: Any) -> Any:
+    if not isinstance(param, Mapping) or param.get("type") != "choice":
+        return param
+    pairs = option_pairs(param.get("options"))
+    if pairs is None:
+        return param
+    ordered = []
+    for name, body in pairs:
+        if isinstance(body, Mapping):
+            body = {k: _ordered_param(v) for k, v in body.items()}
+        ordered.append({name: body})
+    return {**param, "options": ordered}
 
 
 def _component(raw: Mapping, path: str, problems: Problems) -> Component | None:

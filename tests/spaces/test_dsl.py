@@ -269,7 +269,10 @@ BAD = [
         {"x": {"type": "float", "low": 0, "high": 1, "impute": "sideways"}},
         r"params\.x\.impute: imputed value 'sideways'",
     ),
-    ({"x": {"type": "choice", "options": {}}}, r"params\.x\.options: a choice needs a non-empty"),
+    (
+        {"x": {"type": "choice", "options": {}}},
+        r"params\.x\.options: a choice needs non-empty .options.",
+    ),
     (
         {
             "a": {"type": "float", "low": 0, "high": 1, "when": {"b": {"gt": 0.5}}},
@@ -411,3 +414,12 @@ def test_configspace_round_trip_preserves_conditions_forbiddens_and_samples(tmp_
         assert imported.to_configspace() == space.to_configspace()
         assert imported.sample(50, seed=9) == space.sample(50, seed=9)
         assert imported.imputation_rule("either") == "upper"
+
+
+def test_option_order_is_kept_and_stored_as_a_list():
+    space = spaces.load("svm-kernels")
+    assert space.to_configspace()["kernel"].choices == ("linear", "rbf", "poly", "sigmoid")
+    (kernel_options,) = [p["options"] for n, p in space.document["params"].items() if n == "kernel"]
+    assert [next(iter(o)) for o in kernel_options] == ["linear", "rbf", "poly", "sigmoid"]
+    with pytest.raises(SpaceError, match="duplicate option names"):
+        space_of({"k": {"type": "choice", "options": [{"a": {}}, {"a": {}}]}})

@@ -74,10 +74,11 @@ def test_round_trip_through_configspace(library_space):
 
 def test_definition_round_trips_through_json(library_space):
     definition = library_space.definition()
-    stored = json.loads(json.dumps(definition))
+    stored = json.loads(json.dumps(definition, sort_keys=True))  # as the SQLite storage does
     assert stored == definition
     restored = spaces.load(stored)
     assert restored.definition() == definition
+    assert restored.to_configspace() == library_space.to_configspace()
     assert restored.is_executable == library_space.is_executable
 
 
