@@ -224,7 +224,9 @@ class Study:
             unmodelled = len(self.history.completed()) < 2
             head = [number for number in numbers if unmodelled or number < self.n_initial]
             configs = [
-                self._initial(number) if number < self.n_initial else self.space.sample(1, self._rng(number))[0]
+                self._initial(number)
+                if number < self.n_initial
+                else self.space.sample(1, self._rng(number))[0]
                 for number in head
             ]
             rest = n - len(head)
@@ -252,10 +254,11 @@ class Study:
             if distinct.admit(drawn):
                 chosen.append(drawn)
             if len(chosen) == n:
-                logger.info("trials %d+: proposer repeated pending or known configurations; drew random ones", first)
+                logger.info("trials %d+: proposals repeated known trials; drew random ones", first)
                 return chosen
         logger.warning("trials %d+ repeat known configurations; the space looks exhausted", first)
-        repeats = [self.space.validate(config) for config in proposed] or self.space.sample(1, self._rng(first))
+        repeats = [self.space.validate(c) for c in proposed]
+        repeats = repeats or self.space.sample(1, self._rng(first))
         return chosen + [repeats[i % len(repeats)] for i in range(n - len(chosen))]
 
     def _with_pending(self, configs: list[dict[str, Any]]) -> History:

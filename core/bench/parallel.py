@@ -26,7 +26,6 @@ from typing import Any
 
 import attrs
 import numpy as np
-
 from ensembo.bench.functions import TEST_FUNCTIONS
 from ensembo.bench.suites.synthetic import NAMES, budget_for
 from ensembo.execution import start_local_cluster
@@ -68,10 +67,16 @@ def duplicates(study: Study) -> int:
 
 def run_one(name: str, mode: str, seed: int, args, client) -> dict[str, Any]:
     budget = args.budget or budget_for(TEST_FUNCTIONS[name].dimension)
-    study = Study(configspace(name), surrogate=None if args.surrogate == "random" else args.surrogate, seed=seed)
+    study = Study(
+        configspace(name),
+        surrogate=None if args.surrogate == "random" else args.surrogate,
+        seed=seed,
+    )
     objective = SleepyFunction(name=name, sleep=args.sleep)
     started = time.perf_counter()
-    study.optimize(objective, n_trials=budget, executor=client if mode == "dask" else None, catch=())
+    study.optimize(
+        objective, n_trials=budget, executor=client if mode == "dask" else None, catch=()
+    )
     wall = time.perf_counter() - started
     finished = study.history.in_state(TrialState.COMPLETE, TrialState.FAILED)
     return {
@@ -99,14 +104,20 @@ def report(records: list[dict[str, Any]], command: str) -> str:
     lines = [
         f"Command: `{command}`",
         "",
-        "| problem | seeds (serial/dask) | serial trials/s | dask trials/s | speed-up | "
-        "serial regret median [min–max] | dask regret median [min–max] | dask median within serial range | "
-        "dask seeds within serial range | duplicates (serial/dask) |",
+        (
+            "| problem | seeds (serial/dask) | serial trials/s | dask trials/s | speed-up | "
+            "serial regret median [min–max] | dask regret median [min–max] | "
+            "dask median within serial range | dask seeds within serial range | "
+            "duplicates (serial/dask) |"
+        ),
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     totals = {mode: [0, 0.0] for mode in MODES}
     for name in sorted({r["problem"] for r in records}, key=NAMES.index):
-        by_mode = {mode: [r for r in records if r["problem"] == name and r["mode"] == mode] for mode in MODES}
+        by_mode = {
+            mode: [r for r in records if r["problem"] == name and r["mode"] == mode]
+            for mode in MODES
+        }
         for mode in MODES:
             totals[mode][0] += sum(r["trials"] for r in by_mode[mode])
             totals[mode][1] += sum(r["wall_seconds"] for r in by_mode[mode])
@@ -122,17 +133,24 @@ def report(records: list[dict[str, Any]], command: str) -> str:
             f"{rate['dask']:.3f} | {rate['dask'] / rate['serial']:.2f}× | "
             f"{_spread(regrets['serial'])} | {_spread(regrets['dask'])} | "
             f"{'yes' if low <= median_dask <= high else 'no'} | {inside}/{len(regrets['dask'])} | "
-            f"{sum(r['duplicates'] for r in by_mode['serial'])}/{sum(r['duplicates'] for r in by_mode['dask'])} |"
+            f"{_total(by_mode['serial'], 'duplicates')}/{_total(by_mode['dask'], 'duplicates')} |"
         )
     if all(totals[m][1] for m in MODES):
         overall = {m: totals[m][0] / totals[m][1] for m in MODES}
         lines += [
             "",
-            f"Overall: serial {overall['serial']:.3f} trials/s, dask {overall['dask']:.3f} trials/s, "
-            f"speed-up {overall['dask'] / overall['serial']:.2f}× "
-            f"({totals['serial'][0]} and {totals['dask'][0]} trials).",
+            (
+                f"Overall: serial {overall['serial']:.3f} trials/s, "
+                f"dask {overall['dask']:.3f} trials/s, "
+                f"speed-up {overall['dask'] / overall['serial']:.2f}× "
+                f"({totals['serial'][0]} and {totals['dask'][0]} trials)."
+            ),
         ]
     return "\n".join(lines) + "\n"
+
+
+def _total(records: list[dict[str, Any]], key: str) -> int:
+    return sum(record[key] for record in records)
 
 
 def _spread(values: list[float]) -> str:
@@ -140,7 +158,9 @@ def _spread(values: list[float]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ensembo.bench.parallel", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m ensembo.bench.parallel", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--sleep", type=float, default=0.5)
@@ -149,7 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=int, help="trials per run (default: the suite's)")
     parser.add_argument("--out", type=Path, default=Path("bench-results/parallel"))
     args = parser.parse_args(argv)
-    command = "python -m ensembo.bench.parallel " + " ".join(argv if argv is not None else __import__("sys").argv[1:])
+    command = "python -m ensembo.bench.parallel " + " ".join(
+        argv if argv is not None else __import__("sys").argv[1:]
+    )
     client = start_local_cluster(args.workers)
     client.wait_for_workers(args.workers)
     try:

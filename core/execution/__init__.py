@@ -9,8 +9,8 @@ memory_limit=..., max_retries=...)`` is the front door; this package holds the l
 
 from ensembo.execution.backend import Backend, InlineBackend
 from ensembo.execution.child import NO_LIMITS, TrialLimits, evaluate, evaluate_in_child
-from ensembo.execution.distinct import DistinctConfigs, config_key
 from ensembo.execution.dask_cluster import DaskBackend, start_local_cluster
+from ensembo.execution.distinct import DistinctConfigs, config_key
 from ensembo.execution.futures import ExecutorBackend, ProcessBackend
 from ensembo.execution.loop import record, run_trials
 from ensembo.execution.outcome import Outcome, OutcomeKind

@@ -25,7 +25,6 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-
 from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception, portable, raised
 
 _PR_SET_PDEATHSIG = 1
@@ -36,8 +35,12 @@ _CHUNK = 1 << 16
 class TrialLimits:
     """Per-evaluation limits: wall time in seconds, address space in bytes."""
 
-    wall_time: float | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.gt(0)))
-    memory: int | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.gt(0)))
+    wall_time: float | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.gt(0))
+    )
+    memory: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.gt(0))
+    )
 
     @property
     def any(self) -> bool:
@@ -47,7 +50,9 @@ class TrialLimits:
 NO_LIMITS = TrialLimits()
 
 
-def evaluate(objective: Callable[[dict[str, Any]], Any], config: dict[str, Any], limits: TrialLimits) -> Outcome:
+def evaluate(
+    objective: Callable[[dict[str, Any]], Any], config: dict[str, Any], limits: TrialLimits
+) -> Outcome:
     """Run ``objective(config)`` here, or in a child process when limits are set.
 
     This is the function shipped to workers. KeyboardInterrupt and SystemExit propagate
@@ -95,15 +100,24 @@ def evaluate_in_child(
         _kill(pid)
         return Outcome(
             kind=OutcomeKind.TIMEOUT,
-            message=f"timeout: the evaluation exceeded its wall-time limit of {limits.wall_time:g} s and was killed",
+            message=(
+                f"timeout: the evaluation exceeded its wall-time limit of {limits.wall_time:g} s "
+                "and was killed"
+            ),
         )
     status = _reap(pid)
     if payload:
         try:
             return pickle.loads(payload)
         except Exception as error:
-            return Outcome(kind=OutcomeKind.RAISED, message=f"unreadable result from the child: {describe_exception(error)}")
-    return Outcome(kind=OutcomeKind.CRASHED, message=f"crashed: the evaluation process {_exit_description(status)}")
+            return Outcome(
+                kind=OutcomeKind.RAISED,
+                message=f"unreadable result from the child: {describe_exception(error)}",
+            )
+    return Outcome(
+        kind=OutcomeKind.CRASHED,
+        message=f"crashed: the evaluation process {_exit_description(status)}",
+    )
 
 
 def _child_main(objective, config, limits: TrialLimits, write_end: int, parent: int) -> None:
@@ -118,8 +132,10 @@ def _child_main(objective, config, limits: TrialLimits, write_end: int, parent: 
         except MemoryError as error:
             outcome = Outcome(
                 kind=OutcomeKind.MEMORY,
-                message=f"memory: the evaluation exceeded its memory limit of {limits.memory} bytes "
-                f"({describe_exception(error)})",
+                message=(
+                    f"memory: the evaluation exceeded its memory limit of {limits.memory} "
+                    f"bytes ({describe_exception(error)})"
+                ),
             )
         except BaseException as error:
             outcome = raised(error)

@@ -107,9 +107,15 @@ class DaskBackend:
         workers_seen = time.monotonic()
         give_up = None if timeout is None else time.monotonic() + timeout
         while True:
-            poll = _POLL_SECONDS if give_up is None else max(min(_POLL_SECONDS, give_up - time.monotonic()), 0.0)
+            poll = (
+                _POLL_SECONDS
+                if give_up is None
+                else max(min(_POLL_SECONDS, give_up - time.monotonic()), 0.0)
+            )
             try:
-                done, _ = self._distributed.wait(list(handles), timeout=poll, return_when="FIRST_COMPLETED")
+                done, _ = self._distributed.wait(
+                    list(handles), timeout=poll, return_when="FIRST_COMPLETED"
+                )
             except TimeoutError:
                 done = set()
             if done or (give_up is not None and time.monotonic() >= give_up):
@@ -132,7 +138,7 @@ class DaskBackend:
             values = self.client.gather(finished)
         except Exception:  # a result went missing in between: outcome() reads them one by one
             return
-        self._fetched.update(zip(finished, values))
+        self._fetched.update(zip(finished, values, strict=True))
 
     def outcome(self, handle: Any) -> Outcome:
         self._live.discard(handle)

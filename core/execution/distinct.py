@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-
 from ensembo.spaces import Space
 from ensembo.trials import History
 
@@ -31,7 +30,9 @@ class DistinctConfigs:
         self.tolerance = tolerance
         self._taken = {config_key(trial.config) for trial in history}
         pending = [trial.config for trial in history.pending()]
-        self._in_flight = space.encode(pending).values if pending else np.empty((0, space.dimension))
+        self._in_flight = (
+            space.encode(pending).values if pending else np.empty((0, space.dimension))
+        )
 
     def admit(self, config: Mapping[str, Any]) -> bool:
         """True (and remember ``config`` as in flight) if it may be handed out."""
@@ -39,7 +40,10 @@ class DistinctConfigs:
         if key in self._taken:
             return False
         encoded = self.space.encode([config]).values
-        if len(self._in_flight) and np.abs(self._in_flight - encoded).max(axis=1).min() < self.tolerance:
+        if (
+            len(self._in_flight)
+            and np.abs(self._in_flight - encoded).max(axis=1).min() < self.tolerance
+        ):
             return False
         self._taken.add(key)
         self._in_flight = np.vstack([self._in_flight, encoded])

@@ -19,7 +19,6 @@ from collections.abc import Collection
 from typing import Any
 
 import attrs
-
 from ensembo.execution.backend import Objective
 from ensembo.execution.child import TrialLimits, evaluate, evaluate_in_child
 from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception
@@ -31,12 +30,16 @@ class _FuturesBackend:
     def wait(
         self, handles: Collection[concurrent.futures.Future], timeout: float | None = None
     ) -> list[concurrent.futures.Future]:
-        done, _ = concurrent.futures.wait(handles, timeout=timeout, return_when=concurrent.futures.FIRST_COMPLETED)
+        done, _ = concurrent.futures.wait(
+            handles, timeout=timeout, return_when=concurrent.futures.FIRST_COMPLETED
+        )
         return list(done)
 
     def outcome(self, handle: concurrent.futures.Future) -> Outcome:
         if handle.cancelled():
-            return Outcome(kind=OutcomeKind.LOST, message="lost: the executor cancelled the evaluation")
+            return Outcome(
+                kind=OutcomeKind.LOST, message="lost: the executor cancelled the evaluation"
+            )
         error = handle.exception()
         if error is None:
             return handle.result()
@@ -52,14 +55,20 @@ class ProcessBackend(_FuturesBackend):
         if n_jobs < 1:
             raise ValueError(f"n_jobs must be at least 1, got {n_jobs}")
         self.slots = n_jobs
-        self._threads = concurrent.futures.ThreadPoolExecutor(n_jobs, thread_name_prefix="ensembo-trial")
+        self._threads = concurrent.futures.ThreadPoolExecutor(
+            n_jobs, thread_name_prefix="ensembo-trial"
+        )
         self._children: set[int] = set()
         self._lock = threading.Lock()
 
-    def submit(self, objective: Objective, config: dict[str, Any], limits: TrialLimits) -> concurrent.futures.Future:
+    def submit(
+        self, objective: Objective, config: dict[str, Any], limits: TrialLimits
+    ) -> concurrent.futures.Future:
         return self._threads.submit(self._supervise, objective, config, limits)
 
-    def _supervise(self, objective: Objective, config: dict[str, Any], limits: TrialLimits) -> Outcome:
+    def _supervise(
+        self, objective: Objective, config: dict[str, Any], limits: TrialLimits
+    ) -> Outcome:
         started: list[int] = []
 
         def track(pid: int) -> None:
@@ -101,7 +110,9 @@ class ExecutorBackend(_FuturesBackend):
         # through ``slots``.
         self.slots = int(slots or getattr(executor, "_max_workers", None) or os.cpu_count() or 1)
 
-    def submit(self, objective: Objective, config: dict[str, Any], limits: TrialLimits) -> concurrent.futures.Future:
+    def submit(
+        self, objective: Objective, config: dict[str, Any], limits: TrialLimits
+    ) -> concurrent.futures.Future:
         return self.executor.submit(evaluate, objective, config, limits)
 
     def close(self, *, interrupted: bool = False) -> None:

@@ -96,7 +96,11 @@ def run_trials(
     except BaseException as error:
         # Every RUNNING trial, not only those in ``running``: Ctrl-C may land between
         # taking a result and recording it, or inside an ask.
-        reason = "KeyboardInterrupt" if isinstance(error, KeyboardInterrupt) else f"stopped by {type(error).__name__}"
+        reason = (
+            "KeyboardInterrupt"
+            if isinstance(error, KeyboardInterrupt)
+            else f"stopped by {type(error).__name__}"
+        )
         for trial in study.history.in_state(TrialState.RUNNING):
             study.tell(trial, state=TrialState.INTERRUPTED, error=reason)
         backend.close(interrupted=True)
@@ -118,13 +122,19 @@ def record(
         return study.tell(trial, outcome.value)
     if kind.retried:
         if trial.attempts <= max_retries:
-            logger.warning("trial %d re-queued (attempt %d): %s", trial.number, trial.attempts, outcome.message)
+            logger.warning(
+                "trial %d re-queued (attempt %d): %s", trial.number, trial.attempts, outcome.message
+            )
             return study.tell(trial, state=TrialState.INTERRUPTED, error=outcome.message)
         message = f"{outcome.message} (gave up after {trial.attempts} attempts)"
         logger.warning("trial %d failed: %s", trial.number, message)
         return study.tell(trial, state=TrialState.FAILED, error=message)
     logger.warning("trial %d failed: %s", trial.number, outcome.message)
     told = study.tell(trial, state=TrialState.FAILED, error=outcome.message)
-    if kind is OutcomeKind.RAISED and outcome.error is not None and not isinstance(outcome.error, catch):
+    if (
+        kind is OutcomeKind.RAISED
+        and outcome.error is not None
+        and not isinstance(outcome.error, catch)
+    ):
         raise outcome.error
     return told

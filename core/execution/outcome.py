@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 
-class OutcomeKind(str, enum.Enum):
+class OutcomeKind(enum.StrEnum):
     RETURNED = "returned"
     """The objective returned a value (which ``Study.tell`` still validates)."""
     RAISED = "raised"
@@ -66,6 +66,7 @@ def portable(outcome: Outcome) -> Outcome:
         if outcome.kind is OutcomeKind.RETURNED:
             return Outcome(
                 kind=OutcomeKind.RAISED,
-                message=f"the objective's result cannot be sent back to the driver: {describe_exception(error)}",
+                message="the objective's result cannot be sent back to the driver: "
+                + describe_exception(error),
             )
         return attrs.evolve(outcome, error=None)

@@ -19,7 +19,9 @@ def resolve_jobs(n_jobs: int | None) -> int | None:
     if n_jobs == -1:
         return os.cpu_count() or 1
     if not isinstance(n_jobs, int) or isinstance(n_jobs, bool) or n_jobs < 1:
-        raise ExecutionError(f"n_jobs must be a positive integer or -1 (one per CPU), got {n_jobs!r}")
+        raise ExecutionError(
+            f"n_jobs must be a positive integer or -1 (one per CPU), got {n_jobs!r}"
+        )
     return n_jobs
 
 

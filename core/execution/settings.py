@@ -20,7 +20,6 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import attrs
-
 from ensembo.errors import ExperimentError
 from ensembo.execution.backend import Backend
 from ensembo.execution.dask_cluster import DaskBackend, connect, start_local_cluster
@@ -28,8 +27,18 @@ from ensembo.execution.resolve import resolve_backend
 
 BACKENDS = ("serial", "processes", "dask")
 _KEYS = ("backend", "n_jobs", "address", "trial_timeout", "memory_limit", "max_retries")
-_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-          "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+_UNITS = {
+    "": 1,
+    "B": 1,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+    "KIB": 2**10,
+    "MIB": 2**20,
+    "GIB": 2**30,
+    "TIB": 2**40,
+}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
 
 
@@ -40,7 +49,8 @@ def parse_bytes(value: int | str, where: str = "memory_limit") -> int:
     match = _SIZE.match(value) if isinstance(value, str) else None
     if match is None or match.group(2).upper() not in _UNITS or float(match.group(1)) <= 0:
         raise ExperimentError(
-            where, f"expected a positive number of bytes or a size like '512MB' or '2GiB', got {value!r}"
+            where,
+            f"expected a positive number of bytes or a size like '512MB' or '2GiB', got {value!r}",
         )
     return int(float(match.group(1)) * _UNITS[match.group(2).upper()])
 
@@ -61,29 +71,55 @@ class ExecutionSettings:
         if document is None:
             return cls()
         if not isinstance(document, Mapping):
-            raise ExperimentError(path, f"must be a mapping with keys {', '.join(_KEYS)}; got {document!r}")
+            raise ExperimentError(
+                path, f"must be a mapping with keys {', '.join(_KEYS)}; got {document!r}"
+            )
         unknown = sorted(set(document) - set(_KEYS))
         if unknown:
-            raise ExperimentError(f"{path}.{unknown[0]}", f"unknown key; valid keys: {', '.join(_KEYS)}")
+            raise ExperimentError(
+                f"{path}.{unknown[0]}", f"unknown key; valid keys: {', '.join(_KEYS)}"
+            )
         n_jobs = document.get("n_jobs")
-        if n_jobs is not None and (not isinstance(n_jobs, int) or isinstance(n_jobs, bool) or (n_jobs < 1 and n_jobs != -1)):
-            raise ExperimentError(f"{path}.n_jobs", f"must be a positive integer or -1 (one per CPU), got {n_jobs!r}")
+        if n_jobs is not None and (
+            not isinstance(n_jobs, int) or isinstance(n_jobs, bool) or (n_jobs < 1 and n_jobs != -1)
+        ):
+            raise ExperimentError(
+                f"{path}.n_jobs", f"must be a positive integer or -1 (one per CPU), got {n_jobs!r}"
+            )
         address = document.get("address")
         if address is not None and not isinstance(address, str):
-            raise ExperimentError(f"{path}.address", f"must be a scheduler address like 'tcp://host:8786', got {address!r}")
-        default_backend = "dask" if address else "processes" if n_jobs not in (None, 1) else "serial"
+            raise ExperimentError(
+                f"{path}.address",
+                f"must be a scheduler address like 'tcp://host:8786', got {address!r}",
+            )
+        default_backend = (
+            "dask" if address else "processes" if n_jobs not in (None, 1) else "serial"
+        )
         backend = document.get("backend", default_backend)
         if backend not in BACKENDS:
-            raise ExperimentError(f"{path}.backend", f"must be one of {', '.join(BACKENDS)}, got {backend!r}")
+            raise ExperimentError(
+                f"{path}.backend", f"must be one of {', '.join(BACKENDS)}, got {backend!r}"
+            )
         if address is not None and backend != "dask":
-            raise ExperimentError(f"{path}.address", f"only the dask backend connects to an address, not {backend!r}")
+            raise ExperimentError(
+                f"{path}.address", f"only the dask backend connects to an address, not {backend!r}"
+            )
         trial_timeout = document.get("trial_timeout")
-        if trial_timeout is not None and (isinstance(trial_timeout, bool) or not isinstance(trial_timeout, int | float) or trial_timeout <= 0):
-            raise ExperimentError(f"{path}.trial_timeout", f"must be a positive number of seconds, got {trial_timeout!r}")
+        if trial_timeout is not None and (
+            isinstance(trial_timeout, bool)
+            or not isinstance(trial_timeout, int | float)
+            or trial_timeout <= 0
+        ):
+            raise ExperimentError(
+                f"{path}.trial_timeout",
+                f"must be a positive number of seconds, got {trial_timeout!r}",
+            )
         memory = document.get("memory_limit")
         max_retries = document.get("max_retries", 2)
         if not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 0:
-            raise ExperimentError(f"{path}.max_retries", f"must be a non-negative integer, got {max_retries!r}")
+            raise ExperimentError(
+                f"{path}.max_retries", f"must be a non-negative integer, got {max_retries!r}"
+            )
         return cls(
             backend=backend,
             n_jobs=n_jobs,
@@ -106,7 +142,10 @@ class ExecutionSettings:
         """The backend for a run, closed (cluster and all) when the run ends."""
         if self.backend == "dask":
             if self.address is not None:
-                client, jobs = connect(self.address), None if self.n_jobs in (None, -1) else self.n_jobs
+                client, jobs = (
+                    connect(self.address),
+                    None if self.n_jobs in (None, -1) else self.n_jobs,
+                )
             else:
                 workers = (os.cpu_count() or 1) if self.n_jobs in (None, -1) else self.n_jobs
                 client, jobs = start_local_cluster(workers), None

@@ -6,7 +6,6 @@ import os
 import time
 
 import pytest
-
 from ensembo.execution import NO_LIMITS, OutcomeKind, TrialLimits, evaluate, evaluate_in_child
 
 
@@ -79,7 +78,9 @@ def test_memory_limit_fails_a_hungry_evaluation():
     limit = _address_space() + 256 * 1024**2
     outcome = evaluate_in_child(lambda c: len(bytearray(1024**3)), {}, TrialLimits(memory=limit))
     assert outcome.kind is OutcomeKind.MEMORY and outcome.message.startswith("memory")
-    modest = evaluate_in_child(lambda c: len(bytearray(16 * 1024**2)), {}, TrialLimits(memory=limit))
+    modest = evaluate_in_child(
+        lambda c: len(bytearray(16 * 1024**2)), {}, TrialLimits(memory=limit)
+    )
     assert modest.value == 16 * 1024**2
 
 
@@ -91,5 +92,5 @@ def test_a_crashed_child_is_reported_as_crashed():
 
 
 def test_a_result_that_cannot_travel_back_fails_with_a_reason():
-    outcome = evaluate_in_child(lambda c: (lambda: None), {})
+    outcome = evaluate_in_child(lambda c: lambda: None, {})
     assert outcome.kind is OutcomeKind.RAISED and "cannot be sent back" in outcome.message

@@ -14,7 +14,6 @@ import time
 
 import pytest
 from ConfigSpace import ConfigurationSpace
-
 from ensembo.spaces import Space
 
 OBJECTIVE = """
@@ -48,7 +47,9 @@ def write_experiment(folder, execution):
 def rows(db):
     try:
         with sqlite3.connect(db) as connection:
-            return connection.execute("SELECT number, state, config FROM trials ORDER BY number").fetchall()
+            return connection.execute(
+                "SELECT number, state, config FROM trials ORDER BY number"
+            ).fetchall()
     except sqlite3.OperationalError:  # the run has not created its tables yet
         return []
 
@@ -61,7 +62,9 @@ def ensembo(*args, **kwargs):
     "execution",
     [
         pytest.param({"backend": "processes", "n_jobs": 3}, id="processes"),
-        pytest.param({"backend": "dask", "n_jobs": 2, "max_retries": 2}, id="dask", marks=pytest.mark.slow),
+        pytest.param(
+            {"backend": "dask", "n_jobs": 2, "max_retries": 2}, id="dask", marks=pytest.mark.slow
+        ),
     ],
 )
 def test_sigint_then_resume_finishes_the_budget_without_duplicates(tmp_path, execution):
@@ -69,7 +72,9 @@ def test_sigint_then_resume_finishes_the_budget_without_duplicates(tmp_path, exe
         pytest.importorskip("distributed")
     experiment = write_experiment(tmp_path, execution)
     db = tmp_path / "study.db"
-    run = subprocess.Popen(ensembo("run", str(experiment), "--no-progress"), stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        ensembo("run", str(experiment), "--no-progress"), stderr=subprocess.PIPE, text=True
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -88,7 +93,9 @@ def test_sigint_then_resume_finishes_the_budget_without_duplicates(tmp_path, exe
     assert "running" not in states and "interrupted" in states
     assert states.count("complete") < BUDGET
 
-    resumed = subprocess.run(ensembo("resume", str(db), "--json"), capture_output=True, text=True, timeout=120)
+    resumed = subprocess.run(
+        ensembo("resume", str(db), "--json"), capture_output=True, text=True, timeout=120
+    )
     assert resumed.returncode == 0, resumed.stderr
     final = rows(db)
     assert [number for number, _, _ in final] == list(range(BUDGET))

@@ -7,9 +7,8 @@ import concurrent.futures
 import os
 import time
 
-import pytest
-
 import ensembo
+import pytest
 from ensembo import Study, TrialState
 from ensembo.errors import ExecutionError
 
@@ -54,7 +53,9 @@ def test_pending_trials_are_never_suggested_again(flat_space):
 
 def test_lambdas_and_closures_work_on_processes(flat_space):
     offset = 3.0
-    study = Study(flat_space, surrogate=None).optimize(lambda c: c["x"] + offset, n_trials=4, n_jobs=2)
+    study = Study(flat_space, surrogate=None).optimize(
+        lambda c: c["x"] + offset, n_trials=4, n_jobs=2
+    )
     assert all(t.loss == t.config["x"] + offset for t in study.trials)
 
 
@@ -100,10 +101,14 @@ def test_crashed_evaluations_are_retried_then_failed(flat_space):
 
 def test_any_concurrent_futures_executor(flat_space):
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        study = Study(flat_space, surrogate=None, seed=1).optimize(quadratic, n_trials=6, executor=pool)
+        study = Study(flat_space, surrogate=None, seed=1).optimize(
+            quadratic, n_trials=6, executor=pool
+        )
     assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 6
     with concurrent.futures.ProcessPoolExecutor(max_workers=2) as pool:
-        study = Study(flat_space, surrogate=None, seed=1).optimize(quadratic, n_trials=4, executor=pool)
+        study = Study(flat_space, surrogate=None, seed=1).optimize(
+            quadratic, n_trials=4, executor=pool
+        )
     assert all(t.loss == quadratic(t.config) for t in study.trials)
 
 
@@ -126,13 +131,17 @@ def test_ctrl_c_in_a_parallel_run_interrupts_running_trials_and_kills_them(flat_
     stored = Study.load(storage).trials
     assert not [t for t in stored if t.state is TrialState.RUNNING]
     assert [t.state for t in stored].count(TrialState.COMPLETE) >= 1
-    assert [t.error for t in stored if t.state is TrialState.INTERRUPTED] == ["KeyboardInterrupt"] * 2
+    assert [t.error for t in stored if t.state is TrialState.INTERRUPTED] == [
+        "KeyboardInterrupt"
+    ] * 2
     for pid_file in tmp_path.iterdir():
         with pytest.raises(ProcessLookupError):
             os.kill(int(pid_file.name), 0)
 
 
-def test_ctrl_c_in_a_serial_objective_marks_the_trial_interrupted_and_resume_reruns_it(flat_space, tmp_path):
+def test_ctrl_c_in_a_serial_objective_marks_the_trial_interrupted_and_resume_reruns_it(
+    flat_space, tmp_path
+):
     def interrupted_once(config, calls=[]):  # noqa: B006 - counts calls across trials
         calls.append(config)
         if len(calls) == 3:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from ensembo.errors import ExperimentError
 from ensembo.execution import ExecutionSettings, InlineBackend, ProcessBackend, parse_bytes
 from ensembo.experiment import parse_experiment
@@ -15,19 +14,34 @@ def test_defaults_follow_what_is_given():
     assert ExecutionSettings.from_document(None).backend == "serial"
     assert ExecutionSettings.from_document({"n_jobs": 4}).backend == "processes"
     assert ExecutionSettings.from_document({"address": "tcp://127.0.0.1:8786"}).backend == "dask"
-    settings = ExecutionSettings.from_document({"trial_timeout": 30, "memory_limit": "2GiB", "max_retries": 0})
-    assert settings.limit_options() == {"trial_timeout": 30.0, "memory_limit": 2 * 1024**3, "max_retries": 0}
+    settings = ExecutionSettings.from_document(
+        {"trial_timeout": 30, "memory_limit": "2GiB", "max_retries": 0}
+    )
+    assert settings.limit_options() == {
+        "trial_timeout": 30.0,
+        "memory_limit": 2 * 1024**3,
+        "max_retries": 0,
+    }
 
 
 @pytest.mark.parametrize(
     ("document", "message"),
     [
-        ({"backend": "ray"}, r"execution\.backend: must be one of serial, processes, dask, got 'ray'"),
+        (
+            {"backend": "ray"},
+            r"execution\.backend: must be one of serial, processes, dask, got 'ray'",
+        ),
         ({"n_jobs": 0}, r"execution\.n_jobs: must be a positive integer or -1"),
         ({"trial_timeout": -1}, r"execution\.trial_timeout: must be a positive number of seconds"),
-        ({"memory_limit": "2 parsecs"}, r"execution\.memory_limit: expected a positive number of bytes"),
+        (
+            {"memory_limit": "2 parsecs"},
+            r"execution\.memory_limit: expected a positive number of bytes",
+        ),
         ({"max_retries": "often"}, r"execution\.max_retries: must be a non-negative integer"),
-        ({"backend": "processes", "address": "tcp://x:1"}, r"execution\.address: only the dask backend"),
+        (
+            {"backend": "processes", "address": "tcp://x:1"},
+            r"execution\.address: only the dask backend",
+        ),
         ({"workers": 3}, r"execution\.workers: unknown key; valid keys: backend, n_jobs"),
         ("fast", r"execution: must be a mapping"),
     ],
@@ -39,7 +53,9 @@ def test_invalid_settings_name_the_key(document, message):
 
 def test_experiment_exposes_its_settings():
     experiment = parse_experiment({**BASE, "execution": {"n_jobs": 2, "trial_timeout": 5}})
-    assert experiment.execution == ExecutionSettings(backend="processes", n_jobs=2, trial_timeout=5.0)
+    assert experiment.execution == ExecutionSettings(
+        backend="processes", n_jobs=2, trial_timeout=5.0
+    )
     assert parse_experiment(BASE).execution == ExecutionSettings()
 
 
