@@ -14,7 +14,6 @@ import sys
 from typing import IO, TYPE_CHECKING
 
 import tqdm
-
 from ensembo.hookspecs import hookimpl
 from ensembo.report.scoring import ensemble_loss
 from ensembo.trials import TrialState
@@ -107,8 +106,12 @@ class ProgressBar:
         if self.enabled:
             self._detour = _LoggingDetour(self.stream).__enter__()
             self._bar = tqdm.tqdm(
-                total=total, desc=description, unit="trial", file=self.stream,
-                dynamic_ncols=True, leave=True,
+                total=total,
+                desc=description,
+                unit="trial",
+                file=self.stream,
+                dynamic_ncols=True,
+                leave=True,
             )
 
     @property

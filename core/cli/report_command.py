@@ -20,9 +20,13 @@ def register(subparsers) -> None:
     parser.add_argument(
         "storage", help="a study's SQLite file, an 'ensembo bench' output folder, or a results CSV"
     )
-    parser.add_argument("--out", help="output folder (default: next to STORAGE, named <stem>-report)")
+    parser.add_argument(
+        "--out", help="output folder (default: next to STORAGE, named <stem>-report)"
+    )
     parser.add_argument("--no-plots", action="store_true", help="tables only, no PNG figures")
-    parser.add_argument("--alpha", type=float, default=0.05, help="significance level for benchmark ranks")
+    parser.add_argument(
+        "--alpha", type=float, default=0.05, help="significance level for benchmark ranks"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -30,7 +34,8 @@ def run(args) -> int:
     source = Path(args.storage)
     if not source.exists():
         raise ExperimentError(
-            str(source), "no such file; give a study's SQLite file, an 'ensembo bench' folder or a results CSV"
+            str(source),
+            "no such file; give a study's SQLite file, an 'ensembo bench' folder or a results CSV",
         )
     out = Path(args.out) if args.out else source.with_name(f"{source.stem}-report")
     if source.is_dir() or source.suffix.lower() == ".csv":

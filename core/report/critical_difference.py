@@ -19,7 +19,6 @@ from pathlib import Path
 
 import attrs
 import numpy as np
-
 from ensembo.errors import ExperimentError
 from ensembo.report.plots import new_figure, save
 from ensembo.stats import friedman_test
@@ -54,7 +53,9 @@ def _cliques(ranks: np.ndarray, critical_difference: float) -> list[tuple[int, i
     return runs
 
 
-def compare_methods(losses: np.ndarray, methods: Sequence[str], alpha: float = 0.05) -> MethodComparison:
+def compare_methods(
+    losses: np.ndarray, methods: Sequence[str], alpha: float = 0.05
+) -> MethodComparison:
     """Friedman + Nemenyi on ``losses`` of shape (problems, methods); lower loss is better."""
     matrix = np.asarray(losses, dtype=float)
     if matrix.ndim != 2 or matrix.shape[1] != len(methods):
@@ -84,7 +85,9 @@ def loss_matrix(
     on every problem.
     """
     methods = sorted({method for _, method in cells})
-    problems = sorted({problem for problem, _ in cells if all((problem, m) in cells for m in methods)})
+    problems = sorted(
+        {problem for problem, _ in cells if all((problem, m) in cells for m in methods)}
+    )
     if len(methods) < 3 or not problems:
         raise ExperimentError(
             source,
@@ -102,14 +105,18 @@ def read_results_csv(path: Path) -> tuple[np.ndarray, list[str], list[str]]:
         missing = [c for c in RESULT_COLUMNS if c not in (reader.fieldnames or ())]
         if missing:
             raise ExperimentError(
-                str(path), f"a results CSV needs columns {', '.join(RESULT_COLUMNS)}; missing {', '.join(missing)}"
+                str(path),
+                f"a results CSV needs columns {', '.join(RESULT_COLUMNS)}; "
+                f"missing {', '.join(missing)}",
             )
         cells: dict[tuple[str, str], list[float]] = defaultdict(list)
         for line, row in enumerate(reader, start=2):
             try:
                 cells[row["problem"], row["method"]].append(float(row["loss"]))
             except ValueError:
-                raise ExperimentError(f"{path}: line {line}", f"loss {row['loss']!r} is not a number") from None
+                raise ExperimentError(
+                    f"{path}: line {line}", f"loss {row['loss']!r} is not a number"
+                ) from None
     return loss_matrix(cells, str(path))
 
 
@@ -134,7 +141,9 @@ def read_bench_records(folder: Path) -> tuple[np.ndarray, list[str], list[str]]:
     return loss_matrix(cells, str(folder))
 
 
-def plot_critical_difference(comparison: MethodComparison, path: Path, title: str | None = None) -> Path:
+def plot_critical_difference(
+    comparison: MethodComparison, path: Path, title: str | None = None
+) -> Path:
     """Rank axis on top, methods hanging left (better half) and right, thick bars join
     methods that are not significantly different."""
     k = len(comparison.methods)
@@ -150,23 +159,39 @@ def plot_critical_difference(comparison: MethodComparison, path: Path, title: st
     for rank in range(low, high + 1):
         axes.vlines(rank, 0, -0.15, color="black", linewidth=1)
         axes.text(rank, -0.25, str(rank), ha="center", va="bottom", fontsize="small")
-    axes.text((low + high) / 2, -0.85, "average rank (1 = lowest loss)", ha="center", fontsize="small")
+    axes.text(
+        (low + high) / 2, -0.85, "average rank (1 = lowest loss)", ha="center", fontsize="small"
+    )
     cd = comparison.critical_difference
     axes.hlines(-1.3, low, low + cd, color="black", linewidth=2)
     axes.text(low + cd / 2, -1.4, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize="small")
-    for index, (method, rank) in enumerate(zip(comparison.methods, comparison.average_ranks)):
+    for index, (method, rank) in enumerate(
+        zip(comparison.methods, comparison.average_ranks, strict=True)
+    ):
         left = index < half
         row = 0.6 + (index if left else k - 1 - index) * 0.5 + 0.3 * len(comparison.cliques)
         end = low - 0.5 if left else high + 0.5
         axes.plot([rank, rank, end], [0, row, row], color="black", linewidth=0.8)
-        axes.text(end - 0.05 if left else end + 0.05, row, f"{method} ({rank:.2f})",
-                  ha="right" if left else "left", va="center", fontsize="small")
+        axes.text(
+            end - 0.05 if left else end + 0.05,
+            row,
+            f"{method} ({rank:.2f})",
+            ha="right" if left else "left",
+            va="center",
+            fontsize="small",
+        )
     for level, (first, last) in enumerate(comparison.cliques):
         y = 0.25 + 0.3 * level
-        axes.hlines(y, comparison.average_ranks[first] - 0.03, comparison.average_ranks[last] + 0.03,
-                    color="tab:red", linewidth=3)
+        axes.hlines(
+            y,
+            comparison.average_ranks[first] - 0.03,
+            comparison.average_ranks[last] + 0.03,
+            color="tab:red",
+            linewidth=3,
+        )
     axes.set_title(
-        title or f"Critical difference (Nemenyi, alpha={comparison.alpha}) over "
+        title
+        or f"Critical difference (Nemenyi, alpha={comparison.alpha}) over "
         f"{comparison.n_problems} problems; Friedman p={comparison.friedman_p_value:.3g}",
         fontsize="medium",
     )

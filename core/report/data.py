@@ -15,8 +15,6 @@ from typing import Any
 
 import attrs
 import numpy as np
-from scipy.stats import rankdata
-
 from ensembo import components, spaces
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.errors import EnsemboError, StorageError
@@ -24,6 +22,7 @@ from ensembo.registry import Registry
 from ensembo.report.scoring import ensemble_loss
 from ensembo.storage import Storage, open_storage
 from ensembo.trials import History, Trial, TrialState
+from scipy.stats import rankdata
 
 MIN_ACTIVE = 5
 """Fewest trials a hyperparameter must be active in to be ranked by importance."""
@@ -105,7 +104,9 @@ def describe_space(space: spaces.Space) -> tuple[HyperparameterSummary, ...]:
         else:
             domain = str(getattr(hp, "value", ""))
         summaries.append(
-            HyperparameterSummary(name=name, kind=kind, domain=domain, log=bool(getattr(hp, "log", False)))
+            HyperparameterSummary(
+                name=name, kind=kind, domain=domain, log=bool(getattr(hp, "log", False))
+            )
         )
     return tuple(summaries)
 
@@ -153,7 +154,9 @@ def replay_ensembles(
     return points
 
 
-def hyperparameter_importance(space: spaces.Space, trials: Sequence[Trial]) -> list[tuple[str, float]]:
+def hyperparameter_importance(
+    space: spaces.Space, trials: Sequence[Trial]
+) -> list[tuple[str, float]]:
     """Hyperparameters ranked by how much of the loss's variation their value explains.
 
     Over the trials where a hyperparameter is active, the loss ranks are grouped by its
@@ -190,7 +193,9 @@ def _explained(groups: np.ndarray, values: np.ndarray) -> float:
     noise would explain, (SS_between - (k - 1) MS_within) / SS_total, clipped at 0."""
     labels = np.unique(groups)
     total = float(np.sum((values - values.mean()) ** 2))
-    between = sum((groups == g).sum() * (values[groups == g].mean() - values.mean()) ** 2 for g in labels)
+    between = sum(
+        (groups == g).sum() * (values[groups == g].mean() - values.mean()) ** 2 for g in labels
+    )
     k, n = len(labels), len(values)
     if total <= 0 or k < 2 or n <= k:
         return 0.0
@@ -208,7 +213,9 @@ def _strategy(meta: Mapping[str, Any], registry: Registry | None) -> tuple[Any, 
         return None, f"ensembles were not replayed: {error}"
 
 
-def compute_report(storage: Storage | str | PathLike, registry: Registry | None = None) -> ReportData:
+def compute_report(
+    storage: Storage | str | PathLike, registry: Registry | None = None
+) -> ReportData:
     """Read ``storage`` and compute every table and series a report shows."""
     opened = open_storage(storage)
     try:
@@ -225,17 +232,25 @@ def compute_report(storage: Storage | str | PathLike, registry: Registry | None 
     try:
         iterations = replay_ensembles(trials, strategy, context)
     except EnsemboError as error:  # e.g. predictions the strategy needs are missing
-        iterations, note = replay_ensembles(trials, None, context), f"ensembles were not replayed: {error}"
+        iterations, note = (
+            replay_ensembles(trials, None, context),
+            f"ensembles were not replayed: {error}",
+        )
     final = iterations[-1] if iterations else None
     ensemble = final.ensemble if final else None
     members = ()
     if ensemble is not None:
         members = tuple(
             EnsembleMember(
-                number=number, weight=weight, loss=trials[number].loss,
-                config=dict(trials[number].config), info=dict(trials[number].info),
+                number=number,
+                weight=weight,
+                loss=trials[number].loss,
+                config=dict(trials[number].config),
+                info=dict(trials[number].info),
             )
-            for number, weight in sorted(zip(ensemble.members, ensemble.weights), key=lambda p: -p[1])
+            for number, weight in sorted(
+                zip(ensemble.members, ensemble.weights, strict=True), key=lambda p: -p[1]
+            )
         )
     completed = [t for t in trials if t.state is TrialState.COMPLETE]
     return ReportData(

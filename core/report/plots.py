@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from ensembo.errors import MissingDependencyError
 from ensembo.report.data import ReportData
 from ensembo.trials import TrialState
@@ -59,12 +58,25 @@ def plot_convergence(data: ReportData, path: Path) -> Path:
     points = _complete(data)
     numbers = [p.number for p in points]
     axes.scatter(numbers, [p.loss for p in points], s=14, color="0.6", label="trial loss", zorder=2)
-    axes.step(numbers, [p.best_so_far for p in points], where="post", color="tab:blue",
-              linewidth=2, label="best single so far", zorder=3)
+    axes.step(
+        numbers,
+        [p.best_so_far for p in points],
+        where="post",
+        color="tab:blue",
+        linewidth=2,
+        label="best single so far",
+        zorder=3,
+    )
     ensemble = [(p.number, p.ensemble_loss) for p in points if p.ensemble_loss is not None]
     if ensemble and any(len(p.ensemble or ()) > 1 for p in points):
-        axes.step(*zip(*ensemble), where="post", color="tab:orange", linewidth=2,
-                  label="ensemble", zorder=4)
+        axes.step(
+            *zip(*ensemble, strict=True),
+            where="post",
+            color="tab:orange",
+            linewidth=2,
+            label="ensemble",
+            zorder=4,
+        )
     failed = [p.number for p in data.iterations if p.state is TrialState.FAILED]
     if failed:
         for number in failed:
@@ -84,7 +96,9 @@ def plot_convergence(data: ReportData, path: Path) -> Path:
     return save(figure, path)
 
 
-def _clip_outliers(axes: Any, numbers: Sequence[int], losses: Sequence[float], first_best: float) -> None:
+def _clip_outliers(
+    axes: Any, numbers: Sequence[int], losses: Sequence[float], first_best: float
+) -> None:
     """On a linear axis a few very bad trials squash the curves that matter: cut the
     axis above the 90th percentile (or the first best, if higher) and mark the trials
     beyond it at the top edge."""
@@ -96,8 +110,16 @@ def _clip_outliers(axes: Any, numbers: Sequence[int], losses: Sequence[float], f
     if not beyond.any():
         return
     axes.set_ylim(bottom=low, top=top)
-    axes.scatter(np.asarray(numbers)[beyond], np.full(beyond.sum(), top), marker="^", s=40,
-                 color="0.35", clip_on=False, zorder=5, label=f"loss above the axis ({beyond.sum()})")
+    axes.scatter(
+        np.asarray(numbers)[beyond],
+        np.full(beyond.sum(), top),
+        marker="^",
+        s=40,
+        color="0.35",
+        clip_on=False,
+        zorder=5,
+        label=f"loss above the axis ({beyond.sum()})",
+    )
 
 
 def composition_matrix(data: ReportData) -> tuple[list[int], list[str], np.ndarray]:
@@ -110,7 +132,7 @@ def composition_matrix(data: ReportData) -> tuple[list[int], list[str], np.ndarr
     numbers = [p.number for p in points]
     totals: dict[int, float] = {}
     for point in points:
-        for member, weight in zip(point.ensemble.members, point.ensemble.weights):
+        for member, weight in zip(point.ensemble.members, point.ensemble.weights, strict=True):
             totals[member] = totals.get(member, 0.0) + weight
     final = list(points[-1].ensemble.members) if points else []
     final = sorted(final, key=lambda m: -totals[m])[:MAX_COMPOSITION_MEMBERS]
@@ -120,7 +142,7 @@ def composition_matrix(data: ReportData) -> tuple[list[int], list[str], np.ndarr
     has_other = len(ranked) > len(shown)
     weights = np.zeros((len(points), len(shown) + has_other))
     for row, point in enumerate(points):
-        for member, weight in zip(point.ensemble.members, point.ensemble.weights):
+        for member, weight in zip(point.ensemble.members, point.ensemble.weights, strict=True):
             weights[row, column.get(member, len(shown))] += weight
     labels = [f"trial {m}" for m in shown] + (["other trials"] if has_other else [])
     return numbers, labels, weights
@@ -139,7 +161,7 @@ def plot_composition(data: ReportData, path: Path) -> Path | None:
     x = [*numbers, numbers[-1] + 1]  # the last ensemble holds until the end of its trial
     weights = np.vstack([weights, weights[-1:]])
     lower = np.zeros(len(x))
-    for series, (label, color) in enumerate(zip(labels, colors)):
+    for series, (label, color) in enumerate(zip(labels, colors, strict=True)):
         upper = lower + weights[:, series]
         axes.fill_between(x, lower, upper, step="post", color=color, label=label, linewidth=0)
         lower = upper
@@ -187,19 +209,32 @@ def plot_hyperparameters(data: ReportData, path: Path) -> Path | None:
             jitter = np.random.default_rng(0).uniform(-0.15, 0.15, len(active))
             x = np.array([choices.index(t.config[name]) for t in active]) + jitter
             long = len(choices) > 4 or max(len(str(c)) for c in choices) > 8
-            axes.set_xticks(range(len(choices)), [str(c) for c in choices],
-                            rotation=35 if long else 0, ha="right" if long else "center")
+            axes.set_xticks(
+                range(len(choices)),
+                [str(c) for c in choices],
+                rotation=35 if long else 0,
+                ha="right" if long else "center",
+            )
             axes.set_xlim(-0.5, len(choices) - 0.5)
         else:
             x = np.array([t.config[name] for t in active], dtype=float)
             if getattr(hp, "log", False):
                 axes.set_xscale("log")
-        scatter = axes.scatter(x, losses, c=order, cmap="viridis", s=16,
-                               vmin=0, vmax=max(len(data.trials) - 1, 1))
+        scatter = axes.scatter(
+            x, losses, c=order, cmap="viridis", s=16, vmin=0, vmax=max(len(data.trials) - 1, 1)
+        )
         if best is not None and name in best.config:
             best_x = best.config[name] if choices is None else choices.index(best.config[name])
-            axes.scatter([best_x], [best.loss], marker="*", s=160, color="tab:red",
-                         edgecolor="black", zorder=5, label="best")
+            axes.scatter(
+                [best_x],
+                [best.loss],
+                marker="*",
+                s=160,
+                color="tab:red",
+                edgecolor="black",
+                zorder=5,
+                label="best",
+            )
             axes.legend(loc="best", fontsize="small")
         if log_loss:
             axes.set_yscale("log")

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.errors import EnsemboError
 from ensembo.plugins.ensembles.pool import build_pool, resolve_loss

@@ -48,7 +48,7 @@ def trial_rows(data: ReportData) -> list[list[Any]]:
     weights = {member.number: member.weight for member in data.members}
     info_keys = data.info_keys
     rows = []
-    for trial, point in zip(data.trials, data.iterations):
+    for trial, point in zip(data.trials, data.iterations, strict=True):
         rows.append(
             [
                 trial.number,
@@ -77,18 +77,31 @@ def write_trials_csv(data: ReportData, path: Path) -> Path:
 
 
 def trials_markdown(data: ReportData) -> str:
-    return f"# Trials of {data.space_name}\n\n" + markdown_table(trial_columns(data), trial_rows(data)) + "\n"
+    return (
+        f"# Trials of {data.space_name}\n\n"
+        + markdown_table(trial_columns(data), trial_rows(data))
+        + "\n"
+    )
 
 
 def _components(data: ReportData) -> list[list[str]]:
     rows = []
     for kind, spec in data.components.items():
         if spec is None:
-            absent = "none (random search) or a Python object" if kind == "surrogate" else "a Python object"
+            absent = (
+                "none (random search) or a Python object"
+                if kind == "surrogate"
+                else "a Python object"
+            )
             rows.append([kind, f"({absent}; not stored)"])
         else:
             options = {k: v for k, v in spec.items() if k != "name"}
-            rows.append([kind, spec["name"] + (f" {json.dumps(options, sort_keys=True)}" if options else "")])
+            rows.append(
+                [
+                    kind,
+                    spec["name"] + (f" {json.dumps(options, sort_keys=True)}" if options else ""),
+                ]
+            )
     return rows
 
 
@@ -129,9 +142,12 @@ def summary_markdown(data: ReportData, figures: Sequence[Path] = ()) -> str:
             "",
             markdown_table(["hyperparameter", "score"], [[n, s] for n, s in data.importance[:10]]),
             "",
-            "Score: how much of the variation of the loss ranks the hyperparameter's value "
-            "explains (bias-corrected correlation ratio over categories, or over quantile bins "
-            "of numeric values; 0 = no more than chance), over the trials where it is active.",
+            (
+                "Score: how much of the variation of the loss ranks the hyperparameter's value "
+                "explains (bias-corrected correlation ratio over categories, or over quantile "
+                "bins of numeric values; 0 = no more than chance), over the trials where it is "
+                "active."
+            ),
             "",
         ]
     if figures:
@@ -164,8 +180,16 @@ def _outcome(data: ReportData) -> list[str]:
         markdown_table(
             ["", "validation loss", *info_keys],
             [
-                [f"best single (trial {best.number})", best.loss, *(best.info.get(k) for k in info_keys)],
-                [f"ensemble ({len(data.members)} member{'s' if len(data.members) != 1 else ''})", data.final_ensemble_loss, *([""] * len(info_keys))],
+                [
+                    f"best single (trial {best.number})",
+                    best.loss,
+                    *(best.info.get(k) for k in info_keys),
+                ],
+                [
+                    f"ensemble ({len(data.members)} member{'s' if len(data.members) != 1 else ''})",
+                    data.final_ensemble_loss,
+                    *([""] * len(info_keys)),
+                ],
             ],
         ),
         "",

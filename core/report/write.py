@@ -9,7 +9,12 @@ from pathlib import Path
 
 from ensembo.registry import Registry
 from ensembo.report.data import compute_report
-from ensembo.report.tables import markdown_table, summary_markdown, trials_markdown, write_trials_csv
+from ensembo.report.tables import (
+    markdown_table,
+    summary_markdown,
+    trials_markdown,
+    write_trials_csv,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +34,11 @@ def _plots_wanted(plots: bool) -> bool:
 
 
 def write_study_report(
-    storage: str | PathLike, out: str | PathLike, *, plots: bool = True, registry: Registry | None = None
+    storage: str | PathLike,
+    out: str | PathLike,
+    *,
+    plots: bool = True,
+    registry: Registry | None = None,
 ) -> list[Path]:
     """``report.md``, ``trials.md``, ``trials.csv`` and, with matplotlib, the PNG figures."""
     out = Path(out)
@@ -41,7 +50,12 @@ def write_study_report(
 
         figures = plot_study(data, out)
     (out / "trials.md").write_text(trials_markdown(data))
-    written = [out / "report.md", out / "trials.md", write_trials_csv(data, out / "trials.csv"), *figures]
+    written = [
+        out / "report.md",
+        out / "trials.md",
+        write_trials_csv(data, out / "trials.csv"),
+        *figures,
+    ]
     (out / "report.md").write_text(summary_markdown(data, figures))
     return written
 
@@ -53,7 +67,11 @@ def write_benchmark_report(
 
     ``results`` is a folder of ``ensembo bench`` run records or a long results CSV.
     """
-    from ensembo.report.critical_difference import compare_methods, read_bench_records, read_results_csv
+    from ensembo.report.critical_difference import (
+        compare_methods,
+        read_bench_records,
+        read_results_csv,
+    )
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -67,12 +85,17 @@ def write_benchmark_report(
 
         written.append(plot_critical_difference(comparison, out / "critical_difference.png"))
     table = markdown_table(
-        ["method", "average rank"], list(zip(comparison.methods, comparison.average_ranks))
+        ["method", "average rank"],
+        list(zip(comparison.methods, comparison.average_ranks, strict=True)),
     )
+    friedman = (
+        f"Friedman statistic {comparison.friedman_statistic:.4g}, "
+        f"p = {comparison.friedman_p_value:.3g}. "
+        f"Nemenyi critical difference at alpha = {alpha}: {comparison.critical_difference:.3f}."
+    )
+    figure = "\n![critical difference](critical_difference.png)\n" if len(written) > 1 else ""
     (out / "ranks.md").write_text(
-        f"# Ranks over {len(problems)} problems\n\nFrom `{results}`; 1 is the lowest loss.\n\n{table}\n\n"
-        f"Friedman statistic {comparison.friedman_statistic:.4g}, p = {comparison.friedman_p_value:.3g}. "
-        f"Nemenyi critical difference at alpha = {alpha}: {comparison.critical_difference:.3f}.\n"
-        + ("\n![critical difference](critical_difference.png)\n" if len(written) > 1 else "")
+        f"# Ranks over {len(problems)} problems\n\nFrom `{results}`; 1 is the lowest loss.\n\n"
+        f"{table}\n\n{friedman}\n{figure}"
     )
     return written

@@ -17,7 +17,6 @@ import textwrap
 
 import pytest
 from ConfigSpace import ConfigurationSpace
-
 from ensembo import Study
 from ensembo.progress import ProgressBar, TqdmLoggingHandler, is_terminal
 from ensembo.spaces import Space
@@ -200,7 +199,11 @@ def test_run_without_progress_flag_in_a_terminal_has_no_bar(experiment):
 
 def test_run_piped_has_no_bar(experiment):
     finished = subprocess.run(
-        _cli("run", str(experiment)), cwd=experiment.parent, capture_output=True, text=True, timeout=120
+        _cli("run", str(experiment)),
+        cwd=experiment.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert finished.returncode == 0, finished.stderr
     assert "%|" not in finished.stderr and "8/8" not in finished.stderr

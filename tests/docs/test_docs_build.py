@@ -15,9 +15,20 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_docs_build_strict(tmp_path):
     finished = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(ROOT / "mkdocs.yml"),
-         "--site-dir", str(tmp_path / "site")],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--config-file",
+            str(ROOT / "mkdocs.yml"),
+            "--site-dir",
+            str(tmp_path / "site"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert finished.returncode == 0, finished.stdout + finished.stderr
     assert "WARNING" not in finished.stderr

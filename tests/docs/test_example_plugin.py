@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from ConfigSpace import ConfigurationSpace
-
 from ensembo import Evaluation, Study
 from ensembo.errors import EnsemboError
 from ensembo.registry import Registry, reload_registry
@@ -31,7 +30,8 @@ DISTRIBUTION = "ensembo-plugin-example"
 def _pip(*args: str) -> None:
     subprocess.run(
         [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", *args],
-        check=True, capture_output=True,
+        check=True,
+        capture_output=True,
     )
 
 
@@ -56,7 +56,11 @@ def example(example_source):
 
 def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "ensembo.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "ensembo.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
@@ -65,7 +69,11 @@ def test_plugins_command_lists_the_example(example):
     assert finished.returncode == 0, finished.stderr
     listing = json.loads(finished.stdout)
     assert {"kind": "surrogate", "name": "knn", "distribution": DISTRIBUTION} in listing["plugins"]
-    assert {"kind": "ensemble_strategy", "name": "stacking", "distribution": DISTRIBUTION} in listing["plugins"]
+    assert {
+        "kind": "ensemble_strategy",
+        "name": "stacking",
+        "distribution": DISTRIBUTION,
+    } in listing["plugins"]
     assert not [f for f in listing["failures"] if f["distribution"] == DISTRIBUTION]
 
 
@@ -118,7 +126,9 @@ def test_knn_keeps_branches_apart(example, tree_space):
 
 def test_options_are_checked_with_the_plugin_named(example):
     reg = Registry.from_entry_points()
-    with pytest.raises(EnsemboError, match="surrogate 'knn': option 'k' must be an integer >= 1, got 0"):
+    with pytest.raises(
+        EnsemboError, match="surrogate 'knn': option 'k' must be an integer >= 1, got 0"
+    ):
         reg.create("surrogate", "knn", k=0)
     with pytest.raises(ValueError, match="'stacking': option 'alpha'"):
         reg.create("ensemble_strategy", "stacking", alpha=-1)
@@ -138,8 +148,13 @@ def _noisy_models_objective(y_true: np.ndarray):
 def test_stacking_beats_the_best_single_trial_when_errors_are_independent(example):
     y_true = np.random.default_rng(0).normal(size=300)
     study = Study(
-        ConfigurationSpace(space={"x": (0.0, 1.0)}), surrogate=None, ensemble="stacking",
-        validation_targets=y_true, loss="mse", task="regression", seed=3,
+        ConfigurationSpace(space={"x": (0.0, 1.0)}),
+        surrogate=None,
+        ensemble="stacking",
+        validation_targets=y_true,
+        loss="mse",
+        task="regression",
+        seed=3,
     )
     study.optimize(_noisy_models_objective(y_true), n_trials=15)
     assert len(study.ensemble) > 1
@@ -160,7 +175,9 @@ def test_stacking_on_class_probabilities(example):
             Trial(number=1, config={}, state="complete", loss=0.7, predictions=useless),
         ]
     )
-    context = EnsembleContext(y_true=y_true, loss="log-loss", task="classification", classes=np.array([0, 1]))
+    context = EnsembleContext(
+        y_true=y_true, loss="log-loss", task="classification", classes=np.array([0, 1])
+    )
     ensemble = example.Stacking(alpha=0.0).ensemble(history, context)
     assert ensemble.members[0] == 0 and ensemble.weights[0] > 0.8
 

@@ -20,7 +20,10 @@ PAGES = sorted(p for p in DOCS.rglob("*.md") if "tested -->" in p.read_text())
 
 def test_some_pages_have_tested_snippets():
     assert {p.relative_to(DOCS).as_posix() for p in PAGES} >= {
-        "index.md", "guide/study.md", "guide/ask-tell.md", "plugin-authoring.md",
+        "index.md",
+        "guide/study.md",
+        "guide/ask-tell.md",
+        "plugin-authoring.md",
     }
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from ConfigSpace import Categorical, ConfigurationSpace, EqualsCondition, Float
-
 from ensembo import Evaluation, Study
 
 
@@ -41,8 +40,14 @@ def stored_study(tmp_path_factory):
     path = tmp_path_factory.mktemp("study") / "toy.db"
     y_true = np.random.default_rng(0).normal(size=80)
     study = Study(
-        _space(), surrogate=None, storage=path, validation_targets=y_true,
-        loss="mse", task="regression", budget=20, seed=5,
+        _space(),
+        surrogate=None,
+        storage=path,
+        validation_targets=y_true,
+        loss="mse",
+        task="regression",
+        budget=20,
+        seed=5,
     )
     study.optimize(make_objective(y_true), n_trials=20)
     failed = study.ask()

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from ensembo.errors import ExperimentError
 from ensembo.report.critical_difference import _cliques, compare_methods, read_results_csv
 
 
 def _results(path, rows):
-    path.write_text("problem,method,seed,loss\n" + "\n".join(",".join(map(str, r)) for r in rows) + "\n")
+    path.write_text(
+        "problem,method,seed,loss\n" + "\n".join(",".join(map(str, r)) for r in rows) + "\n"
+    )
     return path
 
 
@@ -23,7 +24,8 @@ def test_methods_sorted_by_rank_and_cliques_within_cd():
     assert list(comparison.average_ranks) == sorted(comparison.average_ranks)
     assert (0, 1) in comparison.cliques  # a and b are indistinguishable
     assert all(
-        comparison.average_ranks[last] - comparison.average_ranks[first] <= comparison.critical_difference
+        comparison.average_ranks[last] - comparison.average_ranks[first]
+        <= comparison.critical_difference
         for first, last in comparison.cliques
     )
 
@@ -36,8 +38,14 @@ def test_cliques_are_maximal():
 def test_csv_averages_seeds_and_drops_incomplete_problems(tmp_path):
     path = _results(
         tmp_path / "r.csv",
-        [("p1", "x", 0, 1.0), ("p1", "x", 1, 3.0), ("p1", "y", 0, 1.0), ("p1", "z", 0, 5.0),
-         ("p2", "x", 0, 1.0), ("p2", "y", 0, 2.0)],
+        [
+            ("p1", "x", 0, 1.0),
+            ("p1", "x", 1, 3.0),
+            ("p1", "y", 0, 1.0),
+            ("p1", "z", 0, 5.0),
+            ("p2", "x", 0, 1.0),
+            ("p2", "y", 0, 2.0),
+        ],
     )
     matrix, methods, problems = read_results_csv(path)
     assert methods == ["x", "y", "z"] and problems == ["p1"]
@@ -63,10 +71,19 @@ def test_bench_records_are_read_from_an_output_folder(tmp_path):
     def record(problem, optimizer, seed, regret, status="complete"):
         path = tmp_path / "synthetic" / problem / optimizer.replace(":", "_") / f"seed-{seed}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({
-            "suite": "synthetic", "problem": problem, "optimizer": optimizer, "seed": seed,
-            "status": status, "final_regret": regret, "final_loss": regret + 1.0,
-        }))
+        path.write_text(
+            json.dumps(
+                {
+                    "suite": "synthetic",
+                    "problem": problem,
+                    "optimizer": optimizer,
+                    "seed": seed,
+                    "status": status,
+                    "final_regret": regret,
+                    "final_loss": regret + 1.0,
+                }
+            )
+        )
 
     for problem in ("branin", "levy5"):
         for seed in (0, 1):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.errors import StorageError
 from ensembo.plugins.ensembles.best import BestSingle
@@ -51,22 +50,30 @@ def test_empty_storage_is_an_error(tmp_path):
 
 
 def _trial(number, loss, predictions):
-    return Trial(number=number, config={}, state="complete", loss=loss, predictions=np.asarray(predictions))
+    return Trial(
+        number=number, config={}, state="complete", loss=loss, predictions=np.asarray(predictions)
+    )
 
 
 def test_ensemble_loss_combines_member_predictions():
     y = np.array([0.0, 0.0, 0.0, 0.0])
     trials = [_trial(0, 1.0, [1, -1, 1, -1]), _trial(1, 1.0, [-1, 1, -1, 1])]
     context = EnsembleContext(y_true=y, loss="mse", task="regression")
-    assert ensemble_loss(trials, Ensemble(members=(0, 1), weights=(1, 1)), context) == pytest.approx(0.0)
+    assert ensemble_loss(
+        trials, Ensemble(members=(0, 1), weights=(1, 1)), context
+    ) == pytest.approx(0.0)
     assert ensemble_loss(trials, Ensemble.single(1), context) == 1.0
-    assert ensemble_loss(trials, Ensemble(members=(0, 1), weights=(1, 1)), EnsembleContext()) is None
+    assert (
+        ensemble_loss(trials, Ensemble(members=(0, 1), weights=(1, 1)), EnsembleContext()) is None
+    )
 
 
 def test_ensemble_loss_votes_on_labels():
     y = np.array([0, 1, 1])
     trials = [_trial(0, 1 / 3, [0, 1, 0]), _trial(1, 1 / 3, [1, 1, 1]), _trial(2, 1 / 3, [0, 0, 1])]
-    context = EnsembleContext(y_true=y, loss="zero-one", task="classification", classes=np.array([0, 1]))
+    context = EnsembleContext(
+        y_true=y, loss="zero-one", task="classification", classes=np.array([0, 1])
+    )
     assert ensemble_loss(trials, Ensemble.from_counts({0: 1, 1: 1, 2: 1}), context) == 0.0
 
 
@@ -77,7 +84,11 @@ def test_replay_calls_the_strategy_once_per_completed_trial():
         def update(self, history, trial, context):
             Counting.updates += 1
 
-    trials = [_trial(0, 2.0, [0]), Trial(number=1, config={}, state="failed", error="x"), _trial(2, 1.0, [0])]
+    trials = [
+        _trial(0, 2.0, [0]),
+        Trial(number=1, config={}, state="failed", error="x"),
+        _trial(2, 1.0, [0]),
+    ]
     points = replay_ensembles(trials, Counting(), EnsembleContext())
     assert Counting.updates == 2
     assert [p.ensemble.members for p in points] == [(0,), (0,), (2,)]
@@ -93,13 +104,15 @@ def test_importance_finds_the_hyperparameter_that_drives_the_loss(stored_study):
 
 def test_importance_on_a_clean_signal():
     from ConfigSpace import ConfigurationSpace
-
     from ensembo.spaces import Space
 
     space = Space(ConfigurationSpace(space={"signal": (0.0, 1.0), "noise": (0.0, 1.0)}))
     configs = space.sample(40, 1)
     history = History(
-        [Trial(number=i, config=c, state="complete", loss=c["signal"] ** 2) for i, c in enumerate(configs)]
+        [
+            Trial(number=i, config=c, state="complete", loss=c["signal"] ** 2)
+            for i, c in enumerate(configs)
+        ]
     )
     ranked = hyperparameter_importance(space, list(history))
     assert ranked[0][0] == "signal" and ranked[0][1] > 0.9
@@ -108,13 +121,15 @@ def test_importance_on_a_clean_signal():
 
 def test_importance_sees_a_u_shaped_effect():
     from ConfigSpace import ConfigurationSpace
-
     from ensembo.spaces import Space
 
     space = Space(ConfigurationSpace(space={"u": (0.0, 1.0), "noise": (0.0, 1.0)}))
     configs = space.sample(60, 2)
     history = History(
-        [Trial(number=i, config=c, state="complete", loss=(c["u"] - 0.5) ** 2) for i, c in enumerate(configs)]
+        [
+            Trial(number=i, config=c, state="complete", loss=(c["u"] - 0.5) ** 2)
+            for i, c in enumerate(configs)
+        ]
     )
     ranked = dict(hyperparameter_importance(space, list(history)))
     assert ranked["u"] > 0.8 > 0.3 > ranked["noise"]
@@ -122,7 +137,6 @@ def test_importance_sees_a_u_shaped_effect():
 
 def test_a_strategy_that_fails_on_replay_is_reported_not_raised(tmp_path):
     from ConfigSpace import ConfigurationSpace
-
     from ensembo import Study
     from ensembo.storage import SQLiteStorage
 

@@ -29,7 +29,11 @@ def _is_png(path) -> bool:
 
 def test_study_figures_are_written_and_labelled(stored_study, tmp_path, captured):
     written = plots.plot_study(compute_report(stored_study[0]), tmp_path)
-    assert [p.name for p in written] == ["convergence.png", "ensemble_composition.png", "hyperparameters.png"]
+    assert [p.name for p in written] == [
+        "convergence.png",
+        "ensemble_composition.png",
+        "hyperparameters.png",
+    ]
     assert all(_is_png(p) for p in written)
     for name, figure in captured.items():
         for axes in figure.axes:
@@ -48,7 +52,9 @@ def test_convergence_is_log_scaled_when_the_loss_spans_decades(stored_study, tmp
     assert "log scale" in captured["c.png"].axes[0].get_ylabel()
 
 
-def test_hyperparameter_panels_use_log_axes_for_log_hyperparameters(stored_study, tmp_path, captured):
+def test_hyperparameter_panels_use_log_axes_for_log_hyperparameters(
+    stored_study, tmp_path, captured
+):
     plots.plot_hyperparameters(compute_report(stored_study[0]), tmp_path / "h.png")
     by_label = {a.get_xlabel(): a for a in captured["h.png"].axes if a.get_xlabel()}
     assert by_label["alpha (log scale)"].get_xscale() == "log"
@@ -77,15 +83,16 @@ def test_final_members_always_have_their_own_series(monkeypatch, stored_study):
 
 def test_linear_convergence_cuts_off_outliers(tmp_path, captured):
     import attrs
-
     from ensembo.report.data import IterationPoint
     from ensembo.trials import TrialState
 
     losses = [0.5, 0.4, 0.35, 0.3, 0.32, 9.0, 0.31, 0.29, 0.33, 0.3]
     best = [min(losses[: i + 1]) for i in range(len(losses))]
     points = tuple(
-        IterationPoint(number=i, state=TrialState.COMPLETE, loss=loss, best_so_far=b, ensemble_loss=b)
-        for i, (loss, b) in enumerate(zip(losses, best))
+        IterationPoint(
+            number=i, state=TrialState.COMPLETE, loss=loss, best_so_far=b, ensemble_loss=b
+        )
+        for i, (loss, b) in enumerate(zip(losses, best, strict=True))
     )
     data = attrs.evolve(compute_report(_study_path(tmp_path)), iterations=points)
     plots.plot_convergence(data, tmp_path / "c.png")
@@ -97,7 +104,6 @@ def test_linear_convergence_cuts_off_outliers(tmp_path, captured):
 
 def _study_path(tmp_path):
     from ConfigSpace import ConfigurationSpace
-
     from ensembo import Study
 
     path = tmp_path / "small.db"
@@ -108,13 +114,17 @@ def _study_path(tmp_path):
 
 
 def test_ordinal_and_constant_hyperparameters_are_drawn(tmp_path, captured):
-    from ConfigSpace import Constant, ConfigurationSpace, Float, OrdinalHyperparameter
-
+    from ConfigSpace import ConfigurationSpace, Constant, Float, OrdinalHyperparameter
     from ensembo import Study
 
     space = ConfigurationSpace(name="ordinal")
-    space.add([OrdinalHyperparameter("size", ["small", "medium", "large"]), Float("x", (0.0, 1.0)),
-               Constant("c", "k")])
+    space.add(
+        [
+            OrdinalHyperparameter("size", ["small", "medium", "large"]),
+            Float("x", (0.0, 1.0)),
+            Constant("c", "k"),
+        ]
+    )
     rank = {"small": 1, "medium": 2, "large": 3}
     Study(space, surrogate=None, storage=tmp_path / "o.db").optimize(
         lambda c: rank[c["size"]] + c["x"], n_trials=15

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from ensembo.cli import main
 
 
@@ -14,8 +13,12 @@ def test_report_writes_tables_and_figures(stored_study, tmp_path, capsys):
     assert main(["report", str(stored_study[0]), "--out", str(out)]) == 0
     names = sorted(p.name for p in out.iterdir())
     assert names == [
-        "convergence.png", "ensemble_composition.png", "hyperparameters.png",
-        "report.md", "trials.csv", "trials.md",
+        "convergence.png",
+        "ensemble_composition.png",
+        "hyperparameters.png",
+        "report.md",
+        "trials.csv",
+        "trials.md",
     ]
     assert "![convergence](convergence.png)" in (out / "report.md").read_text()
     assert str(out / "report.md") in capsys.readouterr().out
@@ -41,7 +44,9 @@ def test_benchmark_csv_gives_ranks_and_a_diagram(tmp_path):
     pytest.importorskip("matplotlib")
     rng = np.random.default_rng(1)
     lines = ["problem,method,loss"] + [
-        f"p{p},{m},{rng.normal() + offset}" for p in range(12) for m, offset in (("a", 0), ("b", 1), ("c", 2))
+        f"p{p},{m},{rng.normal() + offset}"
+        for p in range(12)
+        for m, offset in (("a", 0), ("b", 1), ("c", 2))
     ]
     (tmp_path / "results.csv").write_text("\n".join(lines) + "\n")
     assert main(["report", str(tmp_path / "results.csv")]) == 0

@@ -14,7 +14,9 @@ def test_csv_has_one_row_per_trial_with_hyperparameters_and_info(stored_study, t
     with write_trials_csv(data, tmp_path / "trials.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == len(study.trials)
-    assert {"learner", "alpha", "depth", "test_loss", "best_so_far", "ensemble_loss"} <= set(rows[0])
+    assert {"learner", "alpha", "depth", "test_loss", "best_so_far", "ensemble_loss"} <= set(
+        rows[0]
+    )
     first = study.trials[0]
     assert float(rows[0]["loss"]) == first.loss
     inactive = "depth" if first.config["learner"] == "ridge" else "alpha"

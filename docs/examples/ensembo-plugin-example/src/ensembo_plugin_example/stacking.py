@@ -45,7 +45,11 @@ class Stacking:
     def __init__(self, alpha: float = 1e-3, max_candidates: int = 20, min_weight: float = 0.01):
         if not isinstance(alpha, int | float) or alpha < 0:
             raise OptionError("ensemble strategy 'stacking'", "alpha", alpha, "a number >= 0")
-        if isinstance(max_candidates, bool) or not isinstance(max_candidates, int) or max_candidates < 1:
+        if (
+            isinstance(max_candidates, bool)
+            or not isinstance(max_candidates, int)
+            or max_candidates < 1
+        ):
             raise OptionError(
                 "ensemble strategy 'stacking'", "max_candidates", max_candidates, "an integer >= 1"
             )
@@ -75,7 +79,9 @@ class Stacking:
         if weights.sum() <= 0:
             return Ensemble.single(best.number)
         weights = weights / weights.sum()
-        kept = {t.number: w for t, w in zip(candidates, weights) if w >= self.min_weight}
+        kept = {
+            t.number: w for t, w in zip(candidates, weights, strict=True) if w >= self.min_weight
+        }
         if not kept:
             return Ensemble.single(best.number)
         return Ensemble.from_counts(kept)
@@ -88,9 +94,7 @@ class Stacking:
         if context.task != "classification" and first.ndim == 1:
             columns = [np.asarray(t.predictions, dtype=float) for t in candidates]
             return np.column_stack(columns), y_true.astype(float)
-        classes = (
-            np.asarray(context.classes) if context.classes is not None else np.unique(y_true)
-        )
+        classes = np.asarray(context.classes) if context.classes is not None else np.unique(y_true)
         columns = []
         for trial in candidates:
             predictions = np.asarray(trial.predictions)
