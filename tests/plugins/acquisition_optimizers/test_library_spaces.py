@@ -77,4 +77,6 @@ def test_neighbours_change_one_active_value_and_keep_activity_consistent(library
         np.testing.assert_array_equal(np.isnan(decoded), np.isnan(row))
         # Values agree except where a quantized hyperparameter snapped onto its grid.
         exact = ~np.isnan(row) & ~QUANTIZED[space.name]
-        np.testing.assert_allclose(decoded[exact], row[exact])
+        # ConfigSpace rounds stored values, which moves tiny log-scaled values (e.g.
+        # l2_regularization near 1e-10) by ~1e-7 in the normalized vector.
+        np.testing.assert_allclose(decoded[exact], row[exact], rtol=0, atol=1e-6)
