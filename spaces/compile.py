@@ -104,6 +104,8 @@ def _build(param: Param, meta: dict[str, Any]):
         )
     if param.kind in ("categorical", "choice"):
         kwargs = {} if param.default is None else {"default_value": param.default}
+        if param.weights is not None:  # sampling prior over the choices
+            kwargs["weights"] = list(param.weights)
         return CategoricalHyperparameter(param.name, list(param.choices), meta=meta, **kwargs)
     if param.kind == "ordinal":
         kwargs = {} if param.default is None else {"default_value": param.default}

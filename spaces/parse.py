@@ -200,8 +200,25 @@ class _Parser:
             return None
         weights = raw.get("weights")
         if weights is not None:
-            self.problems.add(f"{path}.weights", "weights are not supported yet; remove them")
-        return {**fields, "choices": choices, "default": self._default_in(raw, choices, path)}
+            valid = isinstance(weights, list) and len(weights) == len(choices)
+            if (
+                not valid
+                or not all(
+                    isinstance(w, int | float) and not isinstance(w, bool) and w >= 0
+                    for w in weights
+                )
+                or not sum(weights) > 0
+            ):
+                self.problems.add(
+                    f"{path}.weights",
+                    f"weights are {len(choices)} non-negative numbers (not all 0), one per "
+                    f"choice, got {weights!r}",
+                )
+                weights = None
+            else:
+                weights = tuple(float(w) for w in weights)
+        default = self._default_in(raw, choices, path)
+        return {**fields, "choices": choices, "default": default, "weights": weights}
 
     def _bool(self, raw, path, fields):
         default = raw.get("default", True)

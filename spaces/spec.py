@@ -108,6 +108,7 @@ class Param:
     q: float | int | None = None
     default: Any = None
     choices: tuple[Any, ...] = ()
+    weights: tuple[float, ...] | None = None
     options: tuple[Option, ...] = ()
     impute: Any = None
     when: Condition | None = None

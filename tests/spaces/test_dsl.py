@@ -200,6 +200,14 @@ def test_ordinal_constant_bool_and_quantization():
     )
 
 
+def test_categorical_weights_shape_the_sampling_prior():
+    space = space_of({"c": {"type": "categorical", "choices": ["a", "b"], "weights": [9, 1]}})
+    drawn = [config["c"] for config in space.sample(400, seed=0)]
+    assert 0.8 < drawn.count("a") / len(drawn) < 0.97
+    with pytest.raises(SpaceError, match=r"params\.c\.weights: weights are 2 non-negative"):
+        space_of({"c": {"type": "categorical", "choices": ["a", "b"], "weights": [1]}})
+
+
 def test_yaml_floats_without_exponent_sign_are_numbers(tmp_path):
     space = spaces.load(
         write(tmp_path, "params:\n  x: {type: float, low: 1e-5, high: 1.0e5, log: true}\n")
