@@ -24,7 +24,7 @@ from ensembo.storage import Storage, open_storage
 from ensembo.trials import History, Trial, TrialState
 from scipy.stats import rankdata
 
-MIN_ACTIVE = 5
+MIN_ACTIVE = 8
 """Fewest trials a hyperparameter must be active in to be ranked by importance."""
 MAX_BINS = 5
 """Quantile bins a numeric hyperparameter's values are grouped into for importance."""

@@ -43,6 +43,26 @@ def spans_decades(values: Sequence[float], decades: float = DECADES_FOR_LOG) -> 
     return bool(array.size and array.min() > 0 and np.log10(array.max() / array.min()) >= decades)
 
 
+def use_log_scale(axis: Any, values: Sequence[float]) -> None:
+    """A logarithmic axis with labels that do not collide.
+
+    Over two decades or more, only powers of ten are labelled. Over a narrower range
+    matplotlib would label every minor tick (2x10^-2, 3x10^-2, ... overlapping), so
+    ticks go at 1, 2 and 5 times powers of ten, written plainly (0.05, 0.1, 0.2).
+    """
+    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
+
+    axes = axis.axes
+    if axis is axes.xaxis:
+        axes.set_xscale("log")
+    else:
+        axes.set_yscale("log")
+    axis.set_minor_formatter(NullFormatter())
+    if not spans_decades(values):
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(FormatStrFormatter("%g"))
+
+
 def loss_label(data: ReportData) -> str:
     return f"validation loss ({data.loss_name})" if data.loss_name else "loss"
 
@@ -85,7 +105,7 @@ def plot_convergence(data: ReportData, path: Path) -> Path:
     shown = [p.loss for p in points] + [loss for _, loss in ensemble]
     log = spans_decades(shown)
     if log:
-        axes.set_yscale("log")
+        use_log_scale(axes.yaxis, shown)
     elif points:
         _clip_outliers(axes, numbers, [p.loss for p in points], points[0].best_so_far)
     axes.set_xlabel("trial number")
@@ -96,22 +116,20 @@ def plot_convergence(data: ReportData, path: Path) -> Path:
     return save(figure, path)
 
 
-def _clip_outliers(
-    axes: Any, numbers: Sequence[int], losses: Sequence[float], first_best: float
-) -> None:
-    """On a linear axis a few very bad trials squash the curves that matter: cut the
-    axis above the 90th percentile (or the first best, if higher) and mark the trials
-    beyond it at the top edge."""
+def _clip_outliers(axes: Any, x: Sequence[float], losses: Sequence[float], floor: float) -> None:
+    """On a linear axis a few very bad trials squash the points that matter: cut the
+    axis above the 90th percentile of the losses (or ``floor``, if higher) and mark
+    the trials beyond it at the top edge."""
     array = np.asarray(losses, dtype=float)
     low = float(min(array.min(), 0.0 if array.min() >= 0 else array.min()))
-    top = max(float(np.quantile(array, 0.9)), float(first_best))
+    top = max(float(np.quantile(array, 0.9)), float(floor))
     top += 0.08 * (top - low)
     beyond = array > top
     if not beyond.any():
         return
     axes.set_ylim(bottom=low, top=top)
     axes.scatter(
-        np.asarray(numbers)[beyond],
+        np.asarray(x)[beyond],
         np.full(beyond.sum(), top),
         marker="^",
         s=40,
@@ -219,7 +237,7 @@ def plot_hyperparameters(data: ReportData, path: Path) -> Path | None:
         else:
             x = np.array([t.config[name] for t in active], dtype=float)
             if getattr(hp, "log", False):
-                axes.set_xscale("log")
+                use_log_scale(axes.xaxis, x)
         scatter = axes.scatter(
             x, losses, c=order, cmap="viridis", s=16, vmin=0, vmax=max(len(data.trials) - 1, 1)
         )
@@ -235,9 +253,12 @@ def plot_hyperparameters(data: ReportData, path: Path) -> Path | None:
                 zorder=5,
                 label="best",
             )
-            axes.legend(loc="best", fontsize="small")
         if log_loss:
-            axes.set_yscale("log")
+            use_log_scale(axes.yaxis, losses)
+        else:
+            _clip_outliers(axes, x, losses, floor=min(losses))
+        if axes.get_legend_handles_labels()[0]:
+            axes.legend(loc="best", fontsize="small")
         axes.set_xlabel(name + (" (log scale)" if getattr(hp, "log", False) else ""))
         axes.set_ylabel(loss_label(data) if index % columns == 0 else "")
         axes.set_title(f"{name}  (score {scores[name]:.2f})", fontsize="medium")

@@ -134,3 +134,16 @@ def test_ordinal_and_constant_hyperparameters_are_drawn(tmp_path, captured):
     plots.plot_hyperparameters(data, tmp_path / "h.png")
     size_axes = next(a for a in captured["h.png"].axes if a.get_xlabel() == "size")
     assert [t.get_text() for t in size_axes.get_xticklabels()] == ["small", "medium", "large"]
+
+
+def test_narrow_log_axes_get_plain_labels_at_1_2_5(tmp_path):
+    from matplotlib.ticker import FormatStrFormatter, NullFormatter
+
+    figure = plots.new_figure(3, 3)
+    narrow, wide = figure.subplots(1, 2)
+    plots.use_log_scale(narrow.xaxis, [0.03, 0.4])
+    plots.use_log_scale(wide.yaxis, [1e-3, 10.0])
+    assert narrow.get_xscale() == "log" and wide.get_yscale() == "log"
+    assert isinstance(narrow.xaxis.get_major_formatter(), FormatStrFormatter)
+    assert isinstance(narrow.xaxis.get_minor_formatter(), NullFormatter)
+    assert not isinstance(wide.yaxis.get_major_formatter(), FormatStrFormatter)
