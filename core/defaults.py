@@ -47,3 +47,12 @@ def default_n_initial(space: Space) -> int:
         return flat
     signatures = space.encode_vectors(space.sample_vectors(_BRANCH_PROBE, 0)).signature
     return min(max(flat, POINTS_PER_BRANCH * len(np.unique(signatures))), 30)
+
+
+def default_fantasy() -> str:
+    """What pending trials are told when others run in parallel: the surrogate's own
+    mean (kriging believer). The constant liar (best target) pulls the GP's mean down
+    around pending points, so new suggestions crowd next to them: in a 3-seed check on
+    Branin with 8 workers (50 trials) it ended about 100x further from the optimum
+    (regret 6e-4..2e-3 against 4e-6..2e-5; see docs/architecture.md, issue 9)."""
+    return "kriging-believer"

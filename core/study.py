@@ -120,6 +120,7 @@ class Study:
             surrogate,
             self._build("acquisition", self._specs["acquisition"]),
             self._build("acquisition_optimizer", optimizer_spec),
+            fantasy=defaults.default_fantasy(),
         )
 
     def _observers(self, callbacks: Iterable[Any]):
@@ -210,14 +211,13 @@ class Study:
     def suggest_batch(self, first: int, n: int) -> list[dict[str, Any]]:
         """Configurations for trials ``first .. first + n - 1``.
 
-        Model-based suggestions come from one proposer call for the whole batch (one
-        surrogate fit), which lets a parallel run keep many workers busy when fitting
-        is slower than evaluating. A suggestion that repeats a trial, or that nearly
-        equals a pending trial or another suggestion of the batch (see
+        Model-based suggestions are made one after the other, each with the pending
+        trials and the batch so far as pending (fantasies / constant liar in the
+        proposer). A suggestion that repeats a trial, or that nearly equals a pending
+        trial or another suggestion of the batch (see
         :class:`ensembo.execution.DistinctConfigs`; TPE and random proposers know
-        nothing of constant liars), is proposed again with the batch so far counted as
-        pending, and after that replaced by a random draw, so that workers do not
-        evaluate it twice.
+        nothing of pending trials), is proposed again with fresh randomness, and after
+        that replaced by a random draw, so that workers do not evaluate it twice.
         """
         numbers = range(first, first + n)
         if first < self.n_initial or len(self.history.completed()) < 2:
@@ -240,26 +240,32 @@ class Study:
             )
         distinct = execution.DistinctConfigs(self.space, self.history)
         chosen: list[dict[str, Any]] = []
+        for number in numbers:
+            chosen.append(self._propose_distinct(number, targets, distinct, chosen))
+        return chosen
+
+    def _propose_distinct(
+        self,
+        number: int,
+        targets: np.ndarray,
+        distinct: execution.DistinctConfigs,
+        batch: list[dict[str, Any]],
+    ) -> dict[str, Any]:
+        """One model-based suggestion, the batch so far counted as pending trials."""
+        history = self._with_pending(batch) if batch else self.history
         for attempt in range(_PROPOSALS_BEFORE_RANDOM):
-            # after a rejection, propose again with the batch so far as pending trials
-            history = self.history if not chosen else self._with_pending(chosen)
-            proposed = self.proposer.propose(
-                self.space, history, targets, n - len(chosen), self._rng(first, attempt)
-            )
-            chosen += [c for c in map(self.space.validate, proposed) if distinct.admit(c)]
-            if len(chosen) >= n:
-                return chosen[:n]
+            rng = self._rng(number, attempt)
+            proposed = self.proposer.propose(self.space, history, targets, 1, rng)
+            config = self.space.validate(proposed[0])
+            if distinct.admit(config):
+                return config
         for attempt in range(_RANDOM_DRAWS):
-            drawn = self.space.sample(1, self._rng(first, _RANDOM_PURPOSE + attempt))[0]
+            drawn = self.space.sample(1, self._rng(number, _RANDOM_PURPOSE + attempt))[0]
             if distinct.admit(drawn):
-                chosen.append(drawn)
-            if len(chosen) == n:
-                logger.info("trials %d+: proposals repeated known trials; drew random ones", first)
-                return chosen
-        logger.warning("trials %d+ repeat known configurations; the space looks exhausted", first)
-        repeats = [self.space.validate(c) for c in proposed]
-        repeats = repeats or self.space.sample(1, self._rng(first))
-        return chosen + [repeats[i % len(repeats)] for i in range(n - len(chosen))]
+                logger.info("trial %d: proposals repeated known trials; drew a random one", number)
+                return drawn
+        logger.warning("trial %d repeats a known configuration; the space looks exhausted", number)
+        return config
 
     def _with_pending(self, configs: list[dict[str, Any]]) -> History:
         """The history plus ``configs`` as running trials, for proposals that must

@@ -1,13 +1,10 @@
 """The asynchronous optimize loop: ask as soon as a slot frees, tell as results arrive.
 
 Whenever fewer than ``backend.slots`` evaluations are in flight the loop asks the study
-for as many trials as there are free slots, so every suggestion is made from all the
-results told so far with the still-running trials counted as pending (fantasies /
-constant liar in the proposer, de-duplication in ``Study.suggest_batch``). Usually one
-slot frees at a time; when suggesting is slower than evaluating, several results
-arrive during one suggestion and the next ask fills all their slots from one surrogate
-fit, which keeps the workers busy instead of queueing behind the driver. Each outcome
-is recorded the moment it arrives, one storage transaction per state change, so killing
+for a trial and submits it at once, so every suggestion is made from all the results
+told so far, with the still-running trials counted as pending (fantasies / constant
+liar in the proposer, de-duplication in ``Study.suggest_batch``). Each outcome is
+recorded the moment it arrives, one storage transaction per state change, so killing
 the driver at any point loses no finished trial.
 """
 
@@ -21,7 +18,6 @@ from typing import TYPE_CHECKING
 from ensembo.execution.backend import Backend, Objective
 from ensembo.execution.child import NO_LIMITS, TrialLimits
 from ensembo.execution.outcome import Outcome, OutcomeKind
-from ensembo.execution.pacing import Pacing
 from ensembo.trials import Trial, TrialState
 
 if TYPE_CHECKING:
@@ -54,45 +50,28 @@ def run_trials(
     """
     deadline = None if timeout is None else time.monotonic() + timeout
     running: dict[Hashable, Trial] = {}
-    pacing = Pacing()
     finished = 0
     stopping = False
-
-    def settle(ended: list[Hashable]) -> None:
-        nonlocal finished
-        for handle in ended:
-            trial = running.pop(handle)
-            outcome = backend.outcome(handle)
-            pacing.ended(handle, outcome.seconds)
-            told = record(study, trial, outcome, catch=catch, max_retries=max_retries)
-            finished += told.state.finished
-
     try:
         while True:
             free = backend.slots - len(running)
             if n_trials is not None:
                 free = min(free, n_trials - finished - len(running))
-            if not stopping and free > 0:
+            for _ in range(free):
+                if stopping:
+                    break
                 if (deadline is not None and time.monotonic() >= deadline) or should_stop():
                     stopping = True
-                else:
-                    asking = time.monotonic()
-                    asked = study.ask_batch(free)
-                    pacing.asked(time.monotonic() - asking)
-                    for trial in asked:
-                        handle = backend.submit(objective, dict(trial.config), limits)
-                        running[handle] = trial
-                        pacing.submitted(handle)
+                    break
+                trial = study.ask()  # submitted at once: a worker waits for one ask only
+                running[backend.submit(objective, dict(trial.config), limits)] = trial
             if not running:
                 break
-            settle(backend.wait(list(running)))
-            gather_until = None if stopping else pacing.gather_deadline(list(running))
-            while gather_until is not None and running and time.monotonic() < gather_until:
-                ended = backend.wait(list(running), timeout=gather_until - time.monotonic())
-                if not ended:
-                    break
-                settle(ended)
-                gather_until = pacing.gather_deadline(list(running)) and gather_until
+            for handle in backend.wait(list(running)):
+                trial = running.pop(handle)
+                outcome = backend.outcome(handle)
+                told = record(study, trial, outcome, catch=catch, max_retries=max_retries)
+                finished += told.state.finished
     except BaseException as error:
         # Every RUNNING trial, not only those in ``running``: Ctrl-C may land between
         # taking a result and recording it, or inside an ask.

@@ -1,34 +1,31 @@
-"""Batched asks and pacing: when the driver is slower than the workers."""
+"""Batched asks: one suggestion after the other, earlier ones counted as pending."""
 
 from __future__ import annotations
 
-import time
-
 from ensembo import Study, TrialState
 from ensembo.execution import DistinctConfigs
-from ensembo.execution.pacing import Pacing
 from ensembo.spaces import load
 
 
 class CountingProposer:
-    """Proposes distinct points along a line and counts its calls."""
+    """Proposes distinct points along a line; records how many trials were pending."""
 
     def __init__(self):
         self.calls = []
 
     def propose(self, space, history, targets, n, rng):
-        self.calls.append(n)
+        self.calls.append(len(history.pending()))
         start = len(history)
         return [{"x": -5.0 + start + i, "y": 1.0} for i in range(n)]
 
 
-def test_a_batch_ask_makes_one_proposer_call_and_distinct_trials(flat_space):
+def test_a_batch_ask_counts_earlier_members_as_pending(flat_space):
     proposer = CountingProposer()
     study = Study(flat_space, surrogate=proposer, n_initial=2, seed=0)
     for trial in study.ask_batch(2):  # the initial design, no proposer
         study.tell(trial, 1.0)
     batch = study.ask_batch(4)
-    assert proposer.calls == [4]
+    assert proposer.calls == [0, 1, 2, 3]
     assert [t.number for t in batch] == [2, 3, 4, 5]
     assert all(t.state is TrialState.RUNNING for t in batch)
     assert len({tuple(sorted(t.config.items())) for t in study.trials}) == 6
@@ -41,19 +38,6 @@ def test_interrupted_trials_come_first_in_a_batch(flat_space):
     batch = study.ask_batch(2)
     assert batch[0].number == second.number and batch[0].attempts == 2
     assert batch[1].number == 2
-
-
-def test_pacing_waits_only_when_asking_is_slower_than_evaluating():
-    pacing = Pacing()
-    assert pacing.gather_deadline(["a"]) is None  # nothing measured yet
-    pacing.submitted("a")
-    pacing.ended("a", 0.5)
-    pacing.submitted("b")
-    pacing.asked(0.05)  # fast asks: never wait
-    assert pacing.gather_deadline(["b"]) is None
-    pacing.asked(2.0)  # slow asks: wait for "b", expected within ~0.5 s, not longer than an ask
-    deadline = pacing.gather_deadline(["b"])
-    assert deadline is not None and 0.5 < deadline - time.monotonic() <= 2.0
 
 
 def test_suggestions_near_a_pending_trial_are_refused_near_a_finished_one_allowed(flat_space):
