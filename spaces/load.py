@@ -18,7 +18,8 @@ from ensembo.errors import SpaceError
 from ensembo.spaces.check_components import check_components
 from ensembo.spaces.compile import compile_spec
 from ensembo.spaces.document import SUFFIXES, normalize, read_document
-from ensembo.spaces.parse import ordered_options, parse
+from ensembo.spaces.options import ordered_options
+from ensembo.spaces.parse import parse
 from ensembo.spaces.space import Space
 from ensembo.spaces.spec import SpaceSpec
 

@@ -3,7 +3,8 @@
 Structure checks live here (unknown keys, types, empty ranges, log over non-positive
 bounds, defaults outside ranges, unresolvable or cyclic conditions); what only
 ConfigSpace or the estimator classes can tell is checked in ``compile.py`` and
-``components.py``.
+``check_components.py``; estimator components and steps are read by
+``parse_components.py``.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from typing import Any
 import attrs
 from ensembo.spaces import impute
 from ensembo.spaces.conditions import SCALARS, parse_condition, parse_forbidden, resolve_condition
-from ensembo.spaces.problems import Problems
-from ensembo.spaces.spec import SEPARATOR, Component, Option, Param, SpaceSpec, Step, join, parents
+from ensembo.spaces.options import option_pairs
+from ensembo.spaces.parse_components import COMPONENT_KEYS, parse_component, parse_steps
+from ensembo.spaces.problems import Problems, unknown_keys
+from ensembo.spaces.spec import SEPARATOR, Option, Param, SpaceSpec, parents
 
-COMPONENT_KEYS = ("estimator", "fixed", "rename", "pack")
 TOP_KEYS = ("name", "description", "impute", "params", "forbidden", "steps", *COMPONENT_KEYS)
 COMMON_KEYS = ("type", "when", "impute", "description")
 TYPE_KEYS = {
@@ -37,7 +39,7 @@ def parse(document: Any, source: str = "") -> tuple[SpaceSpec | None, Problems]:
     if not isinstance(document, Mapping):
         problems.add("", f"a space document is a mapping, got {type(document).__name__}")
         return None, problems
-    _unknown_keys(document, TOP_KEYS, "", problems)
+    unknown_keys(document, TOP_KEYS, "", problems)
     parser = _Parser(problems)
     raw_params = document.get("params")
     if not isinstance(raw_params, Mapping) or not raw_params:
@@ -54,17 +56,10 @@ def parse(document: Any, source: str = "") -> tuple[SpaceSpec | None, Problems]:
         forbidden=tuple(
             parse_forbidden(document.get("forbidden", []), "forbidden", params, problems)
         ),
-        steps=tuple(_steps(document.get("steps", []), params, problems)),
-        component=_component(document, "", problems),
+        steps=tuple(parse_steps(document.get("steps", []), params, problems)),
+        component=parse_component(document, "", problems),
     )
     return spec, problems
-
-
-def _unknown_keys(raw: Mapping, valid: tuple[str, ...], path: str, problems: Problems) -> None:
-    for key in raw:
-        if key not in valid:
-            where = f"{path}.{key}" if path else str(key)
-            problems.add(where, f"unknown key {key!r}; valid keys: {', '.join(valid)}")
 
 
 def _rule(raw: Any, path: str, problems: Problems) -> Any:
@@ -116,7 +111,7 @@ class _Parser:
                 f"{path}.type", f"unknown type {kind!r}; valid: {', '.join(TYPE_KEYS)}"
             )
             return
-        _unknown_keys(raw, COMMON_KEYS + TYPE_KEYS[kind], path, self.problems)
+        unknown_keys(raw, COMMON_KEYS + TYPE_KEYS[kind], path, self.problems)
         fields: dict[str, Any] = {
             "name": scope + local,
             "local": local,
@@ -273,7 +268,7 @@ class _Parser:
                 Option(
                     name=option,
                     scope=scope,
-                    component=_component(body, where, self.problems),
+                    component=parse_component(body, where, self.problems),
                     path=where,
                 )
             )
@@ -321,132 +316,3 @@ class _Parser:
 
         for param in params:
             visit(param.name, [])
-
-
-def option_pairs(options: Any) -> list[tuple[Any, Any]] | None:
-    """(name, body) of a choice's options, in order: from a mapping or from a list of
-    one-key mappings (the stored form, which survives JSON with sorted keys)."""
-    if isinstance(options, Mapping):
-        return list(options.items())
-    if isinstance(options, list) and all(isinstance(o, Mapping) and len(o) == 1 for o in options):
-        return [next(iter(o.items())) for o in options]
-    return None
-
-
-def ordered_options(document: Any) -> Any:
-    """``document`` with every choice's options as a list of one-key mappings.
-
-    Option order is the order of a categorical's values (its encoding, its default);
-    stores that serialize JSON with sorted keys would otherwise reorder them.
-    """
-    if not isinstance(document, Mapping):
-        return document
-    result = dict(document)
-    if isinstance(document.get("params"), Mapping):
-        result["params"] = {k: _ordered_param(v) for k, v in document["params"].items()}
-    return result
-
-
-def _ordered_param(param: Any) -> Any:
-    if not isinstance(param, Mapping) or param.get("type") != "choice":
-        return param
-    pairs = option_pairs(param.get("options"))
-    if pairs is None:
-        return param
-    ordered = []
-    for name, body in pairs:
-        if isinstance(body, Mapping):
-            body = {k: _ordered_param(v) for k, v in body.items()}
-        ordered.append({name: body})
-    return {**param, "options": ordered}
-
-
-def _component(raw: Mapping, path: str, problems: Problems) -> Component | None:
-    present = [k for k in COMPONENT_KEYS if k in raw]
-    if not present:
-        return None
-
-    def where(key: str) -> str:
-        return join(path, key)
-
-    if "estimator" not in raw:
-        problems.add(where(present[0]), f"'{present[0]}' needs an 'estimator' next to it")
-        return None
-    estimator, by, by_options = raw["estimator"], None, ()
-    if isinstance(estimator, Mapping):
-        _unknown_keys(estimator, ("by", "options"), where("estimator"), problems)
-        by, options = estimator.get("by"), estimator.get("options")
-        if not isinstance(by, str) or not isinstance(options, Mapping) or not options:
-            problems.add(
-                where("estimator"),
-                "a switched estimator is {by: CHOICE, options: {OPTION: ESTIMATOR}}",
-            )
-            return None
-        by_options = tuple((str(k), str(v)) for k, v in options.items())
-        estimator = None
-    elif not isinstance(estimator, str) or not estimator:
-        problems.add(
-            where("estimator"), f"an estimator is a registry name or dotted path, got {estimator!r}"
-        )
-        return None
-    mappings = {}
-    for key in ("fixed", "rename", "pack"):
-        value = raw.get(key, {})
-        if not isinstance(value, Mapping):
-            problems.add(where(key), f"'{key}' is a mapping, got {value!r}")
-            value = {}
-        mappings[key] = value
-    for target, sources in mappings["pack"].items():
-        if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
-            problems.add(
-                where(f"pack.{target}"), f"'pack' lists hyperparameter names, got {sources!r}"
-            )
-    return Component(
-        estimator=estimator,
-        by=by,
-        by_options=by_options,
-        fixed=tuple((str(k), v) for k, v in mappings["fixed"].items()),
-        rename=tuple((str(k), v) for k, v in mappings["rename"].items()),
-        pack=tuple((str(k), tuple(v)) for k, v in mappings["pack"].items() if isinstance(v, list)),
-        path=path,
-    )
-
-
-def _steps(raw: Any, params: list[Param], problems: Problems) -> list[Step]:
-    if not isinstance(raw, list):
-        problems.add("steps", f"'steps' is a list, got {raw!r}")
-        return []
-    steps, seen = [], set()
-    for index, entry in enumerate(raw):
-        where = f"steps[{index}]"
-        if isinstance(entry, str):
-            match = [p for p in params if p.name == entry and p.scope == ""]
-            if not match or match[0].kind != "choice":
-                choices = [p.name for p in params if p.kind == "choice" and p.scope == ""]
-                problems.add(
-                    where, f"step {entry!r} must name a top-level choice; choices: {choices}"
-                )
-                continue
-            step = Step(name=entry, param=entry, path=where)
-        elif isinstance(entry, Mapping) and len(entry) == 1:
-            ((name, body),) = entry.items()
-            component = (
-                _component(body, f"{where}.{name}", problems) if isinstance(body, Mapping) else None
-            )
-            if component is None:
-                problems.add(
-                    f"{where}.{name}", "a fixed step is {NAME: {estimator: ..., fixed: {...}}}"
-                )
-                continue
-            step = Step(name=str(name), component=component, path=where)
-        else:
-            problems.add(
-                where, f"a step is a choice name or {{NAME: {{estimator: ...}}}}, got {entry!r}"
-            )
-            continue
-        if step.name in seen:
-            problems.add(where, f"duplicate step name {step.name!r}")
-            continue
-        seen.add(step.name)
-        steps.append(step)
-    return steps

@@ -19,6 +19,14 @@ class SpaceDefinitionError(SpaceError):
         return "\n".join(str(problem) for problem in self.problems)
 
 
+def unknown_keys(raw, valid: tuple[str, ...], path: str, problems: Problems) -> None:
+    """Add a problem for every key of ``raw`` that is not in ``valid``."""
+    for key in raw:
+        if key not in valid:
+            where = f"{path}.{key}" if path else str(key)
+            problems.add(where, f"unknown key {key!r}; valid keys: {', '.join(valid)}")
+
+
 class Problems:
     """A list of problems found in the document read from ``source``."""
 

@@ -1,0 +1,44 @@
+"""Choice options in order: a mapping as written, or the stored list of one-key mappings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def option_pairs(options: Any) -> list[tuple[Any, Any]] | None:
+    """(name, body) of a choice's options, in order: from a mapping or from a list of
+    one-key mappings (the stored form, which survives JSON with sorted keys)."""
+    if isinstance(options, Mapping):
+        return list(options.items())
+    if isinstance(options, list) and all(isinstance(o, Mapping) and len(o) == 1 for o in options):
+        return [next(iter(o.items())) for o in options]
+    return None
+
+
+def ordered_options(document: Any) -> Any:
+    """``document`` with every choice's options as a list of one-key mappings.
+
+    Option order is the order of a categorical's values (its encoding, its default);
+    stores that serialize JSON with sorted keys would otherwise reorder them.
+    """
+    if not isinstance(document, Mapping):
+        return document
+    result = dict(document)
+    if isinstance(document.get("params"), Mapping):
+        result["params"] = {k: _ordered_param(v) for k, v in document["params"].items()}
+    return result
+
+
+def _ordered_param(param: Any) -> Any:
+    if not isinstance(param, Mapping) or param.get("type") != "choice":
+        return param
+    pairs = option_pairs(param.get("options"))
+    if pairs is None:
+        return param
+    ordered = []
+    for name, body in pairs:
+        if isinstance(body, Mapping):
+            body = {k: _ordered_param(v) for k, v in body.items()}
+        ordered.append({name: body})
+    return {**param, "options": ordered}
