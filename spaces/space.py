@@ -186,8 +186,7 @@ class Space:
         self.configspace.seed(int(rng.integers(2**31 - 1)))
         found: list[dict[str, Any]] = []
         for _ in range(_MAX_RESAMPLING_ROUNDS):
-            drawn = self.configspace.sample_configuration(n - len(found))
-            drawn = [drawn] if isinstance(drawn, Configuration) else drawn
+            drawn = self._draw(n - len(found))
             for configuration in drawn:
                 config = self._to_dict(configuration)
                 if self._quantized:
@@ -197,6 +196,12 @@ class Space:
             if len(found) == n:
                 return found
         raise SpaceError(self.name, f"could not sample {n} valid quantized configurations")
+
+    def _draw(self, n: int) -> list[Configuration]:
+        """``n`` configurations from ConfigSpace (asking for one avoids its size=1 warning)."""
+        if n == 1:
+            return [self.configspace.sample_configuration()]
+        return list(self.configspace.sample_configuration(n))
 
     def default(self) -> dict[str, Any]:
         return self._to_dict(self.configspace.get_default_configuration())
@@ -282,8 +287,7 @@ class Space:
             return self.vectors(self.sample(n, seed))
         rng = np.random.default_rng(seed)
         self.configspace.seed(int(rng.integers(2**31 - 1)))
-        drawn = self.configspace.sample_configuration(n)
-        drawn = [drawn] if isinstance(drawn, Configuration) else drawn
+        drawn = self._draw(n)
         return np.array([c.get_array() for c in drawn], dtype=float).reshape(n, self.dimension)
 
     def encode_vectors(self, raw: np.ndarray) -> EncodedBatch:
