@@ -14,7 +14,7 @@ import numpy as np
 
 LENGTHSCALE_BOUNDS = (5e-3, 50.0)
 AMPLITUDE_BOUNDS = (5e-2, 20.0)  # signal variance, targets standardized to unit variance
-NOISE_FLOOR = 1e-6  # default lowest noise variance; keeps duplicate points factorizable
+NOISE_FLOOR = 1e-10  # default lowest noise variance (jitter escalation handles duplicates)
 NOISE_CEILING = 1.0
 MEAN_BOUNDS = (-5.0, 5.0)
 HORSESHOE_SCALE = 0.1  # Spearmint's default noise scale
