@@ -11,12 +11,15 @@ from 20 values in [0.1, 0.8] by the ensemble's loss on the out-of-fold meta-set
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from ensembo.ensemble import Ensemble, EnsembleContext
-from ensembo.plugins.ensembles.best_model_posterior import SAMPLERS, sample_risks, win_shares
+from ensembo.plugins.ensembles.best_model_posterior import (
+    SAMPLERS, resample_counts, sample_risks, win_shares,
+)
 from ensembo.plugins.ensembles.pool import (
     TrialCache, Pool, build_pool, require_ensemble_loss, resolve_loss,
 )
@@ -48,6 +51,9 @@ class AgnosticBayes:
         self.alpha, self.loss = float(alpha), loss
         self.chosen_rho: float | None = None
         self._cache = TrialCache()
+        self._resamples_key: tuple[int, ...] | None = None
+        self._resamples = np.empty((0, 0))
+        self._risk_columns: dict[int, np.ndarray] = {}
 
     def targets(self, history: History, context: EnsembleContext) -> np.ndarray:
         return history.losses()
@@ -56,11 +62,31 @@ class AgnosticBayes:
         """Nothing to track: the posterior is recomputed from the whole pool."""
 
     def posterior(self, pool: Pool, losses: np.ndarray, rho: float, seed: int) -> np.ndarray:
+        if self.sampler == "bootstrap":
+            return win_shares(self._bootstrap_risks(pool, losses, rho, seed))
         rng = np.random.default_rng([seed, len(pool), 11])
         risks = sample_risks(
             losses, self.n_samples, rng, sampler=self.sampler, rho=rho, alpha=self.alpha
         )
         return win_shares(risks)
+
+    def _bootstrap_risks(self, pool: Pool, losses: np.ndarray, rho: float, seed: int) -> np.ndarray:
+        """(n_samples, n) bootstrap risks, one column per trial, kept between iterations.
+
+        The resamples of the validation rows do not depend on the pool, so they are drawn
+        once (from the study seed) and a new trial costs one column: the same Monte Carlo
+        estimate as redrawing, at O(n_samples · m) per iteration instead of per trial.
+        """
+        m = len(pool.y)
+        draws = max(1, math.ceil(rho * m))
+        key = (m, draws, self.n_samples, seed, hash(np.asarray(pool.y).tobytes()))
+        if self._resamples_key != key:
+            counts = resample_counts(m, draws, self.n_samples, np.random.default_rng([seed, 11]))
+            self._resamples, self._resamples_key, self._risk_columns = counts / draws, key, {}
+        for column, number in enumerate(pool.numbers):
+            if number not in self._risk_columns:
+                self._risk_columns[number] = self._resamples @ losses[:, column]
+        return np.stack([self._risk_columns[n] for n in pool.numbers], axis=1)
 
     def _tuned_rho(self, pool: Pool, loss: Any, losses: np.ndarray, seed: int) -> float:
         combiner = require_ensemble_loss(loss, self.name)

@@ -107,8 +107,7 @@ def win_shares(risks: np.ndarray, rng: np.random.Generator | None = None) -> np.
     kept so callers may switch to sampled tie-breaking without changing call sites.
     """
     risks = np.atleast_2d(risks)
-    lowest = risks.min(axis=1, keepdims=True)
-    winners = np.isclose(risks, lowest, rtol=0.0, atol=1e-12)
+    winners = risks <= risks.min(axis=1, keepdims=True) + 1e-12
     return (winners / winners.sum(axis=1, keepdims=True)).mean(axis=0)
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.plugins.ensembles.pool import TrialCache, build_pool, require_ensemble_loss, resolve_loss
-from ensembo.plugins.losses.ensemble_loss import EnsembleLoss, loss_adding_each
+from ensembo.plugins.losses.ensemble_loss import EnsembleLoss, prepare_candidates
 from ensembo.trials import History, Trial
 
 
@@ -48,8 +48,9 @@ def forward_greedy(
     total = contributions[seed].sum(axis=0)
     best_loss = float(loss.ensemble_loss(y, total, float(len(seed))))
     best_counts = counts.copy()
+    prepared = prepare_candidates(loss, offered)
     for _ in range(iterations):
-        scores = loss_adding_each(loss, y, total, float(counts.sum()), offered)
+        scores = prepared.adding_each(y, total, float(counts.sum()))
         pick = candidates[int(np.argmin(scores))]
         counts[pick] += 1
         total = total + contributions[pick]

@@ -28,7 +28,7 @@ from ensembo.plugins.ensembles.pool import (
     Pool, TrialCache, build_pool, require_ensemble_loss, resolve_loss,
 )
 from ensembo.plugins.ensembles.posthoc import forward_greedy
-from ensembo.plugins.losses.ensemble_loss import EnsembleLoss, loss_adding_each
+from ensembo.plugins.losses.ensemble_loss import EnsembleLoss, prepare_candidates
 from ensembo.trials import History, Trial
 
 SIZES = ("fixed", "grow", "dynamic")
@@ -52,7 +52,7 @@ class _Scorer:
         """Loss of ``members`` ∪ {h} for every pool position h in ``allowed``."""
         total, size = self._total(members)
         offered = self.contributions if len(allowed) == len(self.contributions) else self.contributions[allowed]
-        return loss_adding_each(self.loss, self.y, total, size, offered)
+        return prepare_candidates(self.loss, offered).adding_each(self.y, total, size)
 
     def of(self, members: list[int]) -> float:
         total, size = self._total(members)

@@ -45,18 +45,27 @@ def weighted_ensemble_loss(
 
 
 
-def loss_adding_each(
-    loss: EnsembleLoss, y_true: np.ndarray, total: np.ndarray, size: float, contributions: np.ndarray
-) -> np.ndarray:
-    """Loss of the ensemble (``total``, ``size``) plus each single model in turn, shape (n,).
+class SummedCandidates:
+    """Candidate members scored by summing each one into the ensemble total (any loss)."""
 
-    The inner step of greedy selection and of EO/SEGOR re-labelling. A loss may offer a
-    faster ``ensemble_loss_adding_each`` with the same meaning (vote losses do).
+    def __init__(self, loss: EnsembleLoss, contributions: np.ndarray):
+        self.loss = loss
+        self.contributions = contributions
+
+    def adding_each(self, y_true: np.ndarray, total: np.ndarray, size: float) -> np.ndarray:
+        return self.loss.ensemble_loss(y_true, total[None] + self.contributions, size + 1.0)
+
+
+def prepare_candidates(loss: EnsembleLoss, contributions: np.ndarray):
+    """Candidates (n, m[, k]) ready to be scored as "the ensemble plus each one of them".
+
+    That is the inner step of greedy selection and of EO/SEGOR re-labelling, repeated
+    with the same candidates and a changing ensemble, so a loss may prepare them once
+    (``prepare_candidates``; vote losses do). The result has
+    ``adding_each(y_true, total, size) -> (n,)``.
     """
-    faster = getattr(loss, "ensemble_loss_adding_each", None)
-    if faster is not None:
-        return faster(y_true, total, size, contributions)
-    return loss.ensemble_loss(y_true, total[None] + contributions, size + 1.0)
+    prepare = getattr(loss, "prepare_candidates", None)
+    return prepare(contributions) if prepare is not None else SummedCandidates(loss, contributions)
 
 
-__all__ = ["EnsembleLoss", "loss_adding_each", "weighted_ensemble_loss"]
+__all__ = ["EnsembleLoss", "SummedCandidates", "prepare_candidates", "weighted_ensemble_loss"]

@@ -71,21 +71,30 @@ class VoteLoss:
     def ensemble_loss(self, y_true: np.ndarray, totals: np.ndarray, size) -> np.ndarray:
         return self.ensemble_examples(y_true, totals, size).mean(axis=-1)
 
-    def ensemble_loss_adding_each(
-        self, y_true: np.ndarray, total: np.ndarray, size: float, contributions: np.ndarray
-    ) -> np.ndarray:
-        """Loss of the vote ``total`` plus each one-hot voter of ``contributions`` (n, m, k).
+    def prepare_candidates(self, contributions: np.ndarray) -> VoteCandidates:
+        return VoteCandidates(self, contributions)
 
-        A vote loss on example i depends only on that example's vote totals, and a new
-        voter can only add one vote to one of k classes. So the k possible losses per
-        example are computed once (m, k) and each candidate's loss is a gather over its
-        labels: O(n·m) instead of materializing n ensembles of shape (m, k).
-        """
-        k = total.shape[-1]
+
+class VoteCandidates:
+    """One-hot voters (n, m, k) to be scored as "the vote plus each one of them".
+
+    A vote loss on example i depends only on that example's vote totals, and one more
+    voter adds one vote to one of k classes. So each step computes the k possible
+    losses per example once (m, k) and each candidate's loss is a gather over its
+    labels, prepared here once: O(n·m) per step instead of building n votes of (m, k).
+    """
+
+    def __init__(self, loss: VoteLoss, contributions: np.ndarray):
+        self.loss = loss
+        self.k = contributions.shape[-1]
+        labels = (contributions @ np.arange(self.k, dtype=float)).astype(np.intp)
+        self.flat_index = labels + self.k * np.arange(labels.shape[-1])
+
+    def adding_each(self, y_true: np.ndarray, total: np.ndarray, size: float) -> np.ndarray:
+        one_vote = np.eye(self.k)
         after_vote = np.stack(
-            [self.ensemble_examples(y_true, total + np.eye(k)[label], size + 1.0) for label in range(k)],
+            [self.loss.ensemble_examples(y_true, total + one_vote[label], size + 1.0)
+             for label in range(self.k)],
             axis=-1,
         )
-        labels = (contributions @ np.arange(k, dtype=contributions.dtype)).astype(np.intp)
-        return after_vote[np.arange(after_vote.shape[0]), labels].mean(axis=-1)
-
+        return np.take(after_vote.ravel(), self.flat_index).mean(axis=-1)

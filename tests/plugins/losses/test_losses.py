@@ -152,13 +152,15 @@ def test_every_loss_is_registered():
                          ids=lambda loss: type(loss).__name__)
 @pytest.mark.parametrize("classes", [2, 4])
 def test_adding_each_voter_shortcut_equals_the_direct_ensemble_loss(loss, classes):
-    from ensembo.plugins.losses.ensemble_loss import loss_adding_each
+    from ensembo.plugins.losses.ensemble_loss import SummedCandidates, prepare_candidates
 
     rng = np.random.default_rng(classes)
     y = rng.integers(0, classes, size=40)
     votes = np.stack([loss.contributions(p) for p in rng.random((15, 40, classes))])
+    prepared = prepare_candidates(loss, votes)
+    assert not isinstance(prepared, SummedCandidates)
     for size in (0, 1, 6):
         total = votes[:size].sum(axis=0)
-        shortcut = loss_adding_each(loss, y, total, float(size), votes)
-        direct = loss.ensemble_loss(y, total[None] + votes, size + 1.0)
-        assert shortcut == pytest.approx(direct)
+        direct = SummedCandidates(loss, votes).adding_each(y, total, float(size))
+        assert prepared.adding_each(y, total, float(size)) == pytest.approx(direct)
+        assert direct == pytest.approx(loss.ensemble_loss(y, total[None] + votes, size + 1.0))
