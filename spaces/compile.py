@@ -39,6 +39,7 @@ _COMPARE = {
     "gt": GreaterThanCondition,
     "lt": LessThanCondition,
 }
+_INCLUSIVE = {"ge": "gt", "le": "lt"}
 
 
 def compile_spec(spec: SpaceSpec, problems: Problems) -> ConfigurationSpace:
@@ -134,6 +135,9 @@ def _condition(condition: Condition, child, hyperparameters: dict, problems: Pro
         parent = hyperparameters[condition.parent]
         value = list(condition.value) if condition.op == "in" else condition.value
         try:
+            if condition.op in _INCLUSIVE:  # ConfigSpace has only strict comparisons
+                strict = _COMPARE[_INCLUSIVE[condition.op]](child, parent, value)
+                return OrConjunction(strict, EqualsCondition(child, parent, value))
             return _COMPARE[condition.op](child, parent, value)
         except Exception as error:
             problems.add(condition.path, f"invalid condition on {condition.parent!r}: {error}")

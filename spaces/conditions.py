@@ -74,7 +74,9 @@ def _compare(parent: str, op: str, value: Any, path: str, problems: Problems) ->
     if not isinstance(value, SCALARS):
         problems.add(path, f"'{op}' takes a single value, got {value!r}")
         return []
-    if op in ("gt", "lt") and (isinstance(value, bool) or not isinstance(value, int | float)):
+    if op in ("gt", "lt", "ge", "le") and (
+        isinstance(value, bool) or not isinstance(value, int | float)
+    ):
         problems.add(path, f"'{op}' needs a number, got {value!r}")
         return []
     return [Compare(parent=parent, op=op, value=value, path=path)]

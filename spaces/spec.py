@@ -14,7 +14,7 @@ import attrs
 SEPARATOR = ":"
 """Joins a choice, its option and a hyperparameter into a flat name: ``classifier:svm:C``."""
 
-COMPARISONS = ("eq", "ne", "in", "gt", "lt")
+COMPARISONS = ("eq", "ne", "in", "gt", "lt", "ge", "le")
 
 
 def join(path: str, key: str) -> str:

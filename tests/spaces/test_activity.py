@@ -21,6 +21,7 @@ RANGE_AND_OR = {
             "when": {"any": [{"n": {"lt": 3}}, {"mode": ["b", "c"]}]},
         },
         "deep": {"type": "float", "low": 0, "high": 1, "when": {"big": {"gt": 0.5}}},
+        "window": {"type": "int", "low": 0, "high": 3, "when": {"n": {"ge": 4, "le": 7}}},
     }
 }
 

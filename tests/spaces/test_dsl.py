@@ -118,6 +118,7 @@ def test_range_conditions_and_or_combinations():
             "n": {"type": "int", "low": 1, "high": 10},
             "mode": {"type": "categorical", "choices": ["a", "b", "c"]},
             "big": {"type": "float", "low": 0, "high": 1, "when": {"n": {"gt": 5}}},
+            "from4": {"type": "float", "low": 0, "high": 1, "when": {"n": {"ge": 4, "le": 7}}},
             "both": {"type": "float", "low": 0, "high": 1, "when": {"n": {"gt": 2}, "mode": "a"}},
             "either": {
                 "type": "float",
@@ -133,6 +134,7 @@ def test_range_conditions_and_or_combinations():
     assert isinstance(cs.parent_conditions_of["either"][0], OrConjunction)
     for config in space.sample(300, seed=2):
         assert ("big" in config) == (config["n"] > 5)
+        assert ("from4" in config) == (4 <= config["n"] <= 7)
         assert ("both" in config) == (config["n"] > 2 and config["mode"] == "a")
         assert ("either" in config) == (config["n"] < 3 or config["mode"] in ("b", "c"))
 
