@@ -30,7 +30,7 @@ from ensembo.trials import Evaluation, History, Trial, TrialState
 logger = logging.getLogger(__name__)
 
 STORAGE_FORMAT = 1
-_PROPOSALS_BEFORE_RANDOM = 3
+_RUNNERS_UP = 4
 _RANDOM_DRAWS = 20
 _RANDOM_PURPOSE = 1000
 
@@ -253,19 +253,20 @@ class Study:
     ) -> dict[str, Any]:
         """One model-based suggestion, the batch so far counted as pending trials."""
         history = self._with_pending(batch) if batch else self.history
-        for attempt in range(_PROPOSALS_BEFORE_RANDOM):
+        # first the proposer's best; if refused, its runners-up from one more call
+        for attempt, count in enumerate((1, _RUNNERS_UP)):
             rng = self._rng(number, attempt)
-            proposed = self.proposer.propose(self.space, history, targets, 1, rng)
-            config = self.space.validate(proposed[0])
-            if distinct.admit(config):
-                return config
+            proposed = self.proposer.propose(self.space, history, targets, count, rng)
+            for config in map(self.space.validate, proposed):
+                if distinct.admit(config):
+                    return config
         for attempt in range(_RANDOM_DRAWS):
             drawn = self.space.sample(1, self._rng(number, _RANDOM_PURPOSE + attempt))[0]
             if distinct.admit(drawn):
                 logger.info("trial %d: proposals repeated known trials; drew a random one", number)
                 return drawn
         logger.warning("trial %d repeats a known configuration; the space looks exhausted", number)
-        return config
+        return self.space.validate(proposed[0])
 
     def _with_pending(self, configs: list[dict[str, Any]]) -> History:
         """The history plus ``configs`` as running trials, for proposals that must
