@@ -216,16 +216,45 @@ def worker_environment() -> Iterator[None]:
                 os.environ[key] = value
 
 
+POOL_ATTEMPTS = 3
+POOL_RETRY_PAUSE = 5.0
+
+
 def run_all(
     runs: Sequence[RunSpec],
     workers: int = 1,
     on_done: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Execute the runs not finished yet, each in a fresh spawned process."""
-    pending = [run for run in runs if not is_finished(Path(run.path), run.budget)]
-    records = []
-    if not pending:
-        return records
+    """Execute the runs not finished yet, each in a fresh spawned process.
+
+    If a worker process dies (killed, or it could not even import the code, e.g. while
+    the tree is being edited), the pool breaks: the run that was inside the dead worker
+    is recorded as failed, runs that never started are left untouched, and the rest is
+    retried with a new pool (up to ``POOL_ATTEMPTS`` pools). Each run is attempted at
+    most once per call.
+    """
+    records: list[dict[str, Any]] = []
+    attempted: set[str] = set()
+    for attempt in range(POOL_ATTEMPTS):
+        pending = [
+            run
+            for run in runs
+            if run.path not in attempted
+            and not is_finished(Path(run.path), run.budget)
+            and not _running_elsewhere(read_record(Path(run.path)))
+        ]
+        if not pending:
+            break
+        if attempt:
+            time.sleep(POOL_RETRY_PAUSE)
+        if not _one_pool(pending, workers, records, attempted, on_done):
+            break
+    return records
+
+
+def _one_pool(pending, workers, records, attempted, on_done) -> bool:
+    """Run ``pending`` in one pool; True when the pool broke and a retry makes sense."""
+    broken = False
     context = multiprocessing.get_context("spawn")
     with (
         worker_environment(),
@@ -235,16 +264,29 @@ def run_all(
     ):
         futures = {pool.submit(execute, run): run for run in pending}
         for future in as_completed(futures):
+            run = futures[future]
             try:
                 record = future.result()
             except Exception as error:  # the worker process itself died
-                run = futures[future]
-                record = {**attrs.asdict(run), "status": "failed", "error": repr(error)}
-                _write_atomically(Path(run.path), record)
+                broken = True
+                record = _after_worker_death(run, error)
+                if record is None:
+                    continue
+            attempted.add(run.path)
             records.append(record)
             if on_done is not None:
                 on_done(record)
-    return records
+    return broken
+
+
+def _after_worker_death(run: RunSpec, error: BaseException) -> dict[str, Any] | None:
+    """Record the run as failed if its worker died inside it (its marker is stale)."""
+    existing = read_record(Path(run.path))
+    if existing is None or existing.get("status") != "running" or _running_elsewhere(existing):
+        return None  # never started here, or another live process owns it
+    record = {**attrs.asdict(run), "status": "failed", "error": repr(error)}
+    _write_atomically(Path(run.path), record)
+    return record
 
 
 def load_records(runs: Sequence[RunSpec]) -> list[dict[str, Any]]:

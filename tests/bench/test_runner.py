@@ -157,3 +157,23 @@ def test_a_run_in_progress_elsewhere_is_left_alone_unless_its_process_is_gone(tm
     assert runner.execute(spec) == marker  # this (live) process "is running it"
     Path(spec.path).write_text(json.dumps({**marker, "pid": 2**22 + 12345}))  # no such pid
     assert runner.execute(spec)["status"] == "complete"
+
+
+def test_after_a_worker_dies_only_the_run_it_held_is_marked_failed(tmp_path):
+    import os
+    import platform
+
+    held, untouched, elsewhere = runner.plan(
+        "synthetic", ["random"], [0, 1, 2], 5, tmp_path, problems=["branin"]
+    )
+    for spec, pid in ((held, 2**22 + 12345), (elsewhere, os.getpid())):
+        Path(spec.path).parent.mkdir(parents=True, exist_ok=True)
+        Path(spec.path).write_text(
+            json.dumps({"status": "running", "pid": pid, "host": platform.node()})
+        )
+    error = RuntimeError("worker died")
+    assert runner._after_worker_death(held, error)["status"] == "failed"
+    assert runner._after_worker_death(untouched, error) is None
+    assert not Path(untouched.path).exists()
+    assert runner._after_worker_death(elsewhere, error) is None
+    assert json.loads(Path(elsewhere.path).read_text())["status"] == "running"
