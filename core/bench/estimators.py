@@ -17,19 +17,16 @@ are given to ensembo as such; the forests see their integer codes.
 
 from __future__ import annotations
 
-import json
-import os
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from multiprocessing import get_context
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 import numpy as np
 
-from ensembo.bench.runner import is_finished, read_record, worker_environment
+from ensembo.bench.runner import is_finished, read_record
+from ensembo.bench.standalone_runs import run_pending, write_record
 
 DATASETS = ("breast-cancer", "keel:crx", "keel:german", "diabetes")
 ENTRIES = ("ensembo-best", "ensembo-ensemble", "tuned-forest")
@@ -118,11 +115,7 @@ def execute(run: EstimatorRun) -> dict[str, Any]:
         record["forest_best_params"] = {k: str(v) for k, v in forest.best_params_.items()}
     except Exception as error:  # reported in the table, the other runs go on
         record.update(status="failed", error=f"{type(error).__name__}: {error}"[-2000:])
-    path = Path(run.path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(record, indent=1, default=str))
-    os.replace(temporary, path)
+    write_record(run.path, record)
     return record
 
 
@@ -134,25 +127,6 @@ def _score(task: str, y_true: np.ndarray, predicted: np.ndarray) -> float:
         if task == "classification"
         else r2_score(y_true, predicted)
     )
-
-
-def run_all(
-    runs: Sequence[EstimatorRun],
-    workers: int,
-    on_done: Callable[[dict[str, Any]], None] | None = None,
-) -> None:
-    pending = [r for r in runs if not is_finished(Path(r.path))]
-    if not pending:
-        return
-    with (
-        worker_environment(),
-        ProcessPoolExecutor(
-            max_workers=max(1, workers), mp_context=get_context("spawn"), max_tasks_per_child=1
-        ) as pool,
-    ):
-        for future in as_completed([pool.submit(execute, r) for r in pending]):
-            if on_done is not None:
-                on_done(future.result())
 
 
 def render(records: Sequence[dict[str, Any]], *, command: str, n_trials: int, seeds: int) -> str:
@@ -222,7 +196,7 @@ def run_estimators(
     ]
     pending = [r for r in runs if not is_finished(Path(r.path))]
     with tqdm(total=len(pending), desc="bench estimators", unit="run", disable=not progress) as bar:
-        run_all(pending, workers, on_done=lambda record: bar.update())
+        run_pending(pending, execute, workers, on_done=lambda record: bar.update())
     records = [r for r in (read_record(Path(run.path)) for run in runs) if r is not None]
     report = Path(out) / "estimators" / "report.md"
     report.parent.mkdir(parents=True, exist_ok=True)

@@ -19,19 +19,16 @@ finished records are not run again, so an interrupted benchmark resumes.
 
 from __future__ import annotations
 
-import json
-import os
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from multiprocessing import get_context
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 import numpy as np
 
-from ensembo.bench.runner import is_finished, read_record, worker_environment
+from ensembo.bench.runner import is_finished, read_record
+from ensembo.bench.standalone_runs import run_pending, write_record
 from ensembo.stats import average_ranks, wilcoxon_signed_rank, win_frequency
 
 DATASETS = (
@@ -136,11 +133,7 @@ def execute(run: OverfittingRun) -> dict[str, Any]:
     except Exception as error:  # a crashed run is a result, reported, not a harness crash
         record.update(status="failed", error=f"{type(error).__name__}: {error}"[-2000:])
     record["wall_seconds"] = time.perf_counter() - begin
-    path = Path(run.path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(record, indent=1, default=str))
-    os.replace(temporary, path)
+    write_record(run.path, record)
     return record
 
 
@@ -166,26 +159,6 @@ def plan(
         for s in SEARCHES
         for seed in seeds
     ]
-
-
-def run_all(
-    runs: Sequence[OverfittingRun],
-    workers: int,
-    on_done: Callable[[dict[str, Any]], None] | None = None,
-) -> None:
-    pending = [r for r in runs if not is_finished(Path(r.path))]
-    if not pending:
-        return
-    with (
-        worker_environment(),
-        ProcessPoolExecutor(
-            max_workers=max(1, workers), mp_context=get_context("spawn"), max_tasks_per_child=1
-        ) as pool,
-    ):
-        for future in as_completed([pool.submit(execute, r) for r in pending]):
-            record = future.result()
-            if on_done is not None:
-                on_done(record)
 
 
 @attrs.frozen(kw_only=True)
@@ -313,7 +286,7 @@ def run_overfitting(
     with tqdm(
         total=len(pending), desc="bench overfitting", unit="run", disable=not progress
     ) as bar:
-        run_all(pending, workers, on_done=lambda record: bar.update())
+        run_pending(pending, execute, workers, on_done=lambda record: bar.update())
     records = [r for r in (read_record(Path(run.path)) for run in runs) if r is not None]
     text = render(
         tables(records, list(range(seeds))),

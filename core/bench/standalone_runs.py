@@ -1,0 +1,59 @@
+"""Execute the runs of a standalone benchmark (``overfitting``, ``estimators``).
+
+Each run is a plain value with a ``path`` for its JSON record; ``execute(run)`` writes
+the record. Runs whose record is final are skipped, so an interrupted benchmark resumes.
+Workers are spawned with the harness's one-thread environment. A worker that dies (for
+instance on an import error) loses its run, not the benchmark: the run stays pending for
+the next invocation.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from ensembo.bench.runner import is_finished, worker_environment
+
+logger = logging.getLogger(__name__)
+
+
+def write_record(path: str | Path, record: dict[str, Any]) -> None:
+    """Write ``record`` as JSON atomically (a killed run never leaves half a file)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(record, indent=1, default=str))
+    os.replace(temporary, path)
+
+
+def run_pending(
+    runs: Sequence[Any],
+    execute: Callable[[Any], dict[str, Any]],
+    workers: int,
+    on_done: Callable[[dict[str, Any] | None], None] | None = None,
+) -> None:
+    """Run every run without a final record, ``workers`` spawned processes at a time."""
+    pending = [r for r in runs if not is_finished(Path(r.path))]
+    if not pending:
+        return
+    with (
+        worker_environment(),
+        ProcessPoolExecutor(
+            max_workers=max(1, workers), mp_context=get_context("spawn"), max_tasks_per_child=1
+        ) as pool,
+    ):
+        futures = {pool.submit(execute, r): r for r in pending}
+        for future in as_completed(futures):
+            try:
+                record = future.result()
+            except Exception as error:  # the worker process died; the run stays pending
+                logger.warning("run %s lost its worker: %r", futures[future].path, error)
+                record = None
+            if on_done is not None:
+                on_done(record)
