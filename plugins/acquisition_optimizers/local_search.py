@@ -21,7 +21,6 @@ from typing import Any
 
 import attrs
 import numpy as np
-
 from ensembo.plugins.acquisition_optimizers.neighbourhood import OneExchangeNeighbourhood
 from ensembo.plugins.acquisition_optimizers.random_search import default_samples
 from ensembo.plugins.acquisition_optimizers.selection import best_distinct, vector_keys
@@ -62,7 +61,9 @@ class LocalSearchSettings:
                 f"local-search: 'min_step' ({self.min_step}) must not exceed 'step' ({self.step})"
             )
         if self.n_random is not None and self.n_random < 1:
-            raise ValueError(f"local-search: 'n_random' must be a positive integer, got {self.n_random}")
+            raise ValueError(
+                f"local-search: 'n_random' must be a positive integer, got {self.n_random}"
+            )
         if self.n_observed_starts + self.n_random_starts == 0:
             raise ValueError("local-search: 'n_observed_starts' and 'n_random_starts' are both 0")
 
@@ -100,7 +101,9 @@ class LocalSearchOptimizer:
         completed = np.array([t.state is TrialState.COMPLETE for t in trials], dtype=bool)
         pool = space.sample_vectors(max(settings.n_random or default_samples(space) // 4, n), rng)
         pool_scores = surface.score(space.encode_vectors(pool))
-        starts, start_scores = self._starts(surface, space, seen_vectors[completed], pool, pool_scores)
+        starts, start_scores = self._starts(
+            surface, space, seen_vectors[completed], pool, pool_scores
+        )
         ends, end_scores = self._climb(surface, space, starts, start_scores, rng)
         chosen = best_distinct(
             space, np.concatenate([ends, pool]), np.concatenate([end_scores, pool_scores]), n, seen
@@ -111,11 +114,15 @@ class LocalSearchOptimizer:
 
     def _starts(self, surface, space, observed, pool, pool_scores):
         settings = self.settings
-        best_random = np.argsort(-np.nan_to_num(pool_scores, nan=-np.inf))[: settings.n_random_starts]
+        best_random = np.argsort(-np.nan_to_num(pool_scores, nan=-np.inf))[
+            : settings.n_random_starts
+        ]
         vectors, scores = [pool[best_random]], [pool_scores[best_random]]
         if len(observed) and settings.n_observed_starts:
             observed_scores = surface.score(space.encode_vectors(observed))
-            best = np.argsort(-np.nan_to_num(observed_scores, nan=-np.inf))[: settings.n_observed_starts]
+            best = np.argsort(-np.nan_to_num(observed_scores, nan=-np.inf))[
+                : settings.n_observed_starts
+            ]
             vectors.append(observed[best])
             scores.append(observed_scores[best])
         return np.concatenate(vectors), np.nan_to_num(np.concatenate(scores), nan=-np.inf)
@@ -138,7 +145,9 @@ class LocalSearchOptimizer:
             neighbours = neighbourhood.neighbours(climbs.vectors[rows], climbs.step[rows])
             if len(neighbours.vectors) == 0:
                 break
-            scores = np.nan_to_num(surface.score(space.encode_vectors(neighbours.vectors)), nan=-np.inf)
+            scores = np.nan_to_num(
+                surface.score(space.encode_vectors(neighbours.vectors)), nan=-np.inf
+            )
             self._advance(climbs, rows, neighbours, scores, rng)
         return climbs.vectors, climbs.scores
 
@@ -149,7 +158,9 @@ class LocalSearchOptimizer:
         np.maximum.at(best, origin, scores)
         current = climbs.scores[rows]
         finite = np.isfinite(current)
-        tolerance = np.where(finite, _RELATIVE_TOLERANCE * np.abs(np.where(finite, current, 0.0)), 0.0)
+        tolerance = np.where(
+            finite, _RELATIVE_TOLERANCE * np.abs(np.where(finite, current, 0.0)), 0.0
+        )
         improve = best > current + tolerance
         plateau = ~improve & (best >= current - tolerance) & (climbs.plateau_left[rows] > 0)
         move = improve | plateau
@@ -177,6 +188,6 @@ class LocalSearchOptimizer:
         randoms = best_distinct(
             space, pool, rng.random(len(pool)), slots.size, taken, fill_with_excluded=False
         )
-        for slot, config in zip(slots, randoms):
+        for slot, config in zip(slots, randoms, strict=False):
             chosen[slot] = config
         return chosen

@@ -26,7 +26,6 @@ from ConfigSpace.hyperparameters import (
     IntegerHyperparameter,
     OrdinalHyperparameter,
 )
-
 from ensembo.spaces import Space
 
 
@@ -75,7 +74,9 @@ class OneExchangeNeighbourhood:
             blocks.append(block)
             origins.append(owners)
         if not blocks:
-            return Neighbours(vectors=np.empty((0, vectors.shape[1])), origin=np.empty(0, dtype=int))
+            return Neighbours(
+                vectors=np.empty((0, vectors.shape[1])), origin=np.empty(0, dtype=int)
+            )
         stacked, origin = np.concatenate(blocks), np.concatenate(origins)
         allowed = self._allowed(stacked)
         return Neighbours(vectors=stacked[allowed], origin=origin[allowed])
@@ -129,4 +130,3 @@ class OneExchangeNeighbourhood:
         for clause in self._forbidden:
             allowed &= ~np.asarray(clause.is_forbidden_vector_array(vectors.T), dtype=bool)
         return allowed
-

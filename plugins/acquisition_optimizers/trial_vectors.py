@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-
 from ensembo.spaces import Space
 from ensembo.trials import Trial
 
@@ -27,9 +26,11 @@ class TrialVectors:
     def __call__(self, space: Space, trials: Sequence[Trial]) -> np.ndarray:
         if space is not self._space:
             self._space, self._rows = space, {}
-        missing = [t for t in trials if t.number not in self._rows or self._rows[t.number][0] != t.config]
+        missing = [
+            t for t in trials if t.number not in self._rows or self._rows[t.number][0] != t.config
+        ]
         if missing:
-            for trial, row in zip(missing, space.vectors([t.config for t in missing])):
+            for trial, row in zip(missing, space.vectors([t.config for t in missing]), strict=True):
                 self._rows[trial.number] = (trial.config, row)
         if not trials:
             return np.empty((0, space.dimension))

@@ -19,9 +19,8 @@ from __future__ import annotations
 import attrs
 import numpy as np
 import sklearn
-from sklearn.tree import DecisionTreeRegressor
-
 from ensembo.spaces import EncodedBatch
+from sklearn.tree import DecisionTreeRegressor
 
 MIN_VARIANCE = 1e-10
 """Floor on the predictive variance: acquisitions divide by its square root."""
@@ -75,7 +74,11 @@ class RandomForestSurrogate:
                     max_depth=settings.max_depth,
                     random_state=int(seed),
                 )
-                rows = np.random.default_rng(int(seed)).integers(n, size=n) if settings.bootstrap else slice(None)
+                rows = (
+                    np.random.default_rng(int(seed)).integers(n, size=n)
+                    if settings.bootstrap
+                    else slice(None)
+                )
                 tree.fit(x[rows], y[rows], check_input=False)
                 self._trees.append(tree)
 

@@ -74,7 +74,9 @@ class ParzenEstimator:
         indicator[np.arange(k), self.groups] = 1.0
         self._indicator = indicator
         group_active = (active.astype(float) @ indicator) == indicator.sum(axis=0)
-        group_weights = np.vstack([weights[:, None] * group_active, np.full((1, self.n_groups), prior_weight)])
+        group_weights = np.vstack(
+            [weights[:, None] * group_active, np.full((1, self.n_groups), prior_weight)]
+        )
         self._log_group_weights = _log(group_weights / group_weights.sum(axis=0, keepdims=True))
         counts = group_active.sum(axis=0)  # active observations per group
         column_counts = counts[self.groups]
@@ -91,7 +93,9 @@ class ParzenEstimator:
         self._mus = np.vstack([values[:, numeric], np.full((1, numeric.size), PRIOR_MEAN)])
         sigmas = np.ones_like(self._mus)
         kernels = column_counts[numeric] + 1.0  # observations and the prior
-        floor = np.maximum(1.0 / np.minimum(100.0, 1.0 + kernels), self.kinds.min_bandwidth[numeric])
+        floor = np.maximum(
+            1.0 / np.minimum(100.0, 1.0 + kernels), self.kinds.min_bandwidth[numeric]
+        )
         # Columns active on the same observations get their bandwidths in one call.
         patterns: dict[bytes, list[int]] = {}
         for position, column in enumerate(numeric):
@@ -125,9 +129,14 @@ class ParzenEstimator:
 
     def sample(self, count: int, rng: np.random.Generator) -> np.ndarray:
         """``count`` draws (count, k); each group picks its mixture component independently."""
-        components = np.stack(
-            [rng.choice(len(w), size=count, p=np.exp(w)) for w in self._log_group_weights.T], axis=1
-        ) if self.n_groups else np.empty((count, 0), dtype=int)
+        components = (
+            np.stack(
+                [rng.choice(len(w), size=count, p=np.exp(w)) for w in self._log_group_weights.T],
+                axis=1,
+            )
+            if self.n_groups
+            else np.empty((count, 0), dtype=int)
+        )
         drawn = np.empty((count, len(self.groups)))
         if self._numeric.size:
             chosen = components[:, self.groups[self._numeric]]
@@ -136,7 +145,9 @@ class ParzenEstimator:
             u = low + rng.random(chosen.shape) * (high - low)
             values = self._mus[chosen, columns] + self._sigmas[chosen, columns] * ndtri(u)
             drawn[:, self._numeric] = np.clip(values, 0.0, 1.0)
-        for probabilities, column in zip(self._choice_probabilities, self._categorical):
+        for probabilities, column in zip(
+            self._choice_probabilities, self._categorical, strict=True
+        ):
             cumulative = np.cumsum(probabilities[components[:, self.groups[column]]], axis=1)
             picks = (rng.random((count, 1)) * cumulative[:, -1:] > cumulative).sum(axis=1)
             drawn[:, column] = np.minimum(picks, probabilities.shape[1] - 1)
@@ -151,7 +162,9 @@ class ParzenEstimator:
             per_column[:, :, self._numeric] = (
                 -0.5 * z**2 - _LOG_SQRT_2PI - np.log(self._sigmas)[None] - self._log_mass[None]
             )
-        for probabilities, column in zip(self._choice_probabilities, self._categorical):
+        for probabilities, column in zip(
+            self._choice_probabilities, self._categorical, strict=True
+        ):
             picks = np.clip(np.round(x[:, column]).astype(int), 0, probabilities.shape[1] - 1)
             per_column[:, :, column] = _log(probabilities[:, picks].T)
         per_group = per_column @ self._indicator  # (c, m + 1, G)
@@ -189,4 +202,3 @@ def _logsumexp_components(terms: np.ndarray) -> np.ndarray:
 def _log(values: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore"):
         return np.log(values)
-

@@ -32,7 +32,6 @@ from ConfigSpace.hyperparameters import (
     IntegerHyperparameter,
     OrdinalHyperparameter,
 )
-
 from ensembo.errors import SpaceError
 from ensembo.plugins.acquisition_optimizers.trial_vectors import TrialVectors
 from ensembo.plugins.surrogates.tpe.parzen import ColumnKinds, ParzenEstimator
@@ -93,7 +92,9 @@ class _UnitScale:
             if isinstance(hp, IntegerHyperparameter):
                 self._integers.append((column, hp))
             # A kernel narrower than half a grid step puts all its mass on one value.
-            grid = hp.size - 1 if isinstance(hp, IntegerHyperparameter | OrdinalHyperparameter) else 0
+            grid = (
+                hp.size - 1 if isinstance(hp, IntegerHyperparameter | OrdinalHyperparameter) else 0
+            )
             floor.append(0.5 / grid if grid > 0 else 0.0)
         self.kinds = ColumnKinds(sizes=np.array(sizes, dtype=int), min_bandwidth=np.array(floor))
         self._spread = np.array(spread)
@@ -145,7 +146,9 @@ class TreeParzenProposer:
         estimators = [
             ParzenEstimator(
                 unit[rows],
-                recency_weights(len(rows), settings.recency_window)[np.argsort(np.argsort(numbers[rows]))],
+                recency_weights(len(rows), settings.recency_window)[
+                    np.argsort(np.argsort(numbers[rows]))
+                ],
                 scale.kinds,
                 groups,
                 prior_weight=settings.prior_weight,

@@ -11,7 +11,6 @@ level. Some spaces also forbid one value of the root choice.
 from __future__ import annotations
 
 import pytest
-from hypothesis import strategies as st
 from ConfigSpace import (
     Categorical,
     ConfigurationSpace,
@@ -22,8 +21,8 @@ from ConfigSpace import (
     Integer,
     OrdinalHyperparameter,
 )
-
 from ensembo.spaces import Space
+from hypothesis import strategies as st
 
 
 def _leaf(kind: str, name: str):

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import ensembo.spaces
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-import ensembo.spaces
 from ensembo.plugins.acquisition_optimizers.local_search import LocalSearchOptimizer
 from ensembo.plugins.acquisition_optimizers.neighbourhood import OneExchangeNeighbourhood
 from ensembo.spaces import EncodedBatch
 from ensembo.trials import History, Trial, TrialState
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 LIBRARY = sorted((Path(ensembo.spaces.__file__).parent / "library").glob("*.yaml"))
 
@@ -45,7 +44,9 @@ def library_space(request):
     return space
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(seed=st.integers(0, 2**16), n=st.integers(1, 3))
 def test_local_search_proposals_are_valid_unseen_and_distinct(library_space, seed, n):
     space = library_space
@@ -53,23 +54,34 @@ def test_local_search_proposals_are_valid_unseen_and_distinct(library_space, see
     history = History()
     for number, config in enumerate(sampled):
         state = TrialState.COMPLETE if number < 6 else TrialState.RUNNING
-        history.put(Trial(number=number, config=config, state=state, loss=float(number) if number < 6 else None))
+        history.put(
+            Trial(
+                number=number,
+                config=config,
+                state=state,
+                loss=float(number) if number < 6 else None,
+            )
+        )
     target = np.random.default_rng(seed).random(space.encode(sampled[:1]).values.shape[1])
     optimizer = LocalSearchOptimizer(n_random=40, max_steps=4, random_fraction=0.3)
-    configs = optimizer.maximize(PeakSurface(target), space, history, n, np.random.default_rng(seed))
+    configs = optimizer.maximize(
+        PeakSurface(target), space, history, n, np.random.default_rng(seed)
+    )
     keys = {tuple(sorted(c.items())) for c in configs}
     assert len(configs) == n == len(keys)
     assert all(space.validate(c) == c for c in configs)
     assert not keys & {tuple(sorted(c.items())) for c in sampled}
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(seed=st.integers(0, 2**16))
 def test_neighbours_change_one_active_value_and_keep_activity_consistent(library_space, seed):
     space = library_space
     origins = space.sample_vectors(3, seed)
     neighbours = OneExchangeNeighbourhood(space).neighbours(origins, np.full(3, 0.1))
-    for row, origin_index in zip(neighbours.vectors, neighbours.origin):
+    for row, origin_index in zip(neighbours.vectors, neighbours.origin, strict=True):
         origin = origins[origin_index]
         both = ~np.isnan(row) & ~np.isnan(origin)
         assert (both & (np.abs(row - origin) > 1e-12)).sum() == 1

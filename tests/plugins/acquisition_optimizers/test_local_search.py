@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from ensembo.plugins.acquisition_optimizers.local_search import LocalSearchOptimizer
 from ensembo.plugins.acquisition_optimizers.neighbourhood import OneExchangeNeighbourhood
 from ensembo.plugins.acquisition_optimizers.random_search import RandomSearchOptimizer
@@ -14,6 +11,8 @@ from ensembo.protocols import AcquisitionOptimizer
 from ensembo.registry import registry
 from ensembo.spaces import EncodedBatch, Space
 from ensembo.trials import History, Trial, TrialState
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 
 class PeakSurface:
@@ -34,7 +33,9 @@ def history_of(space: Space, n_complete: int, n_pending: int, seed: int) -> Hist
     history = History()
     for number, config in enumerate(configs):
         if number < n_complete:
-            history.put(Trial(number=number, config=config, state=TrialState.COMPLETE, loss=float(number)))
+            history.put(
+                Trial(number=number, config=config, state=TrialState.COMPLETE, loss=float(number))
+            )
         else:
             history.put(Trial(number=number, config=config, state=TrialState.RUNNING))
     return history
@@ -52,7 +53,9 @@ def test_proposals_are_valid_unseen_and_distinct(conditional_spaces, data, n, se
     history = history_of(space, n_complete=8, n_pending=2, seed=seed)
     target = np.random.default_rng(seed).random(space.dimension)
     optimizer = LocalSearchOptimizer(n_random=50, max_steps=8, random_fraction=0.3)
-    configs = optimizer.maximize(PeakSurface(target), space, history, n, np.random.default_rng(seed))
+    configs = optimizer.maximize(
+        PeakSurface(target), space, history, n, np.random.default_rng(seed)
+    )
     assert len(configs) == n
     for config in configs:
         # Space.validate rejects invalid values, missing active and present inactive ones.
@@ -70,7 +73,7 @@ def test_neighbours_change_exactly_one_active_hyperparameter(conditional_spaces,
     origins = space.sample_vectors(5, seed)
     neighbours = OneExchangeNeighbourhood(space).neighbours(origins, np.full(5, 0.1))
     assert len(neighbours.vectors) > 0
-    for row, origin_index in zip(neighbours.vectors, neighbours.origin):
+    for row, origin_index in zip(neighbours.vectors, neighbours.origin, strict=True):
         origin = origins[origin_index]
         both_active = ~np.isnan(row) & ~np.isnan(origin)
         changed = both_active & ~np.isclose(row, origin)
@@ -83,8 +86,14 @@ def test_neighbourhood_of_each_type(tree_space):
     space = Space(tree_space)
     config = {"branch": "b", "shared": 0.1, "only_b": 0.5, "steps": 4}
     origin = space.vectors([config])
-    found = space.from_vectors(OneExchangeNeighbourhood(space).neighbours(origin, np.array([0.1])).vectors)
-    assert {c["steps"] for c in found if c["branch"] == "b" and c["only_b"] == 0.5 and c["shared"] == 0.1} >= {3, 5}
+    found = space.from_vectors(
+        OneExchangeNeighbourhood(space).neighbours(origin, np.array([0.1])).vectors
+    )
+    assert {
+        c["steps"]
+        for c in found
+        if c["branch"] == "b" and c["only_b"] == 0.5 and c["shared"] == 0.1
+    } >= {3, 5}
     assert any(abs(c.get("only_b", -1) - 0.6) < 1e-9 for c in found)
     assert any(abs(c.get("only_b", -1) - 0.4) < 1e-9 for c in found)
     switched = [c for c in found if c["branch"] == "a"]

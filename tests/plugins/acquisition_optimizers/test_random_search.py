@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from ConfigSpace import ConfigurationSpace
-
-from ensembo.plugins.acquisition_optimizers.random_search import RandomSearchOptimizer, default_samples
+from ensembo.plugins.acquisition_optimizers.random_search import (
+    RandomSearchOptimizer,
+    default_samples,
+)
 from ensembo.registry import registry
 from ensembo.spaces import EncodedBatch, Space
 from ensembo.trials import History, Trial, TrialState
@@ -37,9 +39,13 @@ def test_returns_the_best_of_n_samples_best_first():
 def test_skips_configurations_already_in_the_history(tree_space):
     space = Space(tree_space)
     surface = CountingSurface()
-    first = RandomSearchOptimizer(n_samples=100).maximize(surface, space, History(), 1, np.random.default_rng(1))[0]
+    first = RandomSearchOptimizer(n_samples=100).maximize(
+        surface, space, History(), 1, np.random.default_rng(1)
+    )[0]
     history = History([Trial(number=0, config=first, state=TrialState.RUNNING)])
-    again = RandomSearchOptimizer(n_samples=100).maximize(surface, space, history, 1, np.random.default_rng(1))[0]
+    again = RandomSearchOptimizer(n_samples=100).maximize(
+        surface, space, history, 1, np.random.default_rng(1)
+    )[0]
     assert again != first and space.is_valid(again)
 
 

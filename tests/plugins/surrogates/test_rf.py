@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from ensembo.plugins.surrogates.rf import RandomForestSurrogate
 from ensembo.protocols import Surrogate
 from ensembo.registry import registry
@@ -14,7 +13,9 @@ from ensembo.spaces import EncodedBatch, Space
 def batch(values: np.ndarray) -> EncodedBatch:
     values = np.atleast_2d(values)
     return EncodedBatch(
-        values=values, active=np.ones_like(values, dtype=bool), signature=np.zeros(len(values), np.int64)
+        values=values,
+        active=np.ones_like(values, dtype=bool),
+        signature=np.zeros(len(values), np.int64),
     )
 
 
@@ -120,7 +121,9 @@ def test_in_a_study_defaults_to_ei_and_local_search(tree_space):
     study = Study(tree_space, surrogate="rf", seed=0)
     study.optimize(objective, 14)
     components = study.components()
-    assert components["acquisition"] == "ei" and components["acquisition_optimizer"] == "local-search"
+    assert (
+        components["acquisition"] == "ei" and components["acquisition_optimizer"] == "local-search"
+    )
     configs = [tuple(sorted(t.config.items())) for t in study.trials]
     assert len(set(configs)) == len(configs)
     assert all(study.space.is_valid(t.config) for t in study.trials)

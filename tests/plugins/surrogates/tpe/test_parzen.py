@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.stats import truncnorm
-
 from ensembo.plugins.surrogates.tpe.parzen import ColumnKinds, ParzenEstimator
+from scipy.stats import truncnorm
 
 
 def estimator(observations, sizes, groups=None, weights=None):
@@ -42,9 +41,12 @@ def test_samples_follow_the_density():
     drawn = parzen.sample(20_000, np.random.default_rng(0))[:, 0]
     histogram, edges = np.histogram(drawn, bins=10, range=(0, 1), density=True)
     centres = (edges[:-1] + edges[1:]) / 2
-    expected = np.array([
-        np.exp(parzen.log_pdf(np.linspace(a, b, 50)[:, None])).mean() for a, b in zip(edges[:-1], edges[1:])
-    ])
+    expected = np.array(
+        [
+            np.exp(parzen.log_pdf(np.linspace(a, b, 50)[:, None])).mean()
+            for a, b in zip(edges[:-1], edges[1:], strict=True)
+        ]
+    )
     np.testing.assert_allclose(histogram, expected, rtol=0.1, atol=0.05)
     assert centres.shape == (10,)
 

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ConfigSpace import Categorical, ConfigurationSpace, EqualsCondition, Float, ForbiddenEqualsClause, Integer
-
+from ConfigSpace import (
+    Categorical,
+    ConfigurationSpace,
+    EqualsCondition,
+    Float,
+    ForbiddenEqualsClause,
+    Integer,
+)
 from ensembo.plugins.surrogates.tpe import TreeParzenProposer
 from ensembo.plugins.surrogates.tpe.proposer import recency_weights
 from ensembo.protocols import Proposer
@@ -17,8 +23,10 @@ from ensembo.trials import History, Trial, TrialState
 
 def history_of(configs, losses, pending=()) -> History:
     history = History()
-    for number, (config, loss) in enumerate(zip(configs, losses)):
-        history.put(Trial(number=number, config=config, state=TrialState.COMPLETE, loss=float(loss)))
+    for number, (config, loss) in enumerate(zip(configs, losses, strict=True)):
+        history.put(
+            Trial(number=number, config=config, state=TrialState.COMPLETE, loss=float(loss))
+        )
     for config in pending:
         history.put(Trial(number=len(history), config=config, state=TrialState.RUNNING))
     return history
@@ -34,12 +42,14 @@ def three_branches() -> Space:
     c_kind = Categorical("c_kind", ["u", "v"])
     c_v = Float("c_v", (1e-3, 1.0), log=True)
     space.add([learner, a_x, b_n, c_kind, c_v])
-    space.add([
-        EqualsCondition(a_x, learner, "a"),
-        EqualsCondition(b_n, learner, "b"),
-        EqualsCondition(c_kind, learner, "c"),
-        EqualsCondition(c_v, c_kind, "v"),
-    ])
+    space.add(
+        [
+            EqualsCondition(a_x, learner, "a"),
+            EqualsCondition(b_n, learner, "b"),
+            EqualsCondition(c_kind, learner, "c"),
+            EqualsCondition(c_v, c_kind, "v"),
+        ]
+    )
     return Space(space)
 
 
@@ -84,10 +94,14 @@ def test_pending_trials_count_against_their_region():
     configs = [{"x": float(x)} for x in np.linspace(0.05, 0.95, 19)]
     losses = [abs(c["x"] - 0.5) for c in configs]
     plain = history_of(configs, losses)
-    crowded = history_of(configs, losses, pending=[{"x": 0.5 + d} for d in np.linspace(-0.04, 0.04, 9)])
+    crowded = history_of(
+        configs, losses, pending=[{"x": 0.5 + d} for d in np.linspace(-0.04, 0.04, 9)]
+    )
     near = {}
     for name, history in (("plain", plain), ("crowded", crowded)):
-        proposed = TreeParzenProposer().propose(space, history, history.losses(), 400, np.random.default_rng(3))
+        proposed = TreeParzenProposer().propose(
+            space, history, history.losses(), 400, np.random.default_rng(3)
+        )
         near[name] = np.mean([abs(c["x"] - 0.5) < 0.05 for c in proposed])
     assert near["crowded"] < near["plain"]
     assert rng is not None
@@ -101,7 +115,9 @@ def test_forbidden_combinations_are_never_returned():
     space = Space(configspace)
     configs = [{"kind": "p", "x": 0.1}, {"kind": "q", "x": 0.7}, {"kind": "p", "x": 0.2}]
     history = history_of(configs, [0.0, 1.0, 0.5])
-    proposed = TreeParzenProposer().propose(space, history, history.losses(), 100, np.random.default_rng(4))
+    proposed = TreeParzenProposer().propose(
+        space, history, history.losses(), 100, np.random.default_rng(4)
+    )
     assert all(space.is_valid(c) and c["kind"] != "r" for c in proposed)
 
 
@@ -113,7 +129,9 @@ def test_in_a_study_it_beats_random_search_on_a_conditional_problem(tree_space):
     results = {}
     for name, surrogate in (("tpe", "tpe"), ("random", None)):
         best = [
-            Study(tree_space, surrogate=surrogate, seed=seed).optimize(objective, 40).best_trial.loss
+            Study(tree_space, surrogate=surrogate, seed=seed)
+            .optimize(objective, 40)
+            .best_trial.loss
             for seed in range(4)
         ]
         results[name] = np.median(best)
@@ -127,7 +145,9 @@ def test_recency_weights_fade_old_trials_only_beyond_the_window():
     assert np.all(np.diff(weights) >= 0)
 
 
-@pytest.mark.parametrize(("options", "message"), [({"gamma": 1.5}, "gamma"), ({"prior_weight": 0}, "prior_weight")])
+@pytest.mark.parametrize(
+    ("options", "message"), [({"gamma": 1.5}, "gamma"), ({"prior_weight": 0}, "prior_weight")]
+)
 def test_invalid_options_are_named(options, message):
     with pytest.raises(ValueError, match=message):
         TreeParzenProposer(**options)
