@@ -32,6 +32,8 @@ def _command_line(args) -> str:
         value = getattr(args, option)
         if value is not None:
             parts += [f"--{option}", str(value)]
+    if getattr(args, "report_only", False):
+        parts.append("--report-only")
     return " ".join(shlex.quote(p) for p in parts)
 
 
