@@ -58,15 +58,12 @@ def evaluate(
     This is the function shipped to workers. KeyboardInterrupt and SystemExit propagate
     so that Ctrl-C stops a serial run; every other exception becomes an outcome.
     """
-    started = time.monotonic()
     if limits.any:
-        outcome = evaluate_in_child(objective, config, limits)
-    else:
-        try:
-            outcome = portable(Outcome(kind=OutcomeKind.RETURNED, value=objective(dict(config))))
-        except Exception as error:
-            outcome = portable(raised(error))
-    return attrs.evolve(outcome, seconds=time.monotonic() - started)
+        return evaluate_in_child(objective, config, limits)
+    try:
+        return portable(Outcome(kind=OutcomeKind.RETURNED, value=objective(dict(config))))
+    except Exception as error:
+        return portable(raised(error))
 
 
 def evaluate_in_child(

@@ -14,11 +14,9 @@ import concurrent.futures
 import os
 import signal
 import threading
-import time
 from collections.abc import Collection
 from typing import Any
 
-import attrs
 from ensembo.execution.backend import Objective
 from ensembo.execution.child import TrialLimits, evaluate, evaluate_in_child
 from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception
@@ -76,10 +74,8 @@ class ProcessBackend(_FuturesBackend):
             with self._lock:
                 self._children.add(pid)
 
-        began = time.monotonic()
         try:
-            outcome = evaluate_in_child(objective, config, limits, on_start=track)
-            return attrs.evolve(outcome, seconds=time.monotonic() - began)
+            return evaluate_in_child(objective, config, limits, on_start=track)
         finally:
             with self._lock:
                 self._children.difference_update(started)

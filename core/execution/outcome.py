@@ -41,8 +41,6 @@ class Outcome:
     value: Any = attrs.field(default=None, eq=False)
     error: BaseException | None = attrs.field(default=None, eq=False)
     message: str | None = None
-    seconds: float | None = attrs.field(default=None, eq=False)
-    """Wall time of the evaluation where it ran (``None`` when the worker was lost)."""
 
 
 def describe_exception(error: BaseException) -> str:

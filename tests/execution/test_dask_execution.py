@@ -77,10 +77,10 @@ def test_killing_a_worker_mid_run_loses_no_trial(client, flat_space, tmp_path):
     class KillAWorker:
         @ensembo.hookimpl
         def ensembo_trial_started(self, trial):
-            if trial.number == 4 and not killed:
-                time.sleep(0.1)  # let the trials in flight reach their workers
-                pid = next(iter(client.run(os.getpid).values()))
-                os.kill(pid, signal.SIGKILL)
+            busy = [address for address, keys in client.processing().items() if keys]
+            if trial.number >= 4 and busy and not killed:
+                pid = client.run(os.getpid, workers=busy[:1])[busy[0]]
+                os.kill(pid, signal.SIGKILL)  # a worker in the middle of an evaluation
                 killed.append(pid)
 
     path = tmp_path / "s.db"
