@@ -67,7 +67,7 @@ def test_trial_over_its_time_limit_is_killed_and_recorded_failed(flat_space, tmp
         return quadratic(config)
 
     study = Study(flat_space, surrogate=None, seed=0)
-    study.optimize(slow_for_large_x, n_trials=6, n_jobs=3, trial_timeout=1.0)
+    study.optimize(slow_for_large_x, n_trials=6, n_jobs=3, trial_timeout=5.0)
     timed_out = [t for t in study.trials if t.error and t.error.startswith("timeout")]
     assert timed_out and all(t.state is TrialState.FAILED for t in timed_out)
     assert all(t.state is TrialState.COMPLETE for t in study.trials if t.config["x"] <= 2.5)
