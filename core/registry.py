@@ -234,10 +234,3 @@ def reload_registry() -> Registry:
     registry.cache_clear()
     importlib.invalidate_caches()
     return registry()
-
-
-def names_by_kind(reg: Registry | None = None) -> dict[str, list[str]]:
-    reg = reg or registry()
-    return {kind: reg.names(kind) for kind in reg.kinds}
-
-

@@ -34,7 +34,8 @@ def _optional_array(value: Any) -> np.ndarray | None:
     return None if value is None else np.asarray(value)
 
 
-def _frozen_mapping(value: Mapping[str, Any]) -> dict[str, Any]:
+def _copied_dict(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A private copy, so a caller mutating its own dict cannot change a stored trial."""
     return dict(value)
 
 
@@ -51,7 +52,7 @@ class Evaluation:
     loss: float = attrs.field(converter=float)
     predictions: np.ndarray | None = attrs.field(default=None, converter=_optional_array, eq=False)
     model: Any = attrs.field(default=None, eq=False)
-    info: dict[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+    info: dict[str, Any] = attrs.field(factory=dict, converter=_copied_dict)
 
 
 @attrs.frozen(kw_only=True)
@@ -63,11 +64,11 @@ class Trial:
     """
 
     number: int = attrs.field(validator=attrs.validators.ge(0))
-    config: dict[str, Any] = attrs.field(converter=_frozen_mapping)
+    config: dict[str, Any] = attrs.field(converter=_copied_dict)
     state: TrialState = attrs.field(default=TrialState.PENDING, converter=TrialState)
     loss: float | None = None
     predictions: np.ndarray | None = attrs.field(default=None, converter=_optional_array, eq=False)
-    info: dict[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+    info: dict[str, Any] = attrs.field(factory=dict, converter=_copied_dict)
     error: str | None = None
     started_at: float | None = None
     finished_at: float | None = None
