@@ -59,19 +59,47 @@ def test_lambdas_and_closures_work_on_processes(flat_space):
     assert all(t.loss == t.config["x"] + offset for t in study.trials)
 
 
-def test_trial_over_its_time_limit_is_killed_and_recorded_failed(flat_space, tmp_path):
-    def slow_for_large_x(config):
-        (tmp_path / f"{os.getpid()}").write_text("started")
-        if config["x"] > 2.5:
-            time.sleep(60)
-        return quadratic(config)
+TIME_LIMIT_SCRIPT = """
+import json, os, sys, time
+from pathlib import Path
+from ConfigSpace import ConfigurationSpace
+from ensembo import Study
 
-    study = Study(flat_space, surrogate=None, seed=0)
-    study.optimize(slow_for_large_x, n_trials=6, n_jobs=3, trial_timeout=5.0)
-    timed_out = [t for t in study.trials if t.error and t.error.startswith("timeout")]
-    assert timed_out and all(t.state is TrialState.FAILED for t in timed_out)
-    assert all(t.state is TrialState.COMPLETE for t in study.trials if t.config["x"] <= 2.5)
-    for pid_file in tmp_path.iterdir():
+pids = Path(sys.argv[1])
+
+def slow_for_large_x(config):
+    (pids / str(os.getpid())).write_text("started")
+    if config["x"] > 2.5:
+        time.sleep(60)
+    return (config["x"] - 1.0) ** 2
+
+space = ConfigurationSpace(space={"x": (-5.0, 10.0), "y": (0.0, 15.0)})
+study = Study(space, surrogate=None, seed=0)
+study.optimize(slow_for_large_x, n_trials=6, n_jobs=3, trial_timeout=5.0)
+print(json.dumps([[t.config["x"], t.state.value, t.error] for t in study.trials]))
+"""
+
+
+def test_trial_over_its_time_limit_is_killed_and_recorded_failed(tmp_path):
+    # A fresh interpreter: forking a pytest process that earlier tests left with
+    # threads (Dask's event loop) can deadlock a child, which is not what this tests.
+    import json
+    import subprocess
+    import sys
+
+    script = tmp_path / "time_limit.py"
+    script.write_text(TIME_LIMIT_SCRIPT)
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    result = subprocess.run(
+        [sys.executable, str(script), str(pids)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    trials = json.loads(result.stdout.strip().splitlines()[-1])
+    timed_out = [t for t in trials if t[2] and t[2].startswith("timeout")]
+    assert timed_out and all(state == "failed" for _, state, _ in timed_out)
+    assert all(state == "complete" for x, state, _ in trials if x <= 2.5)
+    for pid_file in pids.iterdir():
         with pytest.raises(ProcessLookupError):
             os.kill(int(pid_file.name), 0)
 

@@ -79,7 +79,7 @@ def test_neighbours_change_exactly_one_active_hyperparameter(conditional_spaces,
         changed = both_active & ~np.isclose(row, origin)
         assert changed.sum() == 1
         # A valid configuration whose activity is exactly the neighbour's NaN pattern.
-        np.testing.assert_allclose(space.vectors(space.from_vectors(row)), row[None, :])
+        np.testing.assert_allclose(space.vectors(space.from_vectors(row)), row[None, :], rtol=0, atol=1e-6)
 
 
 def test_neighbourhood_of_each_type(tree_space):
