@@ -26,7 +26,7 @@ import attrs
 import numpy as np
 
 from ensembo.bench.runner import is_finished, read_record
-from ensembo.bench.standalone_runs import run_pending, write_record
+from ensembo.bench.standalone_runs import chosen_datasets, run_pending, write_record
 
 DATASETS = ("breast-cancer", "keel:crx", "keel:german", "diabetes")
 ENTRIES = ("ensembo-best", "ensembo-ensemble", "tuned-forest")
@@ -210,8 +210,7 @@ def run_estimators(
 
 def main(args: Any, command: str) -> int:
     """``ensembo bench estimators [--seeds N] [--budget N_TRIALS] [--workers N] [--out DIR]``."""
-    chosen = getattr(args, "problems", None)
-    datasets = [d.strip() for d in chosen.split(",") if d.strip()] if chosen else DATASETS
+    datasets = chosen_datasets(args, DATASETS)
     report = run_estimators(
         datasets=datasets,
         seeds=args.seeds,

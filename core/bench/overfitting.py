@@ -28,7 +28,7 @@ import attrs
 import numpy as np
 
 from ensembo.bench.runner import is_finished, read_record
-from ensembo.bench.standalone_runs import run_pending, write_record
+from ensembo.bench.standalone_runs import chosen_datasets, run_pending, write_record
 from ensembo.stats import average_ranks, wilcoxon_signed_rank, win_frequency
 
 DATASETS = (
@@ -303,8 +303,7 @@ def run_overfitting(
 
 def main(args: Any, command: str) -> int:
     """``ensembo bench overfitting [--seeds N] [--budget N] [--workers N] [--out DIR]``."""
-    chosen = getattr(args, "problems", None)
-    datasets = [d.strip() for d in chosen.split(",") if d.strip()] if chosen else DATASETS
+    datasets = chosen_datasets(args, DATASETS)
     report = run_overfitting(
         datasets=datasets,
         seeds=args.seeds,

@@ -23,6 +23,12 @@ from ensembo.bench.runner import is_finished, worker_environment
 logger = logging.getLogger(__name__)
 
 
+def chosen_datasets(args: Any, default: Sequence[str]) -> list[str]:
+    """The datasets named by ``--problems a,b,...``, or ``default`` when none are given."""
+    chosen = getattr(args, "problems", None)
+    return [d.strip() for d in chosen.split(",") if d.strip()] if chosen else list(default)
+
+
 def write_record(path: str | Path, record: dict[str, Any]) -> None:
     """Write ``record`` as JSON atomically (a killed run never leaves half a file)."""
     path = Path(path)
