@@ -20,6 +20,7 @@ import resource
 import select
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -50,6 +51,9 @@ class TrialLimits:
 NO_LIMITS = TrialLimits()
 
 
+_FORK_LOCK = threading.Lock()
+
+
 def evaluate(
     objective: Callable[[dict[str, Any]], Any], config: dict[str, Any], limits: TrialLimits
 ) -> Outcome:
@@ -76,13 +80,16 @@ def evaluate_in_child(
 
     ``on_start(pid)`` lets a supervisor track the child so it can kill it on shutdown.
     """
-    read_end, write_end = os.pipe()
     parent = os.getpid()
-    pid = os.fork()
-    if pid == 0:  # child: never returns
-        os.close(read_end)
-        _child_main(objective, config, limits, write_end, parent)
-    os.close(write_end)
+    # A sibling forked while this write end is open would inherit it and keep the pipe
+    # from reaching EOF until that sibling exits: fork and close under one lock.
+    with _FORK_LOCK:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # child: never returns
+            os.close(read_end)
+            _child_main(objective, config, limits, write_end, parent)
+        os.close(write_end)
     if on_start is not None:
         on_start(pid)
     deadline = None if limits.wall_time is None else time.monotonic() + limits.wall_time
