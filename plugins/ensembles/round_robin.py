@@ -11,6 +11,12 @@ keep an ensemble E of slots. Trial number i works on slot j = i mod |E|:
   Sizes ``grow`` and ``dynamic`` (SEGOR's BG/BD) also weigh adding the best model and,
   for ``dynamic``, deleting slot j, taking the action with the lowest refill loss.
 
+Without ``replacement`` (EO: Lévesque adds pool models to E "without replacement",
+L862) E holds distinct models: a model already in E∖E[j] is not offered for slot j,
+and its target is the loss of E∖E[j] itself (E ∪ {h} = E for a member h), so the
+surrogate is not drawn back to configurations the ensemble already has. With it
+(SEGOR) a slot may take a copy of another member.
+
 ``post=True`` returns instead a fresh forward-greedy selection over the final pool
 (EO-post, SEGOR's ``-ph``). Trials are absorbed in the order they finished, so a
 resumed study replays the same slot history; pending trials never enter the pool.
@@ -18,6 +24,7 @@ resumed study replays the same slot history; pending trials never enter the pool
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import attrs
@@ -76,6 +83,7 @@ class RoundRobinEnsemble:
         post: bool = False,
         post_loss: Any = None,
         max_size: int | None = None,
+        replacement: bool = True,
     ):
         if size not in SIZES:
             raise ValueError(f"{self.name}: unknown size {size!r}; valid: {', '.join(SIZES)}")
@@ -85,6 +93,7 @@ class RoundRobinEnsemble:
         self.post_loss_spec = post_loss
         self.slots, self.size, self.post = int(slots), size, bool(post)
         self.max_size = max_size
+        self.replacement = bool(replacement)
         self.members: list[int | None] = [None] * self.slots if size == "fixed" else []
         self._absorbed: set[int] = set()
         self._cache = TrialCache()
@@ -116,6 +125,12 @@ class RoundRobinEnsemble:
     def _others(self, slot: int | None) -> list[int]:
         return [m for i, m in enumerate(self.members) if m is not None and i != slot]
 
+    def _offered(self, pool: Pool, candidates: Collection[int], ensemble: list[int]) -> np.ndarray:
+        """Pool positions of ``candidates`` that may join ``ensemble`` (all, with replacement)."""
+        excluded = set() if self.replacement else set(ensemble)
+        offered = [i for i, n in enumerate(pool.numbers) if n in candidates and n not in excluded]
+        return np.array(offered, dtype=int)
+
     # --- absorbing finished trials ----------------------------------------------------
 
     def _catch_up(self, history: History, context: EnsembleContext, pool: Pool) -> None:
@@ -126,38 +141,48 @@ class RoundRobinEnsemble:
 
     def _absorb(self, trial: Trial, context: EnsembleContext, pool: Pool) -> None:
         self._absorbed.add(trial.number)
-        allowed = np.array([i for i, n in enumerate(pool.numbers) if n in self._absorbed])
         refill = self._scorer(self.refill_loss_spec, context, pool)
         target = self._scorer(self.target_loss_spec, context, pool)
         slot = self.slot_of(trial.number)
         others = self._others(slot)
-        # Refill-loss ties are broken by the target loss, then by the earliest trial.
-        refill_scores = refill.with_each(others, allowed)
-        keys = np.lexsort((allowed, target.with_each(others, allowed), refill_scores))
-        replace_by = pool.numbers[allowed[keys[0]]]
-        replace_loss = float(refill_scores[keys[0]])
+        best = self._best_addition(pool, others, refill, target)
         if self.size == "fixed":
-            self.members[slot] = replace_by
+            if best is not None:
+                self.members[slot] = best[1]
             return
         actions = []
-        if slot is not None:
-            actions.append((replace_loss, 0, "replace"))
+        if slot is not None and best is not None:
+            actions.append((best[0], 0, "replace"))
         if self.size == "dynamic" and slot is not None and len(self.members) > 1:
             actions.append((refill.of(others), 1, "shrink"))
         if self.max_size is None or len(self.members) < self.max_size:
             current = [m for m in self.members if m is not None]
-            grow = refill.with_each(current, allowed)
-            grow_keys = np.lexsort((allowed, target.with_each(current, allowed), grow))
-            actions.append((float(grow[grow_keys[0]]), 2, ("grow", pool.numbers[allowed[grow_keys[0]]])))
+            grow = self._best_addition(pool, current, refill, target)
+            if grow is not None:
+                actions.append((grow[0], 2, ("grow", grow[1])))
         if not actions:
             return
         _, _, action = min(actions, key=lambda a: (a[0], a[1]))
         if action == "replace":
-            self.members[slot] = replace_by
+            self.members[slot] = best[1]
         elif action == "shrink":
             del self.members[slot]
         else:
             self.members.append(action[1])
+
+    def _best_addition(self, pool: Pool, ensemble: list[int], refill: _Scorer,
+                       target: _Scorer) -> tuple[float, int] | None:
+        """(refill loss, trial) of the absorbed model best added to ``ensemble``.
+
+        Refill-loss ties are broken by the target loss, then by the earliest trial;
+        ``None`` when no absorbed model may join.
+        """
+        allowed = self._offered(pool, self._absorbed, ensemble)
+        if not len(allowed):
+            return None
+        scores = refill.with_each(ensemble, allowed)
+        keys = np.lexsort((allowed, target.with_each(ensemble, allowed), scores))
+        return float(scores[keys[0]]), pool.numbers[allowed[keys[0]]]
 
     # --- the EnsembleStrategy protocol -------------------------------------------------
 
@@ -166,7 +191,11 @@ class RoundRobinEnsemble:
         self._catch_up(history, context, pool)
         target = self._scorer(self.target_loss_spec, context, pool)
         others = self._others(self.slot_of(len(history)))
-        return target.with_each(others, np.arange(len(pool)))
+        targets = target.with_each(others, np.arange(len(pool)))
+        if not self.replacement and others:
+            members = np.isin(pool.numbers, others)
+            targets[members] = target.of(others)
+        return targets
 
     def update(self, history: History, trial: Trial, context: EnsembleContext) -> None:
         pool = self._pool(history, context)

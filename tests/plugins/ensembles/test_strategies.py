@@ -79,31 +79,55 @@ def test_esmbo_ensemble_is_the_multiset_of_bootstrap_winners(make_classification
     assert weights.get(3, 0.0) < weights[0]  # D's errors contain A's: it can only tie A
 
 
-def test_eo_refills_slots_with_zero_one_and_reaches_the_perfect_vote(make_classification):
+@pytest.mark.parametrize("replacement, expected", [(False, [3, 1, 2]), (True, [3, 0, 1])])
+def test_eo_refills_slots_with_zero_one_and_reaches_the_perfect_vote(
+    make_classification, replacement, expected
+):
     history, context = make_classification([{0, 1}, {2, 3}, {0, 1}, {4, 5}], 6)
-    strategy = EnsembleOptimization(size=3)
+    strategy = EnsembleOptimization(size=3, replacement=replacement)
     for trial in history:
         strategy.update(history, trial, context)
     # Slots 0, 1, 2 are re-optimized by trials 0, 1, 2, then slot 0 again by trial 3.
-    assert sorted(strategy.members) == [0, 1, 3]
+    # With replacement slot 1 takes a second copy of model 0 (a tied vote is an error,
+    # so the copy beats adding model 1); without, each slot takes the new trial.
+    assert strategy.members == expected
     ensemble = strategy.ensemble(history, context)
     predictions = np.stack([history[n].predictions for n in ensemble.members])
     assert weighted_ensemble_loss(ZeroOneLoss(), context.y_true, predictions, ensemble.weights) == 0
 
 
-def test_eo_targets_are_the_loss_of_the_ensemble_without_the_next_slot(make_classification):
+def test_eo_members_stay_distinct_without_replacement(make_classification):
+    # Three models wrong on different thirds. With replacement the second slot takes a
+    # copy of model 0 (a tied vote is an error) and the ensemble stays stuck on model 0's
+    # errors; the thesis's EO keeps the slots distinct and reaches the perfect vote.
+    history, context = make_classification([{0, 1}, {2, 3}, {4, 5}], 6)
+    for replacement, members, error in ((False, [0, 1, 2], 0.0), (True, [0, 0, 1], 2 / 6)):
+        strategy = EnsembleOptimization(size=3, replacement=replacement)
+        ensemble = strategy.ensemble(history, context)
+        assert strategy.members == members
+        predictions = np.stack([history[n].predictions for n in ensemble.members])
+        assert weighted_ensemble_loss(
+            ZeroOneLoss(), context.y_true, predictions, ensemble.weights) == pytest.approx(error)
+
+
+def squared_margin_of(history, context, members):
+    predictions = np.stack([history[n].predictions for n in members])
+    weights = np.ones(len(members))
+    return weighted_ensemble_loss(SquaredMarginLoss(), context.y_true, predictions, weights)
+
+
+@pytest.mark.parametrize("replacement", [False, True])
+def test_eo_targets_are_the_loss_of_the_ensemble_without_the_next_slot(
+    make_classification, replacement
+):
     history, context = make_classification(THIRDS, 6)
-    strategy = EnsembleOptimization(size=3)
+    strategy = EnsembleOptimization(size=3, replacement=replacement)
     targets = strategy.targets(history, context)  # catches up, then labels for trial 4
     slot = 4 % 3
     others = [m for i, m in enumerate(strategy.members) if i != slot]
-    expected = [
-        weighted_ensemble_loss(
-            SquaredMarginLoss(), context.y_true,
-            np.stack([history[n].predictions for n in others + [h]]), np.ones(len(others) + 1),
-        )
-        for h in range(4)
-    ]
+    # Without replacement E ∪ {h} is a set union: a member adds nothing.
+    joined = [others if h in others and not replacement else [*others, h] for h in range(4)]
+    expected = [squared_margin_of(history, context, members) for members in joined]
     assert targets == pytest.approx(expected)
 
 
