@@ -10,12 +10,17 @@ best half by target plus a random draw of the rest), while the posterior itself
 always uses every point — the O(n^3) hyperparameter search, repeated for every
 likelihood evaluation, is what grows fastest, and a few hundred points pin the
 hyperparameters down well.
+
+Every fit and prediction runs with at most ``blas_threads`` BLAS threads (see
+:mod:`.blas`): the matrices are small, and parallel workers each running a GP would
+otherwise oversubscribe the cores.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ensembo.plugins.surrogates.gp.blas import blas_threads
 from ensembo.plugins.surrogates.gp.hyperparameters import (
     NOISE_CEILING,
     NOISE_FLOOR,
@@ -68,7 +73,8 @@ class GaussianProcessSurrogate:
     keeps unexplored regions and unexplored branches of a conditional space at an
     average rather than a pessimistic prior level), ``noise_floor`` (lowest noise
     variance, in standardized units: the predictive spread at an observed point, and
-    so the expected improvement left there, does not fall below it).
+    so the expected improvement left there, does not fall below it), ``blas_threads``
+    (BLAS threads during fits and predictions; 0 leaves the BLAS pools as they are).
     """
 
     def __init__(
@@ -82,6 +88,7 @@ class GaussianProcessSurrogate:
         fit_subset: int = 300,
         mean: str = "fit",
         noise_floor: float = NOISE_FLOOR,
+        blas_threads: int = 1,
     ):
         if kernel not in KERNELS:
             raise ValueError(f"gp: unknown kernel {kernel!r}; valid: {sorted(KERNELS)}")
@@ -95,6 +102,8 @@ class GaussianProcessSurrogate:
             raise ValueError(f"gp: noise_floor must be in (0, {NOISE_CEILING}), got {noise_floor}")
         if restarts < 1 or fit_subset < 2:
             raise ValueError(f"gp: restarts must be >= 1 and fit_subset >= 2, got {restarts}, {fit_subset}")
+        if blas_threads < 0:
+            raise ValueError(f"gp: blas_threads must be >= 0 (0: no limit), got {blas_threads}")
         self.kernel = KERNELS[kernel]()
         self.method = hyperparameters
         self.conditional = bool(conditional)
@@ -102,6 +111,7 @@ class GaussianProcessSurrogate:
         self.fit_subset = int(fit_subset)
         self.fit_mean = mean == "fit"
         self.noise_floor = float(noise_floor)
+        self.blas_threads = int(blas_threads)
         self._chain = HyperparameterChain(samples=int(samples), burn_in=int(burn_in)) if hyperparameters == "mcmc" else None
         self._previous: Hyperparameters | None = None
         self.posteriors: list[Posterior] = []
@@ -111,6 +121,10 @@ class GaussianProcessSurrogate:
         return block_keys(batch.signature if self.conditional else None, len(batch))
 
     def fit(self, batch: EncodedBatch, y: np.ndarray, rng: np.random.Generator) -> None:
+        with blas_threads(self.blas_threads):
+            self._fit(batch, y, rng)
+
+    def _fit(self, batch: EncodedBatch, y: np.ndarray, rng: np.random.Generator) -> None:
         x = np.asarray(batch.values, dtype=float)
         keys = self._keys(batch)
         standardized, self._location, self._scale = standardize(y)
@@ -133,7 +147,8 @@ class GaussianProcessSurrogate:
     def predict_samples(self, batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray]:
         """Mean and variance under each hyperparameter sample, shapes (S, n)."""
         x, keys = np.asarray(batch.values, dtype=float), self._keys(batch)
-        parts = [p.predict(x, keys) for p in self.posteriors]
+        with blas_threads(self.blas_threads):
+            parts = [p.predict(x, keys) for p in self.posteriors]
         means = np.stack([m for m, _ in parts]) * self._scale + self._location
         variances = np.stack([v for _, v in parts]) * self._scale**2
         return means, variances
@@ -143,7 +158,8 @@ class GaussianProcessSurrogate:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per-sample mean (S, n), variance (S, n), d mean/dx and d variance/dx (S, n, d)."""
         x, keys = np.asarray(batch.values, dtype=float), self._keys(batch)
-        parts = [p.predict_with_gradients(x, keys) for p in self.posteriors]
+        with blas_threads(self.blas_threads):
+            parts = [p.predict_with_gradients(x, keys) for p in self.posteriors]
         s, s2 = self._scale, self._scale**2
         return (
             np.stack([p[0] for p in parts]) * s + self._location,
