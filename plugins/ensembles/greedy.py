@@ -1,0 +1,174 @@
+"""Caruana et al.'s forward greedy selection, and keeping its result current as trials arrive.
+
+Greedy selection starts from the ``start`` individually best models and repeatedly adds
+(with replacement) the model that lowers the ensemble loss most (earliest model on a
+tie); the prefix with the lowest loss is the ensemble (shortest on a tie).
+
+A study asks for the ensemble after every trial, and rerunning the whole selection each
+time costs ``iterations`` passes over the pool. A :class:`GreedyTrace` records what each
+step saw — the ensemble total before it and the lowest loss it was offered — so a new
+trial only has to be scored against those totals: if it is not among the start models
+and beats or ties no step's choice, the selection on the larger pool makes exactly the
+same choices; otherwise it is rerun from the first step the new trial contests. The
+result is the one a fresh run gives (:func:`updated_trace`); only the work differs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import attrs
+import numpy as np
+
+from ensembo.plugins.losses.ensemble_loss import EnsembleLoss, prepare_candidates
+
+# A new model whose loss is this close to a step's choice is treated as a contender and
+# the step is recomputed: batched and per-step scoring may differ in the last bits.
+CONTEST_TOLERANCE = 1e-9
+IMPROVEMENT = 1e-12
+
+
+@attrs.define(kw_only=True)
+class GreedyTrace:
+    """One run of greedy selection over the pool ``numbers`` (trial numbers, pool order).
+
+    ``cutoff`` is the single-model loss of the last start model (``inf`` when the pool
+    had fewer models than ``start``, so any new model would join the start).
+    ``totals[t]`` is the ensemble's contribution total before step t, ``scores[t]`` the
+    lowest loss step t was offered and ``picks[t]`` the trial it added.
+    """
+
+    numbers: tuple[int, ...]
+    seed: tuple[int, ...]
+    cutoff: float
+    seed_loss: float
+    picks: list[int] = attrs.Factory(list)
+    totals: list[np.ndarray] = attrs.Factory(list)
+    scores: list[float] = attrs.Factory(list)
+
+    def counts(self) -> dict[int, int]:
+        """Multiplicity of every trial in the best prefix."""
+        best_loss, best_length = self.seed_loss, 0
+        for step, score in enumerate(self.scores):
+            if score < best_loss - IMPROVEMENT:
+                best_loss, best_length = score, step + 1
+        return dict(Counter([*self.seed, *self.picks[:best_length]]))
+
+
+def _extend(trace: GreedyTrace, contributions: np.ndarray, y: np.ndarray, loss: EnsembleLoss,
+            candidates: np.ndarray, total: np.ndarray, iterations: int) -> GreedyTrace:
+    """Run the greedy steps from where ``trace`` stops (ensemble total ``total``)."""
+    offered = contributions if len(candidates) == len(contributions) else contributions[candidates]
+    prepared = prepare_candidates(loss, offered)
+    size = len(trace.seed) + len(trace.picks)
+    while len(trace.picks) < iterations:
+        scores = prepared.adding_each(y, total, float(size))
+        pick = candidates[int(np.argmin(scores))]
+        trace.totals.append(total)
+        trace.scores.append(float(np.min(scores)))
+        trace.picks.append(trace.numbers[pick])
+        total = total + contributions[pick]
+        size += 1
+    return trace
+
+
+def run_greedy(contributions: np.ndarray, y: np.ndarray, loss: EnsembleLoss,
+               numbers: Sequence[int], *, start: int = 3, iterations: int = 50,
+               allowed: np.ndarray | None = None) -> GreedyTrace:
+    """Greedy selection over pool positions ``allowed`` (all by default) of ``contributions``
+    (n, m[, k]), the models' shares under ``loss``; ``numbers`` name the positions."""
+    candidates = np.arange(len(contributions)) if allowed is None else np.asarray(allowed)
+    offered = contributions if allowed is None else contributions[candidates]
+    singles = loss.ensemble_loss(y, offered, np.ones(len(candidates)))
+    ranked = np.argsort(singles, kind="stable")
+    chosen = max(1, min(start, len(ranked)))
+    seed = candidates[ranked[:chosen]]
+    total = contributions[seed].sum(axis=0)
+    trace = GreedyTrace(
+        numbers=tuple(numbers), seed=tuple(numbers[i] for i in seed),
+        cutoff=float(singles[ranked[chosen - 1]]) if len(ranked) >= start else np.inf,
+        seed_loss=float(loss.ensemble_loss(y, total, float(chosen))),
+    )
+    return _extend(trace, contributions, y, loss, candidates, total, iterations)
+
+
+def updated_trace(trace: GreedyTrace, contributions: np.ndarray, y: np.ndarray,
+                  loss: EnsembleLoss, numbers: Sequence[int], *, start: int = 3,
+                  iterations: int = 50) -> GreedyTrace:
+    """What :func:`run_greedy` gives on the pool ``numbers``, reusing ``trace`` of a smaller one.
+
+    The pool may have gained trials anywhere in its order (asynchronous evaluation); a
+    pool that lost trials is selected afresh.
+    """
+    numbers = tuple(numbers)
+    before = set(trace.numbers)
+    if not before <= set(numbers):
+        return run_greedy(contributions, y, loss, numbers, start=start, iterations=iterations)
+    new = np.array([i for i, n in enumerate(numbers) if n not in before], dtype=int)
+    if not len(new):
+        return attrs.evolve(trace, numbers=numbers)
+    arrivals = contributions[new]
+    singles = loss.ensemble_loss(y, arrivals, np.ones(len(new)))
+    if float(np.min(singles)) <= trace.cutoff + CONTEST_TOLERANCE:
+        return run_greedy(contributions, y, loss, numbers, start=start, iterations=iterations)
+    contested = np.empty(0, dtype=int)
+    if trace.picks:
+        totals = np.stack(trace.totals)
+        sizes = len(trace.seed) + np.arange(len(totals), dtype=float) + 1.0
+        # (steps, arrivals): each step's total plus each new model, scored in one call.
+        scores = loss.ensemble_loss(y, totals[:, None] + arrivals[None], sizes[:, None])
+        contested = np.flatnonzero(
+            np.min(scores, axis=1) <= np.asarray(trace.scores) + CONTEST_TOLERANCE)
+    if not len(contested):
+        return attrs.evolve(trace, numbers=numbers)
+    step = int(contested[0])
+    resumed = GreedyTrace(numbers=numbers, seed=trace.seed, cutoff=trace.cutoff,
+                          seed_loss=trace.seed_loss, picks=trace.picks[:step],
+                          totals=trace.totals[:step], scores=trace.scores[:step])
+    return _extend(resumed, contributions, y, loss, np.arange(len(numbers)), trace.totals[step],
+                   iterations)
+
+
+def forward_greedy(
+    contributions: np.ndarray,
+    y: np.ndarray,
+    loss: EnsembleLoss,
+    *,
+    start: int = 3,
+    iterations: int = 50,
+    allowed: np.ndarray | None = None,
+) -> np.ndarray:
+    """Multiplicities (n,) of the best ensemble found by greedy selection with replacement;
+    ``allowed`` restricts the candidates (bagging)."""
+    n = len(contributions)
+    trace = run_greedy(contributions, y, loss, range(n), start=start, iterations=iterations,
+                       allowed=allowed)
+    counts = np.zeros(n, dtype=int)
+    for position, count in trace.counts().items():
+        counts[position] = count
+    return counts
+
+
+def bagged_forward_greedy(
+    contributions: np.ndarray,
+    y: np.ndarray,
+    loss: EnsembleLoss,
+    *,
+    n_bags: int,
+    bag_fraction: float,
+    rng: np.random.Generator,
+    start: int = 3,
+    iterations: int = 50,
+) -> np.ndarray:
+    """Weights (n,) summed over ``n_bags`` selections, each on a random subset of models."""
+    n = len(contributions)
+    bag_size = max(1, int(round(bag_fraction * n)))
+    weights = np.zeros(n)
+    for _ in range(n_bags):
+        allowed = np.sort(rng.choice(n, size=bag_size, replace=False))
+        counts = forward_greedy(
+            contributions, y, loss, start=start, iterations=iterations, allowed=allowed
+        )
+        weights += counts / counts.sum()
+    return weights

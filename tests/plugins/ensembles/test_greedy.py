@@ -1,0 +1,101 @@
+"""Incremental greedy selection gives exactly what a fresh selection over the pool gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ensembo import components
+from ensembo.ensemble import EnsembleContext
+from ensembo.plugins.ensembles import posthoc
+from ensembo.plugins.ensembles.greedy import forward_greedy, run_greedy, updated_trace
+from ensembo.plugins.ensembles.posthoc import PostHocSelection
+from ensembo.trials import History, Trial, TrialState
+
+
+def classification_pool(n: int, m: int, classes: int, rng: np.random.Generator):
+    y = rng.integers(0, classes, size=m)
+    predictions = []
+    for _ in range(n):
+        logits = rng.uniform(0.2, 2.5) * np.eye(classes)[y] + rng.normal(size=(m, classes))
+        predictions.append(np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True))
+    return predictions, y
+
+
+def regression_pool(n: int, m: int, rng: np.random.Generator):
+    y = rng.normal(size=m)
+    return [y + rng.normal(scale=rng.uniform(0.3, 1.5), size=m) for _ in range(n)], y
+
+
+def arrivals(predictions, order):
+    """Histories after each arrival: trials finish in ``order``, the rest are running."""
+    finished: set[int] = set()
+    for number in order:
+        finished.add(number)
+        yield History([
+            Trial(number=i, config={"i": i}, state=TrialState.COMPLETE, loss=0.0,
+                  predictions=p, finished_at=float(len(finished)))
+            if i in finished else Trial(number=i, config={"i": i}, state=TrialState.RUNNING)
+            for i, p in enumerate(predictions)
+        ])
+
+
+CASES = [
+    ("classification", "zero-one"), ("classification", "log-loss"),
+    ("classification", "squared-margin"), ("classification", "sigmoid-margin"),
+    ("classification", "c-bound"), ("regression", "mse"), ("regression", "huber"),
+]
+
+
+@pytest.mark.parametrize("task, loss", CASES, ids=[c[1] for c in CASES])
+def test_posthoc_kept_current_equals_a_fresh_selection_after_every_trial(task, loss, monkeypatch):
+    rng = np.random.default_rng(len(loss))
+    if task == "classification":
+        predictions, y = classification_pool(60, 40, 3, rng)
+        context = EnsembleContext(y_true=y, loss=loss, task=task, classes=np.arange(3))
+    else:
+        predictions, y = regression_pool(60, 40, rng)
+        context = EnsembleContext(y_true=y, loss=loss, task=task)
+    order = rng.permutation(len(predictions))  # asynchronous: trials finish out of order
+    histories = list(arrivals(predictions, order))
+    expected = [PostHocSelection(iterations=20).ensemble(h, context) for h in histories]
+    fresh_runs = []
+    original = posthoc.run_greedy
+    monkeypatch.setattr(
+        posthoc, "run_greedy", lambda *a, **k: fresh_runs.append(1) or original(*a, **k))
+    live = PostHocSelection(iterations=20)
+    assert [live.ensemble(h, context) for h in histories] == expected
+    # The point of keeping it current: most arrivals did not need a fresh selection.
+    assert len(fresh_runs) < len(order) // 2
+
+
+def test_a_new_model_that_ties_a_step_resumes_from_that_step():
+    rng = np.random.default_rng(0)
+    predictions, y = classification_pool(30, 50, 2, rng)
+    loss = components.build("loss", "squared-margin")
+    contributions = np.stack([loss.contributions(p) for p in predictions])
+    before = run_greedy(contributions[:29], y, loss, range(29), start=3, iterations=15)
+    # A copy of the model greedy picked at step 6 (not a start model), placed last: it
+    # ties that step's choice, so steps 0-5 are kept and the rest recomputed.
+    picked = before.picks[6]
+    contributions[29] = contributions[picked]
+    first_tie = next(t for t, total in enumerate(before.totals)
+                     if loss.ensemble_loss(y, total + contributions[picked], 4.0 + t)
+                     <= before.scores[t])
+    assert picked not in before.seed and first_tie == 6
+    after = updated_trace(before, contributions, y, loss, range(30), start=3, iterations=15)
+    fresh = run_greedy(contributions, y, loss, range(30), start=3, iterations=15)
+    assert after.picks == fresh.picks and after.scores == fresh.scores
+    kept = zip(after.totals[:first_tie], before.totals[:first_tie], strict=True)
+    assert all(a is b for a, b in kept)  # reused, not recomputed
+    assert after.counts() == fresh.counts()
+
+
+def test_forward_greedy_counts_match_the_trace():
+    rng = np.random.default_rng(1)
+    predictions, y = classification_pool(12, 30, 2, rng)
+    loss = components.build("loss", "zero-one")
+    contributions = np.stack([loss.contributions(p) for p in predictions])
+    counts = forward_greedy(contributions, y, loss, start=2, iterations=10)
+    trace = run_greedy(contributions, y, loss, range(12), start=2, iterations=10)
+    assert {i: c for i, c in enumerate(counts) if c} == trace.counts()
