@@ -37,6 +37,12 @@ class FittedEnsemble(BaseEstimator):
     ``contributions`` (one-hot votes for the vote losses such as ``zero-one``), so the
     fitted ensemble predicts exactly as the ensemble strategy scored it; by default the
     probabilities themselves (probability averaging).
+
+    A vote can tie. The vote losses count a tied example as an error (Lévesque's
+    Table 4.2), so the ensemble's validation loss is an upper bound there; a prediction
+    has to name a class, and :meth:`predict` names the tied class with the highest
+    weighted mean probability (Lévesque draws one at random), not simply the first
+    class, which would favour whichever class sorts first.
     """
 
     def __init__(
@@ -81,12 +87,13 @@ class FittedEnsemble(BaseEstimator):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Weighted total of the members' contributions (vote shares or probabilities)."""
-        classes = self.classes_
-        return combine_contributions(
-            [class_probabilities(m, X, classes) for m in self.members],
-            self._normalized_weights,
-            self.contributions,
-        )
+        return self._combined(self._probabilities(X))
+
+    def _probabilities(self, X: Any) -> list[np.ndarray]:
+        return [class_probabilities(m, X, self.classes_) for m in self.members]
+
+    def _combined(self, probabilities: list[np.ndarray]) -> np.ndarray:
+        return combine_contributions(probabilities, self._normalized_weights, self.contributions)
 
     def predict(self, X: Any) -> np.ndarray:
         if self.classes is None:
@@ -94,4 +101,15 @@ class FittedEnsemble(BaseEstimator):
             return sum(
                 w * regression_values(m, X) for w, m in zip(weights, self.members, strict=True)
             )
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        probabilities = self._probabilities(X)
+        totals = self._combined(probabilities)
+        if self.contributions is None:
+            return self.classes_[np.argmax(totals, axis=1)]
+        mean = combine_contributions(probabilities, self._normalized_weights)
+        return self.classes_[break_vote_ties(totals, mean)]
+
+
+def break_vote_ties(votes: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
+    """Column of the largest vote per row; among tied columns, the largest ``tiebreak``."""
+    tied = votes >= votes.max(axis=1, keepdims=True) - 1e-12
+    return np.argmax(np.where(tied, tiebreak, -np.inf), axis=1)

@@ -1,0 +1,52 @@
+"""The fitted ensemble predicts what its vote (or probability average) says, ties included."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ensembo.ml import FittedEnsemble
+from ensembo.plugins.losses.classification import ZeroOneLoss
+
+
+class FixedProbabilities:
+    """A fitted classifier that returns the same probabilities whatever X is."""
+
+    def __init__(self, probabilities, classes):
+        self.probabilities = np.asarray(probabilities, dtype=float)
+        self.classes_ = np.asarray(classes)
+
+    def predict_proba(self, X):
+        return self.probabilities[: len(X)]
+
+
+CLASSES = np.array(["a", "b"])
+
+
+def vote(*members, weights=None):
+    models = [FixedProbabilities(p, CLASSES) for p in members]
+    return FittedEnsemble(members=models, weights=weights or [1.0] * len(models), classes=CLASSES,
+                          contributions=ZeroOneLoss().contributions)
+
+
+def test_a_tied_vote_goes_to_the_class_the_members_find_more_probable():
+    # One vote each on both rows; the mean probability favours "b" on row 0 (0.65) and
+    # "a" on row 1 (0.55). Taking the first tied class would say "a" twice.
+    ensemble = vote([[0.6, 0.4], [0.9, 0.1]], [[0.1, 0.9], [0.2, 0.8]])
+    X = np.zeros((2, 1))
+    np.testing.assert_allclose(ensemble.predict_proba(X), [[0.5, 0.5], [0.5, 0.5]])
+    assert ensemble.predict(X).tolist() == ["b", "a"]
+
+
+def test_without_ties_predict_is_the_vote_winner_shown_by_predict_proba():
+    ensemble = vote([[0.7, 0.3], [0.2, 0.8]], [[0.6, 0.4], [0.4, 0.6]], [[0.1, 0.9], [0.3, 0.7]])
+    X = np.zeros((2, 1))
+    shares = ensemble.predict_proba(X)
+    np.testing.assert_allclose(shares, [[2 / 3, 1 / 3], [0, 1]])
+    assert ensemble.predict(X).tolist() == CLASSES[shares.argmax(axis=1)].tolist()
+
+
+def test_probability_averaging_predicts_the_most_probable_class():
+    models = [FixedProbabilities([[0.6, 0.4]], CLASSES), FixedProbabilities([[0.1, 0.9]], CLASSES)]
+    ensemble = FittedEnsemble(members=models, weights=[1.0, 1.0], classes=CLASSES)
+    np.testing.assert_allclose(ensemble.predict_proba(np.zeros((1, 1))), [[0.35, 0.65]])
+    assert ensemble.predict(np.zeros((1, 1))).tolist() == ["b"]
