@@ -3,7 +3,7 @@
 import pytest
 
 from ensembo.bench.optimizers import make_optimizer
-from ensembo.bench.optimizers.ensembo_optimizer import EnsemboOptimizer
+from ensembo.bench.optimizers.ensembo_optimizer import EnsemboOptimizer, component_spec
 from ensembo.bench.recorder import BudgetExhausted, Recorder
 from ensembo.bench.suite import get_suite
 from ensembo.errors import UnknownComponentError
@@ -46,6 +46,21 @@ def test_ensembo_spec_parsing():
     assert EnsemboOptimizer.from_spec("ensembo:tpe").surrogate == "tpe"
     with pytest.raises(UnknownComponentError):
         EnsemboOptimizer.from_spec("ensembo:gp++lbfgs")
+
+
+def test_ensembo_spec_options_become_a_mapping_spec():
+    spec = "ensembo:gp-cond:hyperparameters=mcmc:samples=4+ei+lbfgs:n_sobol=64"
+    optimizer = EnsemboOptimizer.from_spec(spec)
+    assert component_spec(optimizer.surrogate) == {
+        "name": "gp-cond", "hyperparameters": "mcmc", "samples": 4
+    }
+    assert component_spec(optimizer.acquisition) == "ei"
+    assert component_spec(optimizer.acquisition_optimizer) == {"name": "lbfgs", "n_sobol": 64}
+    optimizer.check_registered()
+    with pytest.raises(UnknownComponentError, match="surrogate 'gq'"):
+        EnsemboOptimizer.from_spec("ensembo:gq:samples=4").check_registered()
+    with pytest.raises(ValueError, match="'samples' of 'gp:samples'"):
+        EnsemboOptimizer.from_spec("ensembo:gp:samples")
 
 
 def test_unknown_names_list_what_is_available():

@@ -2,12 +2,18 @@
 
 ``ensembo:<surrogate>+<acquisition>+<acquisition optimizer>``, e.g. ``ensembo:gp+ei+lbfgs``
 or ``ensembo:rf+ei+local-search``; shorter forms keep the Study defaults for the rest
-(``ensembo:tpe``, ``ensembo:gp``). ``ensembo:random`` is random search.
+(``ensembo:tpe``, ``ensembo:gp``). ``ensembo:random`` is random search. A component
+takes options after its name, each ``:key=value`` (values read as YAML scalars), e.g.
+``ensembo:gp-cond:hyperparameters=mcmc+ei+lbfgs``; no commas, so a spec stays one item
+of ``--optimizers``.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
+import yaml
 
 from ensembo import defaults
 from ensembo.bench.optimizers.base import Objective
@@ -17,6 +23,21 @@ from ensembo.registry import registry
 
 PREFIX = "ensembo:"
 KINDS = ("surrogate", "acquisition", "acquisition_optimizer")
+OPTION = ":"
+
+
+def component_spec(part: str) -> str | dict[str, Any]:
+    """``name`` as is; ``name:key=value:...`` as the mapping spec a Study takes."""
+    name, *settings = part.split(OPTION)
+    if not settings:
+        return name
+    options = {}
+    for setting in settings:
+        key, equals, value = setting.partition("=")
+        if not key or not equals:
+            raise ValueError(f"benchmark optimizer option {setting!r} of {part!r}: expected k=v")
+        options[key] = yaml.safe_load(value)
+    return {"name": name, **options}
 
 
 @attrs.frozen(kw_only=True)
@@ -37,7 +58,9 @@ class EnsemboOptimizer:
             )
         if parts[0] == "random":
             return cls(name=spec, surrogate=None)
-        chosen = dict(zip(KINDS, parts))
+        for part in parts:
+            component_spec(part)  # malformed options fail here, before any run
+        chosen = dict(zip(KINDS, parts, strict=False))
         return cls(name=spec, **chosen)
 
     def check_registered(self) -> None:
@@ -48,9 +71,10 @@ class EnsemboOptimizer:
             "acquisition_optimizer": self.acquisition_optimizer,
         }
         known = registry()
-        for kind, name in names.items():
-            if name is None or name == defaults.AUTO:
+        for kind, part in names.items():
+            if part is None or part == defaults.AUTO:
                 continue
+            name = part.split(OPTION)[0]
             available = known.names(kind)
             if name not in available:
                 raise UnknownComponentError(kind.replace("_", " "), name, available)
@@ -64,9 +88,9 @@ class EnsemboOptimizer:
 
         study = Study(
             problem.space_for_ensembo(),
-            surrogate=self.surrogate,
-            acquisition=self.acquisition,
-            acquisition_optimizer=self.acquisition_optimizer,
+            surrogate=None if self.surrogate is None else component_spec(self.surrogate),
+            acquisition=component_spec(self.acquisition),
+            acquisition_optimizer=component_spec(self.acquisition_optimizer),
             seed=seed,
         )
         study.optimize(objective, n_trials=budget, catch=())
