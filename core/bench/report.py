@@ -28,6 +28,7 @@ class ProblemRow:
     high: dict[str, float]
     mean_rank: dict[str, float]
     test_median: dict[str, float]
+    test_mean_rank: dict[str, float]  # ranks of the incumbents' test errors, per seed
 
 
 @attrs.frozen(kw_only=True)
@@ -35,6 +36,7 @@ class Tables:
     optimizers: tuple[str, ...]
     rows: tuple[ProblemRow, ...]
     average_rank: dict[str, float]
+    average_test_rank: dict[str, float]
     overhead: dict[str, float]  # median seconds per evaluation over all runs
     overhead_ratio: dict[tuple[str, str], float]  # (ensembo entry, anchor) -> median ratio
     head_to_head: dict[tuple[str, str], tuple[int, int, int, float]]  # wins, losses, ties, p
@@ -72,17 +74,13 @@ def tables(
             for o in optimizers
         }
         present = [o for o in optimizers if scores[o]]
-        common = [s for s in seeds if all(s in scores[o] for o in present)]
-        mean_rank = {}
-        if len(present) >= 2 and common:
-            matrix = np.array([[scores[o][s] for o in present] for s in common])
-            mean_rank = dict(zip(present, average_ranks(matrix).tolist()))
+        mean_rank = _mean_ranks(scores, present, seeds)
         tests = {
-            o: [
-                r["incumbent_test_loss"]
+            o: {
+                r["seed"]: r["incumbent_test_loss"]
                 for r in row_records
                 if r["optimizer"] == o and r.get("incumbent_test_loss") is not None
-            ]
+            }
             for o in present
         }
         rows.append(
@@ -94,11 +92,16 @@ def tables(
                 low={o: min(scores[o].values()) for o in present},
                 high={o: max(scores[o].values()) for o in present},
                 mean_rank=mean_rank,
-                test_median={o: float(np.median(t)) for o, t in tests.items() if t},
+                test_median={o: float(np.median(list(t.values()))) for o, t in tests.items() if t},
+                test_mean_rank=_mean_ranks(tests, [o for o in present if tests[o]], seeds),
             )
         )
     ranked = [o for o in optimizers if rows and all(o in row.mean_rank for row in rows)]
     average_rank = {o: float(np.mean([row.mean_rank[o] for row in rows])) for o in ranked}
+    test_ranked = [o for o in optimizers if rows and all(o in row.test_mean_rank for row in rows)]
+    average_test_rank = {
+        o: float(np.mean([row.test_mean_rank[o] for row in rows])) for o in test_ranked
+    }
     friedman = None
     if len(ranked) >= 3 and len(rows) >= 2:
         result = friedman_test([[row.median[o] for o in ranked] for row in rows])
@@ -153,6 +156,7 @@ def tables(
         optimizers=tuple(optimizers),
         rows=tuple(rows),
         average_rank=average_rank,
+        average_test_rank=average_test_rank,
         overhead=overhead,
         overhead_ratio=ratio,
         head_to_head=head_to_head,
@@ -160,6 +164,17 @@ def tables(
         not_complete=not_complete,
         missing=missing,
     )
+
+
+def _mean_ranks(
+    scores: dict[str, dict[int, float]], present: Sequence[str], seeds: Sequence[int]
+) -> dict[str, float]:
+    """Mean rank of each optimizer over the seeds all of them completed (ties share)."""
+    common = [s for s in seeds if all(s in scores[o] for o in present)]
+    if len(present) < 2 or not common:
+        return {}
+    matrix = np.array([[scores[o][s] for o in present] for s in common])
+    return dict(zip(present, average_ranks(matrix).tolist(), strict=True))
 
 
 def _number(value: float | None) -> str:
@@ -205,16 +220,20 @@ def render(t: Tables, *, title: str, command: str, plots: dict[str, str] | None 
                 + " | ".join(_number(row.test_median.get(o)) for o in t.optimizers)
                 + " |"
             )
+    test_column = " average rank on test error |" if t.average_test_rank else ""
     lines += [
         "",
         "### Average rank over problems (lower is better)",
         "",
-        "| optimizer | average rank | median overhead per evaluation (s) |",
-        "|---|---|---|",
+        f"| optimizer | average rank |{test_column} median overhead per evaluation (s) |",
+        "|---|---|---|" + ("---|" if test_column else ""),
     ]
     for o in sorted(t.optimizers, key=lambda o: t.average_rank.get(o, np.inf)):
         rank = f"{t.average_rank[o]:.2f}" if o in t.average_rank else "–"
-        lines.append(f"| {o} | {rank} | {_number(t.overhead.get(o))} |")
+        test_rank = ""
+        if test_column:
+            test_rank = f" {t.average_test_rank[o]:.2f} |" if o in t.average_test_rank else " – |"
+        lines.append(f"| {o} | {rank} |{test_rank} {_number(t.overhead.get(o))} |")
     if t.friedman is not None:
         statistic, p_value, cd = t.friedman
         lines += [

@@ -66,3 +66,20 @@ def test_render_names_command_optimum_and_incomplete_runs():
     assert "`ensembo bench x`" in text
     assert "f* = 1, budget 10" in text
     assert "q / optuna-tpe / seed 1: skipped — why" in text
+
+
+def test_test_error_ranks_are_computed_per_seed_like_validation_ranks():
+    records = []
+    for seed, tests in enumerate([(0.1, 0.2, 0.3), (0.3, 0.2, 0.2)]):
+        for optimizer, test_loss in zip(OPTIMIZERS, tests, strict=True):
+            records.append(
+                {**record("p", optimizer, seed, 0.5, 0.01), "incumbent_test_loss": test_loss}
+            )
+    t = tables(records, OPTIMIZERS, ["p"])
+    # seed 0: 1, 2, 3; seed 1: 3, 1.5, 1.5 (ties share)
+    assert t.rows[0].test_mean_rank == {"ensembo:random": 2.0, "random": 1.75, "optuna-tpe": 2.25}
+    assert t.average_test_rank == t.rows[0].test_mean_rank
+    assert "average rank on test error" in render(t, title="t", command="c")
+    assert "average rank on test error" not in render(
+        tables(RECORDS, OPTIMIZERS, ["p", "q"]), title="t", command="c"
+    )
