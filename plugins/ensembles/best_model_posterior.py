@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 SAMPLERS = ("bootstrap", "dirichlet", "student-t")
+TIE_TOLERANCE = 1e-12  # risks this close to the lowest one tie for it
 
 
 def _bootstrap(losses: np.ndarray, n: int, rho: float, rng: np.random.Generator) -> np.ndarray:
@@ -107,7 +108,7 @@ def win_shares(risks: np.ndarray, rng: np.random.Generator | None = None) -> np.
     kept so callers may switch to sampled tie-breaking without changing call sites.
     """
     risks = np.atleast_2d(risks)
-    winners = risks <= risks.min(axis=1, keepdims=True) + 1e-12
+    winners = risks <= risks.min(axis=1, keepdims=True) + TIE_TOLERANCE
     return (winners / winners.sum(axis=1, keepdims=True)).mean(axis=0)
 
 

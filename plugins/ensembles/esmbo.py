@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from ensembo.ensemble import Ensemble, EnsembleContext
-from ensembo.plugins.ensembles.best_model_posterior import resample_counts, win_shares
+from ensembo.plugins.ensembles.best_model_posterior import resample_counts
+from ensembo.plugins.ensembles.bootstrap_wins import BootstrapWins
 from ensembo.plugins.ensembles.pool import TrialCache, Pool, build_pool, resolve_loss
 from ensembo.trials import History, Trial
 
@@ -35,6 +36,7 @@ class ESMBO:
         self.n_bootstraps = n_bootstraps
         self.loss = loss
         self._counts: np.ndarray | None = None
+        self._wins: BootstrapWins | None = None
         self._cache = TrialCache()
 
     def size(self, context: EnsembleContext) -> int:
@@ -50,29 +52,39 @@ class ESMBO:
         if self._counts is None or self._counts.shape != (n, m):
             rng = np.random.default_rng([context.seed, 13])
             self._counts = resample_counts(m, m, n, rng)
+            self._wins = BootstrapWins(self._counts / m)
         return self._counts
+
+    def _bootstraps(self, pool: Pool, context: EnsembleContext) -> tuple[BootstrapWins, np.ndarray]:
+        """The N histories (kept between iterations) and the pool's loss matrix."""
+        loss = resolve_loss(self.loss, context, pool.task)
+        losses = self._cache.loss_matrix(pool, loss, self.loss or context.loss)
+        self.bootstrap_counts(context, len(pool.y))
+        return self._wins, losses
 
     def risks(self, pool: Pool, context: EnsembleContext) -> np.ndarray:
         """(N, n): risk of every completed trial on every bootstrap replicate."""
-        loss = resolve_loss(self.loss, context, pool.task)
-        losses = self._cache.loss_matrix(pool, loss, self.loss or context.loss)
-        counts = self.bootstrap_counts(context, len(pool.y))
-        return counts @ losses / len(pool.y)
+        wins, losses = self._bootstraps(pool, context)
+        return wins.risks(pool.numbers, losses).T
 
     def proposer_index(self, history: History, context: EnsembleContext) -> int:
         """Which bootstrap proposes the next trial: its number modulo N."""
         return len(history) % self.size(context)
 
     def targets(self, history: History, context: EnsembleContext) -> np.ndarray:
-        pool = build_pool(history, context, self.name)
-        return self.risks(pool, context)[self.proposer_index(history, context)]
+        pool = build_pool(history, context, self.name, self._cache)
+        if not len(pool):
+            return np.empty(0)
+        wins, losses = self._bootstraps(pool, context)
+        return wins.risks(pool.numbers, losses)[:, self.proposer_index(history, context)].copy()
 
     def update(self, history: History, trial: Trial, context: EnsembleContext) -> None:
         """Nothing to track: every history is a re-weighting of the cached losses."""
 
     def ensemble(self, history: History, context: EnsembleContext) -> Ensemble | None:
-        pool = build_pool(history, context, self.name)
+        pool = build_pool(history, context, self.name, self._cache)
         if not len(pool):
             return None
-        shares = win_shares(self.risks(pool, context))
-        return Ensemble.from_counts(dict(zip(pool.numbers, shares.tolist())))
+        wins, losses = self._bootstraps(pool, context)
+        shares = wins.shares(pool.numbers, losses)
+        return Ensemble.from_counts(dict(zip(pool.numbers, shares.tolist(), strict=True)))

@@ -6,11 +6,14 @@ tie); the prefix with the lowest loss is the ensemble (shortest on a tie).
 
 A study asks for the ensemble after every trial, and rerunning the whole selection each
 time costs ``iterations`` passes over the pool. A :class:`GreedyTrace` records what each
-step saw — the ensemble total before it and the lowest loss it was offered — so a new
-trial only has to be scored against those totals: if it is not among the start models
-and beats or ties no step's choice, the selection on the larger pool makes exactly the
-same choices; otherwise it is rerun from the first step the new trial contests. The
-result is the one a fresh run gives (:func:`updated_trace`); only the work differs.
+step saw — the ensemble total before it, the lowest loss it was offered and the trial
+it picked — so a new trial only has to be scored against those totals: if it does not
+enter the start models and wins no step (a lower loss, or an equal one at an earlier
+pool position, which is how a fresh run breaks ties), the selection on the larger pool
+makes exactly the same choices; otherwise it is rerun from the first step the new trial
+wins. The result is the one a fresh run gives (:func:`updated_trace`); only the work
+differs. Scores are compared bit for bit: a candidate's loss is computed per candidate
+(one row of a batch), so the new trial's score here is the one a fresh run computes.
 """
 
 from __future__ import annotations
@@ -23,9 +26,9 @@ import numpy as np
 
 from ensembo.plugins.losses.ensemble_loss import EnsembleLoss, prepare_candidates
 
-# A new model whose loss is this close to a step's choice is treated as a contender and
-# the step is recomputed: batched and per-step scoring may differ in the last bits.
-CONTEST_TOLERANCE = 1e-9
+# Steps where the batched score of a new model is this close to, but not equal to, the
+# step's choice are rescored exactly (a loss whose batched and per-step numerics differ).
+SCREEN_TOLERANCE = 1e-9
 IMPROVEMENT = 1e-12
 
 
@@ -109,25 +112,47 @@ def updated_trace(trace: GreedyTrace, contributions: np.ndarray, y: np.ndarray,
     if not len(new):
         return attrs.evolve(trace, numbers=numbers)
     arrivals = contributions[new]
+    position = {n: i for i, n in enumerate(numbers)}
     singles = loss.ensemble_loss(y, arrivals, np.ones(len(new)))
-    if float(np.min(singles)) <= trace.cutoff + CONTEST_TOLERANCE:
+    last_seed = position[trace.seed[-1]]
+    if np.any((singles < trace.cutoff) | ((singles == trace.cutoff) & (new < last_seed))):
         return run_greedy(contributions, y, loss, numbers, start=start, iterations=iterations)
-    contested = np.empty(0, dtype=int)
-    if trace.picks:
-        totals = np.stack(trace.totals)
-        sizes = len(trace.seed) + np.arange(len(totals), dtype=float) + 1.0
-        # (steps, arrivals): each step's total plus each new model, scored in one call.
-        scores = loss.ensemble_loss(y, totals[:, None] + arrivals[None], sizes[:, None])
-        contested = np.flatnonzero(
-            np.min(scores, axis=1) <= np.asarray(trace.scores) + CONTEST_TOLERANCE)
-    if not len(contested):
+    step = _first_step_won(trace, arrivals, new, position, y, loss)
+    if step is None:
         return attrs.evolve(trace, numbers=numbers)
-    step = int(contested[0])
     resumed = GreedyTrace(numbers=numbers, seed=trace.seed, cutoff=trace.cutoff,
                           seed_loss=trace.seed_loss, picks=trace.picks[:step],
                           totals=trace.totals[:step], scores=trace.scores[:step])
     return _extend(resumed, contributions, y, loss, np.arange(len(numbers)), trace.totals[step],
                    iterations)
+
+
+def _first_step_won(trace: GreedyTrace, arrivals: np.ndarray, places: np.ndarray,
+                    position: dict[int, int], y: np.ndarray, loss: EnsembleLoss) -> int | None:
+    """The first step one of the new models (``arrivals`` at pool positions ``places``)
+    would have been picked at, or ``None``."""
+    if not trace.picks:
+        return None
+    totals = np.stack(trace.totals)
+    sizes = len(trace.seed) + np.arange(len(totals), dtype=float)
+    best = np.asarray(trace.scores)[:, None]
+    winner = np.array([position[p] for p in trace.picks])[:, None]
+    # (steps, arrivals) in one call: each step's total plus each new model. These are the
+    # elementwise operations and per-row mean of the per-step call, so for the built-in
+    # losses the values are the same bits; a loss computing differently gets an exact
+    # per-step check wherever the two could disagree.
+    scores = loss.ensemble_loss(y, totals[:, None] + arrivals[None], sizes[:, None] + 1.0)
+    wins = (scores < best - SCREEN_TOLERANCE) | ((scores == best) & (places[None] < winner))
+    unsure = (np.abs(scores - best) <= SCREEN_TOLERANCE) & (scores != best)
+    prepared = None
+    for step in np.flatnonzero(wins.any(axis=1) | unsure.any(axis=1)):
+        if wins[step].any():
+            return int(step)
+        prepared = prepared or prepare_candidates(loss, arrivals)
+        exact = prepared.adding_each(y, trace.totals[step], sizes[step])
+        if np.any((exact < best[step]) | ((exact == best[step]) & (places < winner[step]))):
+            return int(step)
+    return None
 
 
 def forward_greedy(

@@ -69,8 +69,13 @@ def _class_probabilities(trial: Trial, classes: np.ndarray) -> np.ndarray:
     return predictions.astype(float)
 
 
-def build_pool(history: History, context: EnsembleContext, strategy: str) -> Pool:
-    """The completed trials of ``history`` with predictions; fails naming ``strategy``."""
+def build_pool(history: History, context: EnsembleContext, strategy: str,
+               cache: TrialCache | None = None) -> Pool:
+    """The completed trials of ``history`` with predictions; fails naming ``strategy``.
+
+    With a ``cache`` (a strategy's own, kept between iterations), only trials it has not
+    seen are converted and the stacked predictions grow in place.
+    """
     trials = history.completed()
     if context.y_true is None:
         raise MissingPredictionsError(
@@ -91,17 +96,29 @@ def build_pool(history: History, context: EnsembleContext, strategy: str) -> Poo
     task = _task(context, trials[0])
     if task == "classification":
         classes = context.classes if context.classes is not None else np.unique(y_true)
-        stacked = np.stack([_class_probabilities(t, classes) for t in trials])
         y = np.searchsorted(classes, y_true)
+
+        def convert(trial: Trial) -> np.ndarray:
+            return _class_probabilities(trial, classes)
     else:
-        stacked = np.stack([np.asarray(t.predictions, dtype=float) for t in trials])
-        y = y_true.astype(float)
-    if stacked.shape[1] != len(y):
-        raise MissingPredictionsError(
-            f"ensemble strategy {strategy!r}: trials predict {stacked.shape[1]} validation "
-            f"examples but the study has {len(y)} validation targets"
-        )
-    return Pool(numbers=tuple(t.number for t in trials), predictions=stacked, y=y, task=task)
+        classes, y = None, y_true.astype(float)
+
+        def convert(trial: Trial) -> np.ndarray:
+            return np.asarray(trial.predictions, dtype=float)
+
+    def checked(position: int) -> np.ndarray:
+        predictions = convert(trials[position])
+        if predictions.shape[0] != len(y):
+            raise MissingPredictionsError(
+                f"ensemble strategy {strategy!r}: trials predict {predictions.shape[0]} "
+                f"validation examples but the study has {len(y)} validation targets"
+            )
+        return predictions
+
+    numbers = tuple(t.number for t in trials)
+    key = ("predictions", task, None if classes is None else np.asarray(classes).tobytes())
+    rows = (cache or TrialCache()).rows(key, y, numbers, checked)
+    return Pool(numbers=numbers, predictions=rows, y=y, task=task)
 
 
 def resolve_loss(spec: Any, context: EnsembleContext, pool_task: str | None = None) -> Any:
@@ -121,6 +138,48 @@ def require_ensemble_loss(loss: Any, strategy: str) -> EnsembleLoss:
     return loss
 
 
+class RowStack:
+    """Per-trial arrays stacked in pool order, in a buffer that grows in place.
+
+    A study's pool usually grows at its end, so the next iteration costs one row per new
+    trial and returns a view instead of restacking n rows. A trial inserted earlier in
+    the order (finished out of order) rebuilds the buffer, reusing the rows it has.
+    """
+
+    def __init__(self) -> None:
+        self._order: list[int] = []
+        self._buffer: np.ndarray | None = None
+
+    def rows(self, numbers: tuple[int, ...], row) -> np.ndarray:
+        """(n, ...) rows for ``numbers``; ``row(position)`` computes a missing one."""
+        if not numbers:
+            return np.empty((0,))
+        known = len(self._order)
+        if known > len(numbers) or list(numbers[:known]) != self._order:
+            self._rebuild(numbers, row)
+        for position in range(len(self._order), len(numbers)):
+            self._put(position, np.asarray(row(position), dtype=float))
+            self._order.append(numbers[position])
+        return self._buffer[: len(numbers)]
+
+    def _put(self, position: int, value: np.ndarray) -> None:
+        if position == 0:
+            self._buffer = np.empty((16, *value.shape))
+        elif position == len(self._buffer):
+            grown = np.empty((2 * position, *value.shape))
+            grown[:position] = self._buffer[:position]
+            self._buffer = grown
+        self._buffer[position] = value
+
+    def _rebuild(self, numbers: tuple[int, ...], row) -> None:
+        kept = {n: self._buffer[i] for i, n in enumerate(self._order)}
+        self._order, self._buffer = [], None
+        for position, number in enumerate(numbers):
+            value = kept.get(number)
+            self._put(position, np.asarray(row(position), dtype=float) if value is None else value)
+            self._order.append(number)
+
+
 class TrialCache:
     """Per-trial arrays derived from stored predictions, computed once per trial.
 
@@ -131,17 +190,18 @@ class TrialCache:
     """
 
     def __init__(self) -> None:
-        self._entries: dict[tuple[Any, ...], dict[int, np.ndarray]] = {}
+        self._stacks: dict[tuple[Any, ...], RowStack] = {}
+
+    def rows(self, key: Any, y: np.ndarray, numbers: tuple[int, ...], row) -> np.ndarray:
+        """:meth:`RowStack.rows` of the stack for ``key`` and validation targets ``y``."""
+        stack = self._stacks.setdefault((key, hash(np.asarray(y).tobytes())), RowStack())
+        return stack.rows(numbers, row)
 
     def stack(self, pool: Pool, key: Any, compute) -> np.ndarray:
         """``compute(predictions)`` for every pool trial, stacked along a first axis (n, ...)."""
-        entries = self._entries.setdefault((key, hash(np.asarray(pool.y).tobytes())), {})
-        for number, predictions in zip(pool.numbers, pool.predictions):
-            if number not in entries:
-                entries[number] = np.asarray(compute(predictions), dtype=float)
         if not pool.numbers:
             return np.empty((0, len(pool.y)))
-        return np.stack([entries[n] for n in pool.numbers])
+        return self.rows(key, pool.y, pool.numbers, lambda i: compute(pool.predictions[i]))
 
     def loss_matrix(self, pool: Pool, loss: Any, spec: Any) -> np.ndarray:
         """Per-example losses (m, n): row i, column h is L(h(x_i), y_i)."""

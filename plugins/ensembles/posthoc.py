@@ -64,7 +64,7 @@ class PostHocSelection:
         """Nothing to track here: :meth:`ensemble` brings the selection up to date."""
 
     def ensemble(self, history: History, context: EnsembleContext) -> Ensemble | None:
-        pool = build_pool(history, context, self.name)
+        pool = build_pool(history, context, self.name, self._cache)
         if not len(pool):
             return None
         loss = require_ensemble_loss(resolve_loss(self.loss, context, pool.task), self.name)

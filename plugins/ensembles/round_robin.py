@@ -58,7 +58,8 @@ class _Scorer:
     def with_each(self, members: list[int], allowed: np.ndarray) -> np.ndarray:
         """Loss of ``members`` ∪ {h} for every pool position h in ``allowed``."""
         total, size = self._total(members)
-        offered = self.contributions if len(allowed) == len(self.contributions) else self.contributions[allowed]
+        every = len(allowed) == len(self.contributions)
+        offered = self.contributions if every else self.contributions[allowed]
         return prepare_candidates(self.loss, offered).adding_each(self.y, total, size)
 
     def of(self, members: list[int]) -> float:
@@ -88,7 +89,8 @@ class RoundRobinEnsemble:
         if size not in SIZES:
             raise ValueError(f"{self.name}: unknown size {size!r}; valid: {', '.join(SIZES)}")
         if slots < 1:
-            raise ValueError(f"{self.name}: the ensemble needs at least one slot, got slots={slots}")
+            raise ValueError(
+                f"{self.name}: the ensemble needs at least one slot, got slots={slots}")
         self.target_loss_spec, self.refill_loss_spec = target_loss, refill_loss
         self.post_loss_spec = post_loss
         self.slots, self.size, self.post = int(slots), size, bool(post)
@@ -106,7 +108,7 @@ class RoundRobinEnsemble:
                        y=pool.y, index={n: i for i, n in enumerate(pool.numbers)})
 
     def _pool(self, history: History, context: EnsembleContext) -> Pool:
-        pool = build_pool(history, context, self.name)
+        pool = build_pool(history, context, self.name, self._cache)
         if len(pool) and pool.task != self.task:
             raise ValueError(
                 f"ensemble strategy {self.name!r} is for {self.task}, but the study's trials "
@@ -209,7 +211,7 @@ class RoundRobinEnsemble:
         if self.post:
             post = self._scorer(self.post_loss_spec or self.refill_loss_spec, context, pool)
             counts = forward_greedy(post.contributions, pool.y, post.loss)
-            return Ensemble.from_counts(dict(zip(pool.numbers, counts.tolist())))
+            return Ensemble.from_counts(dict(zip(pool.numbers, counts.tolist(), strict=True)))
         counts: dict[int, int] = {}
         for member in self.members:
             if member is not None:

@@ -72,10 +72,10 @@ def test_esmbo_ensemble_is_the_multiset_of_bootstrap_winners(make_classification
     risks = strategy.risks(build_pool(history, context, "esmbo"), context)
     lowest = risks == risks.min(axis=1, keepdims=True)
     votes = (lowest / lowest.sum(axis=1, keepdims=True)).sum(axis=0)  # ties split evenly
-    assert dict(zip(ensemble.members, ensemble.weights)) == pytest.approx(
+    assert dict(zip(ensemble.members, ensemble.weights, strict=True)) == pytest.approx(
         {n: v / 40 for n, v in enumerate(votes) if v > 0}
     )
-    weights = dict(zip(ensemble.members, ensemble.weights))
+    weights = dict(zip(ensemble.members, ensemble.weights, strict=True))
     assert weights.get(3, 0.0) < weights[0]  # D's errors contain A's: it can only tie A
 
 
@@ -178,7 +178,8 @@ def test_segor_fixed_with_robust_losses_beats_the_single_best(make_history):
     for loss in ("mse", "huber", "tukey"):
         strategy = SEGOR(size="fixed", slots=5, loss=loss)
         ensemble = strategy.ensemble(history, context)
-        mean = np.tensordot(ensemble.weights, np.stack([history[n].predictions for n in ensemble.members]), 1)
+        members = np.stack([history[n].predictions for n in ensemble.members])
+        mean = np.tensordot(ensemble.weights, members, 1)
         assert np.mean((mean - truth) ** 2) < history.best().loss
 
 
