@@ -8,8 +8,9 @@ several methods are read from, so one search serves every method that shares it:
   bootstrap Agnostic Bayes ensemble of it, N = ⌊budget/2⌋), GP-EI with the single best
   (→ SMBO), GP-EI under the ``esmbo`` strategy (→ ESMBO).
 * ``eo`` (Lévesque thesis Table 4.6): KEEL datasets, ``cash-levesque``. Searches: BO
-  (→ BO-best, and BO-post = forward greedy selection from the 3 best) and EO
-  (→ EO, the ensemble held at the end, and EO-post = forward greedy over its pool).
+  (→ BO-best, and BO-post = forward greedy selection from the 3 best), EO
+  (→ EO, the ensemble held at the end, and EO-post = forward greedy over its pool) and,
+  as an ablation, EO whose slots may hold copies of one model (→ EO-r).
 * ``segor`` (Roschewitz et al., Table 2): regression datasets, decision-tree and MLP
   spaces. Searches: BO (→ s-m single best, s-m-ph = forward greedy with mse),
   SEGOR fixed (→ f-m) and SEGOR dynamic (→ d-m).
@@ -107,8 +108,10 @@ EXPERIMENTS = {
     ),
     "eo": Experiment(
         name="eo", task="classification", datasets=KEEL_SMALL[:16], spaces=("cash-levesque",),
-        searches={"bo": Search(surrogate="auto"), "eo": Search(surrogate="auto", ensemble="eo")},
-        methods=("EO", "EO-post", "BO-post", "BO-best"),
+        searches={"bo": Search(surrogate="auto"), "eo": Search(surrogate="auto", ensemble="eo"),
+                  "eo-replacement": Search(surrogate="auto",
+                                           ensemble={"name": "eo", "replacement": True})},
+        methods=("EO", "EO-post", "EO-r", "BO-post", "BO-best"),
     ),
     "segor": Experiment(
         name="segor", task="regression", datasets=tuple(REGRESSION),
@@ -137,6 +140,7 @@ def method_ensembles(experiment: str, studies: dict[str, Any]) -> dict[str, Any]
                 "RS": read("rs", BestSingle()), "ERS": read("rs", ESMBO())}
     if experiment == "eo":
         return {"EO": studies["eo"].ensemble, "EO-post": read("eo", EnsembleOptimization(post=True)),
+                "EO-r": studies["eo-replacement"].ensemble,
                 "BO-post": read("bo", PostHocSelection()), "BO-best": read("bo", BestSingle())}
     return {"f-m": studies["segor-fixed"].ensemble, "d-m": studies["segor-dynamic"].ensemble,
             "s-m-ph": read("bo", PostHocSelection(loss="mse")), "s-m": read("bo", BestSingle())}
@@ -254,7 +258,8 @@ def execute(block: Block) -> dict[str, Any]:
 def _search_of_method(experiment: str) -> dict[str, str]:
     return {
         "esmbo": {"ESMBO": "esmbo", "SMBO": "smbo", "RS": "rs", "ERS": "rs"},
-        "eo": {"EO": "eo", "EO-post": "eo", "BO-post": "bo", "BO-best": "bo"},
+        "eo": {"EO": "eo", "EO-post": "eo", "EO-r": "eo-replacement", "BO-post": "bo",
+               "BO-best": "bo"},
         "segor": {"f-m": "segor-fixed", "d-m": "segor-dynamic", "s-m-ph": "bo", "s-m": "bo"},
     }[experiment]
 
