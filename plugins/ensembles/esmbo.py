@@ -37,6 +37,7 @@ class ESMBO:
         self.loss = loss
         self._counts: np.ndarray | None = None
         self._wins: BootstrapWins | None = None
+        self._wins_key: tuple | None = None
         self._cache = TrialCache()
 
     def size(self, context: EnsembleContext) -> int:
@@ -51,15 +52,17 @@ class ESMBO:
         n = self.size(context)
         if self._counts is None or self._counts.shape != (n, m):
             rng = np.random.default_rng([context.seed, 13])
-            self._counts = resample_counts(m, m, n, rng)
-            self._wins = BootstrapWins(self._counts / m)
+            self._counts, self._wins = resample_counts(m, m, n, rng), None
         return self._counts
 
     def _bootstraps(self, pool: Pool, context: EnsembleContext) -> tuple[BootstrapWins, np.ndarray]:
         """The N histories (kept between iterations) and the pool's loss matrix."""
         loss = resolve_loss(self.loss, context, pool.task)
         losses = self._cache.loss_matrix(pool, loss, self.loss or context.loss)
-        self.bootstrap_counts(context, len(pool.y))
+        counts = self.bootstrap_counts(context, len(pool.y))
+        key = (repr(self.loss or context.loss), hash(np.asarray(pool.y).tobytes()))
+        if self._wins is None or self._wins_key != key:
+            self._wins, self._wins_key = BootstrapWins(counts / len(pool.y)), key
         return self._wins, losses
 
     def risks(self, pool: Pool, context: EnsembleContext) -> np.ndarray:

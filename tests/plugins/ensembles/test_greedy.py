@@ -29,12 +29,12 @@ def regression_pool(n: int, m: int, rng: np.random.Generator):
 
 def arrivals(predictions, order):
     """Histories after each arrival: trials finish in ``order``, the rest are running."""
-    finished: set[int] = set()
+    finished: dict[int, float] = {}
     for number in order:
-        finished.add(number)
+        finished[number] = float(len(finished))
         yield History([
             Trial(number=i, config={"i": i}, state=TrialState.COMPLETE, loss=0.0,
-                  predictions=p, finished_at=float(len(finished)))
+                  predictions=p, finished_at=finished[i])
             if i in finished else Trial(number=i, config={"i": i}, state=TrialState.RUNNING)
             for i, p in enumerate(predictions)
         ])
@@ -99,3 +99,21 @@ def test_forward_greedy_counts_match_the_trace():
     counts = forward_greedy(contributions, y, loss, start=2, iterations=10)
     trace = run_greedy(contributions, y, loss, range(12), start=2, iterations=10)
     assert {i: c for i, c in enumerate(counts) if c} == trace.counts()
+
+
+@pytest.mark.parametrize("name", ["agnostic-bayes", "esmbo", "eo"])
+def test_other_strategies_kept_current_equal_a_fresh_one_after_every_trial(name):
+    rng = np.random.default_rng(5)
+    predictions, y = classification_pool(40, 25, 2, rng)
+    context = EnsembleContext(y_true=y, loss="zero-one", task="classification",
+                              classes=np.arange(2), budget=40, seed=1)
+    live = components.build("ensemble_strategy", name)
+    # Out of order, then in order: both the rebuilding and the growing paths.
+    order = [*rng.permutation(20), *range(20, 40)]
+    for history in arrivals(predictions, order):
+        fresh = components.build("ensemble_strategy", name)
+        live_targets = live.targets(history, context)
+        np.testing.assert_allclose(live_targets, fresh.targets(history, context))
+        got, expected = live.ensemble(history, context), fresh.ensemble(history, context)
+        assert got.members == expected.members
+        np.testing.assert_allclose(got.weights, expected.weights, rtol=0, atol=1e-12)
