@@ -8,18 +8,24 @@ density is a mixture of products of per-column kernels, and groups are independe
 * univariate TPE (Bergstra et al. 2011; Optuna's and Hyperopt's default) puts every
   column in a group of its own;
 * multivariate TPE (Falkner et al. 2018; Optuna's ``multivariate=True``) puts columns
-  that are always active together in one group.
+  that are always active together in one group;
+* joint TPE puts every column in one group, across branches.
 
-Each column's mixture uses only the observations in which it was active (their weight
-is zero elsewhere), which is what makes TPE conditional-native: a hyperparameter of a
-branch that was never tried has only the prior component.
+An observation counts for a group when any of the group's columns was active in it; on
+a column it did not have, its kernel is the prior's. So a column's shape comes only from
+the observations where it was active, which is what makes TPE conditional-native (a
+hyperparameter of a branch never tried has only the prior), and in a joint group a
+branch's hyperparameters stay tied to the shared ones they were observed with. A joint
+group scores each row on that row's active columns (the marginal of the mixture), so
+rows of different branches are compared on their own dimensions.
 
 Kernels: truncated normals on [0, 1] for numeric columns; for categorical columns the
 observed choice plus ``prior_weight / (m + 1)`` spread over all choices (Optuna's
 categorical kernel). The prior component is N(0.5, 1) truncated to [0, 1], uniform over
-choices. Bandwidths follow the neighbour rule per column in both modes, clipped to
-``[1 / min(100, 1 + kernels), 1]`` (Optuna 5 dropped Scott's rule for multivariate TPE
-and uses this for both).
+choices. Bandwidths follow the neighbour rule per column, clipped from below at
+``max((1 + kernels) ** -floor_exponent, min_bandwidth)``: exponent 1 and 0.01 is
+Optuna 5's magic clip ``1 / min(100, 1 + kernels)``; exponent 2 lets kernels narrow
+as the good region is pinned down (Watanabe 2023, arXiv:2304.11127).
 """
 
 from __future__ import annotations
@@ -62,40 +68,41 @@ class ParzenEstimator:
         groups: np.ndarray,
         *,
         prior_weight: float,
+        floor_exponent: float = 1.0,
+        min_bandwidth: float = 0.01,
     ):
         self.kinds = kinds
         self.groups = np.asarray(groups)
         self.n_groups = int(self.groups.max()) + 1 if self.groups.size else 0
         m, k = observations.shape
         active = ~np.isnan(observations)
-        # Group activity: an observation counts for a group when all its columns were
-        # active (within a group activity is shared by construction).
+        # An observation counts for a group when any of its columns was active; its
+        # kernel on a column it did not have is the prior's (grouped by activity, a
+        # group's columns are active together, so this only matters for joint groups).
         indicator = np.zeros((k, self.n_groups))
         indicator[np.arange(k), self.groups] = 1.0
         self._indicator = indicator
-        group_active = (active.astype(float) @ indicator) == indicator.sum(axis=0)
+        group_active = (active.astype(float) @ indicator) > 0
         group_weights = np.vstack(
             [weights[:, None] * group_active, np.full((1, self.n_groups), prior_weight)]
         )
         self._log_group_weights = _log(group_weights / group_weights.sum(axis=0, keepdims=True))
-        counts = group_active.sum(axis=0)  # active observations per group
-        column_counts = counts[self.groups]
+        column_counts = active.sum(axis=0)  # observations that shape each column
         values = np.where(active, observations, PRIOR_MEAN)
-        self._fit_numeric(values, active, column_counts)
-        self._fit_categorical(values, column_counts, prior_weight)
+        self._fit_numeric(values, active, column_counts, floor_exponent, min_bandwidth)
+        self._fit_categorical(values, active, column_counts, prior_weight)
 
     # --- fitting -------------------------------------------------------------------------
 
-    def _fit_numeric(self, values, active, column_counts):
+    def _fit_numeric(self, values, active, column_counts, floor_exponent, min_bandwidth):
         numeric = np.flatnonzero(self.kinds.numeric)
         self._numeric = numeric
         m = values.shape[0]
         self._mus = np.vstack([values[:, numeric], np.full((1, numeric.size), PRIOR_MEAN)])
         sigmas = np.ones_like(self._mus)
         kernels = column_counts[numeric] + 1.0  # observations and the prior
-        floor = np.maximum(
-            1.0 / np.minimum(100.0, 1.0 + kernels), self.kinds.min_bandwidth[numeric]
-        )
+        magic_clip = np.maximum((1.0 + kernels) ** -floor_exponent, min_bandwidth)
+        floor = np.maximum(magic_clip, self.kinds.min_bandwidth[numeric])
         # Columns active on the same observations get their bandwidths in one call.
         patterns: dict[bytes, list[int]] = {}
         for position, column in enumerate(numeric):
@@ -111,7 +118,7 @@ class ParzenEstimator:
         self._cdf_high = ndtr((1.0 - self._mus) / self._sigmas)
         self._log_mass = _log(self._cdf_high - self._cdf_low)
 
-    def _fit_categorical(self, values, column_counts, prior_weight):
+    def _fit_categorical(self, values, active, column_counts, prior_weight):
         self._categorical = np.flatnonzero(~self.kinds.numeric)
         self._choice_probabilities = []
         m = values.shape[0]
@@ -121,7 +128,7 @@ class ParzenEstimator:
             probabilities = np.full((m + 1, size), smoothing)
             chosen = np.clip(np.round(values[:, column]).astype(int), 0, size - 1)
             probabilities[np.arange(m), chosen] += 1.0
-            probabilities[m] = 1.0
+            probabilities[np.append(~active[:, column], True)] = 1.0  # the prior's kernel
             probabilities /= probabilities.sum(axis=1, keepdims=True)
             self._choice_probabilities.append(probabilities)
 
@@ -153,8 +160,12 @@ class ParzenEstimator:
             drawn[:, column] = np.minimum(picks, probabilities.shape[1] - 1)
         return drawn
 
-    def log_pdf(self, x: np.ndarray) -> np.ndarray:
-        """Log density of each group at each row of ``x`` (c, k): shape (c, G)."""
+    def log_pdf(self, x: np.ndarray, active: np.ndarray | None = None) -> np.ndarray:
+        """Log density of each group at each row of ``x`` (c, k): shape (c, G).
+
+        With ``active`` (c, k), each row's density is over its active columns only (the
+        marginal), which is what a joint group needs to score rows of different branches.
+        """
         count = len(x)
         per_column = np.zeros((count, self._log_group_weights.shape[0], len(self.groups)))
         if self._numeric.size:
@@ -167,6 +178,8 @@ class ParzenEstimator:
         ):
             picks = np.clip(np.round(x[:, column]).astype(int), 0, probabilities.shape[1] - 1)
             per_column[:, :, column] = _log(probabilities[:, picks].T)
+        if active is not None:
+            per_column = np.where(active[:, None, :], per_column, 0.0)
         per_group = per_column @ self._indicator  # (c, m + 1, G)
         return _logsumexp_components(per_group + self._log_group_weights[None])
 

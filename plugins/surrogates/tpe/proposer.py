@@ -10,13 +10,21 @@ know: the split keeps ``min(ceil(gamma * n), 25)`` trials below (Optuna's defaul
 gamma), 24 candidates per suggestion, prior weight 1, recency weights that fade trials
 older than the last 25 (Optuna's ``default_weights``, Hyperopt's linear forgetting),
 pending trials counted among the bad ones (Optuna's ``constant_liar``). Each
-hyperparameter is modelled on the trials where it was active; by default (Optuna 5's
-default too) hyperparameters that are always active together are modelled jointly
-(Optuna's ``multivariate`` + ``group``), ``multivariate=False`` models each alone.
+hyperparameter is modelled on the trials where it was active.
+
+Two defaults differ from Optuna 5, each chosen by controlled runs (docs/benchmarks.md,
+issue 6): kernels may narrow to ``max((1 + kernels) ** -2, 0.03)`` of the range instead
+of Optuna's ``1 / (1 + kernels)`` (``floor_exponent``, ``min_bandwidth``), which lets
+TPE converge instead of sampling around the optimum at a fixed width; and on a
+conditional space all hyperparameters form one joint group (``joint``), so a branch's
+hyperparameters stay tied to the shared ones and to the choice that opened the branch,
+where Optuna's ``group=True`` models the shared part and each branch independently.
+``joint=False`` groups hyperparameters that are always active together (Optuna's
+``multivariate`` + ``group``); ``multivariate=False`` models each alone.
 
 Because groups are independent, every group is sampled and scored at once and the
-values of groups that turn out inactive are dropped when the conditions are applied —
-the same configurations a walk down the tree would give, without the walk.
+values that turn out inactive are dropped when the conditions are applied — the same
+configurations a walk down the tree would give, without the walk.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ from ensembo.errors import SpaceError
 from ensembo.plugins.acquisition_optimizers.trial_vectors import TrialVectors
 from ensembo.plugins.surrogates.tpe.parzen import ColumnKinds, ParzenEstimator
 from ensembo.spaces import Space
+from ensembo.spaces.activity import deactivate
 from ensembo.trials import History
 
 
@@ -51,7 +60,7 @@ def _positive(instance, attribute, value) -> None:
 
 @attrs.frozen(kw_only=True)
 class TPESettings:
-    """Options of ``tpe``; the defaults are Optuna 5's (multivariate for one objective)."""
+    """Options of ``tpe``: Optuna 5's defaults except the bandwidth floor and ``joint``."""
 
     gamma: float = attrs.field(default=0.1, validator=_fraction)
     max_below: int = attrs.field(default=25, validator=attrs.validators.ge(1))
@@ -59,6 +68,9 @@ class TPESettings:
     prior_weight: float = attrs.field(default=1.0, validator=_positive)
     recency_window: int = attrs.field(default=25, validator=attrs.validators.ge(1))
     multivariate: bool = True
+    joint: bool = True
+    floor_exponent: float = attrs.field(default=2.0, validator=_positive)
+    min_bandwidth: float = attrs.field(default=0.03, validator=_fraction)
 
 
 def recency_weights(count: int, window: int) -> np.ndarray:
@@ -152,6 +164,8 @@ class TreeParzenProposer:
                 scale.kinds,
                 groups,
                 prior_weight=settings.prior_weight,
+                floor_exponent=settings.floor_exponent,
+                min_bandwidth=settings.min_bandwidth,
             )
             for rows in (below, above)
         ]
@@ -178,6 +192,8 @@ class TreeParzenProposer:
         columns = active.shape[1]
         if not self.settings.multivariate or active.shape[0] == 0:
             return np.arange(columns)
+        if self.settings.joint:
+            return np.zeros(columns, dtype=int)
         ids: dict[bytes, int] = {}
         return np.array([ids.setdefault(column.tobytes(), len(ids)) for column in active.T])
 
@@ -185,7 +201,15 @@ class TreeParzenProposer:
         below, above = estimators
         count = self.settings.n_candidates
         candidates = scale.snap(below.sample(n * count, rng))
-        ratio = (below.log_pdf(candidates) - above.log_pdf(candidates)).reshape(n, count, -1)
+        # A joint group scores each candidate on the columns its own branch activates;
+        # with groups by activity, a group's best value is kept whatever the others do.
+        active = (
+            ~np.isnan(deactivate(space.configspace, scale.to_vectors(candidates)))
+            if self.settings.joint
+            else None
+        )
+        ratio = below.log_pdf(candidates, active) - above.log_pdf(candidates, active)
+        ratio = ratio.reshape(n, count, -1)
         best = np.argmax(ratio, axis=1)  # (n, G): each group keeps its own best candidate
         candidates = candidates.reshape(n, count, -1)
         columns = np.arange(len(groups))

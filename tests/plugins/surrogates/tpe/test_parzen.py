@@ -8,7 +8,7 @@ from ensembo.plugins.surrogates.tpe.parzen import ColumnKinds, ParzenEstimator
 from scipy.stats import truncnorm
 
 
-def estimator(observations, sizes, groups=None, weights=None):
+def estimator(observations, sizes, groups=None, weights=None, **options):
     observations = np.asarray(observations, dtype=float)
     k = observations.shape[1]
     kinds = ColumnKinds(sizes=np.asarray(sizes), min_bandwidth=np.zeros(k))
@@ -18,6 +18,7 @@ def estimator(observations, sizes, groups=None, weights=None):
         kinds,
         np.arange(k) if groups is None else np.asarray(groups),
         prior_weight=1.0,
+        **options,
     )
 
 
@@ -84,3 +85,35 @@ def test_neighbour_rule_matches_optuna_for_each_column():
     # one takes its larger gap (0.3). Column 1 sorted 0.1, 0.5, 0.9: 0.4 everywhere.
     np.testing.assert_allclose(_neighbour_bandwidths(mus), [[0.3, 0.4], [0.3, 0.4], [0.1, 0.4]])
     np.testing.assert_allclose(_neighbour_bandwidths(np.array([[0.3]])), [[0.7]])
+
+
+def test_a_joint_group_scores_a_row_on_its_active_columns_only():
+    # Column 1 is a branch hyperparameter (active on two observations), column 2 a
+    # categorical of the other branch. Scored on column 0 alone, the joint mixture is
+    # column 0's own mixture: product kernels marginalize, and an observation's kernel
+    # on a column it did not have is the prior's.
+    nan = np.nan
+    observations = [[0.1, 0.2, nan], [0.3, 0.25, nan], [0.8, nan, 1.0], [0.9, nan, 0.0]]
+    joint = estimator(observations, [0, 0, 3], groups=[0, 0, 0])
+    alone = estimator([[0.1], [0.3], [0.8], [0.9]], [0])
+    x = np.column_stack([np.linspace(0, 1, 6), np.full(6, 0.5), np.full(6, 2.0)])
+    only_first = np.zeros((6, 3), dtype=bool)
+    only_first[:, 0] = True
+    np.testing.assert_allclose(joint.log_pdf(x, only_first)[:, 0], alone.log_pdf(x[:, :1])[:, 0])
+    # Scored on both numeric columns, the joint shape shows: column 1 near 0.22 goes
+    # with column 0 near the branch's own observations (0.1, 0.3), not near 0.8-0.9,
+    # although column 0's marginal is the same at 0.15 and 0.85.
+    both = np.array([[True, True, False]] * 2)
+    pair = np.exp(joint.log_pdf(np.array([[0.15, 0.22, 0.0], [0.85, 0.22, 0.0]]), both))[:, 0]
+    marginal = np.exp(alone.log_pdf(np.array([[0.15], [0.85]])))[:, 0]
+    assert pair[0] / pair[1] > 1.2 * marginal[0] / marginal[1]
+
+
+def test_a_smaller_floor_exponent_lets_kernels_narrow():
+    observations = [[0.50], [0.51], [0.52], [0.53]]
+    optuna_floor = estimator(observations, [0])
+    narrower = estimator(observations, [0], floor_exponent=2.0, min_bandwidth=0.03)
+    peak = np.array([[0.515]])
+    # Optuna's floor is 1 / (1 + kernels) = 0.2 here; (1 + kernels) ** -2 = 0.04 allows
+    # four times narrower kernels, so the mass concentrates on the observations.
+    assert narrower.log_pdf(peak)[0, 0] > optuna_floor.log_pdf(peak)[0, 0] + np.log(2)

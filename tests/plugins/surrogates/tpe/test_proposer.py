@@ -57,18 +57,24 @@ def test_registered_as_a_surrogate_that_is_a_proposer():
     assert isinstance(registry().create("surrogate", "tpe", multivariate=True), Proposer)
 
 
-@pytest.mark.parametrize("multivariate", [False, True])
-def test_branches_never_sampled_are_still_proposed_validly(three_branches, multivariate):
+@pytest.mark.parametrize(
+    "options",
+    [{"multivariate": False}, {"joint": False}, {"joint": True, "n_candidates": 1}],
+)
+def test_branches_never_sampled_are_still_proposed_validly(three_branches, options):
     space = three_branches
     rng = np.random.default_rng(0)
     configs = [{"learner": "a", "a_x": float(x)} for x in rng.random(30)]
     history = history_of(configs, [abs(c["a_x"] - 0.3) for c in configs])
-    proposer = TreeParzenProposer(multivariate=multivariate)
+    proposer = TreeParzenProposer(**options)
     proposed = proposer.propose(space, history, history.losses(), 300, rng)
     assert len(proposed) == 300
     assert all(space.validate(c) == c for c in proposed)
-    # Every trial chose "a", below and above alike, so l/g favours the unexplored
-    # choices (their prior mass is diluted less in l than in g), as in Optuna.
+    # Every trial chose "a", below and above alike. Grouped by activity, l/g favours
+    # the unexplored choices (their prior mass is diluted less in l than in g), as in
+    # Optuna. The joint model scores a whole configuration, and "a" near a_x = 0.3
+    # wins; its draws from l (one candidate each, no selection) still reach the
+    # unexplored branches through the prior.
     assert {c["learner"] for c in proposed} >= {"b", "c"}
     assert any(c.get("c_kind") == "v" for c in proposed)  # down to the second level
     # Their hyperparameters have no observations: they come from the prior, spread out.
@@ -151,3 +157,43 @@ def test_recency_weights_fade_old_trials_only_beyond_the_window():
 def test_invalid_options_are_named(options, message):
     with pytest.raises(ValueError, match=message):
         TreeParzenProposer(**options)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [({"floor_exponent": 0}, "floor_exponent"), ({"min_bandwidth": 1.0}, "min_bandwidth")],
+)
+def test_invalid_bandwidth_options_are_named(options, message):
+    with pytest.raises(ValueError, match=message):
+        TreeParzenProposer(**options)
+
+
+def test_the_joint_model_keeps_a_branch_tied_to_the_shared_value():
+    configspace = ConfigurationSpace()
+    learner, shared = Categorical("learner", ["a", "b"]), Float("s", (0.0, 1.0))
+    a_x, b_y = Float("a_x", (0.0, 1.0)), Float("b_y", (0.0, 1.0))
+    configspace.add([learner, shared, a_x, b_y])
+    configspace.add([EqualsCondition(a_x, learner, "a"), EqualsCondition(b_y, learner, "b")])
+    space = Space(configspace)
+    rng = np.random.default_rng(5)
+    # Good trials lie on two spots where a_x equals the shared s: (0.2, 0.2), (0.8, 0.8).
+    good = [
+        {"learner": "a", "s": float(v), "a_x": float(v)}
+        for v in np.repeat([0.2, 0.8], 5) + 0.01 * rng.standard_normal(10)
+    ]
+    bad = [{"learner": "a", "s": float(u), "a_x": float(v)} for u, v in rng.random((20, 2))]
+    bad += [{"learner": "b", "s": float(u), "b_y": float(v)} for u, v in rng.random((20, 2))]
+    history = history_of(good + bad, [0.0] * 10 + [1.0] * 40)  # gamma 0.2: 10 below
+
+    def tied(joint: bool) -> float:
+        proposer = TreeParzenProposer(joint=joint, gamma=0.2, n_candidates=1)  # draws from l
+        proposed = proposer.propose(space, history, history.losses(), 300, rng)
+        assert all(space.validate(c) == c for c in proposed)
+        in_a = [c for c in proposed if c["learner"] == "a"]
+        return np.mean([abs(c["a_x"] - c["s"]) < 0.2 for c in in_a])
+
+    # Grouped by activity, s (always active) and a_x (branch "a") are modelled apart,
+    # so draws mix the spots into (0.2, 0.8) and (0.8, 0.2); jointly they stay paired
+    # (up to the prior component and kernel width).
+    joint, apart = tied(joint=True), tied(joint=False)
+    assert joint > apart + 0.2
