@@ -3,16 +3,21 @@
 Everything that proposes is a :class:`~ensembo.protocols.Proposer`. Random search and
 TPE-like plugins implement it directly; :class:`ModelBasedProposer` composes a
 surrogate, an acquisition and an acquisition optimizer. Pending trials (handed out,
-not yet told) enter the surrogate as *constant-liar* fantasies so that parallel
-suggestions differ.
+not yet told) enter the surrogate as fantasies (kriging believer or constant liar) so
+that parallel suggestions differ.
+
+Asks with pending trials are the parallel driver's bottleneck: a worker waits while
+the driver proposes. So the surrogate fitted on the finished trials is kept until a
+new result arrives, and a surrogate that can be *conditioned* (the GP: add points,
+redo the Cholesky factor, keep the hyperparameters) takes the fantasies without a
+second hyperparameter fit.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
-
 from ensembo.protocols import Acquisition, AcquisitionOptimizer, SampledSurrogate, Surrogate
 from ensembo.spaces import EncodedBatch, Space
 from ensembo.trials import History
@@ -68,12 +73,26 @@ def constant_liar(targets: np.ndarray) -> float:
 FANTASIES = ("constant-liar", "kriging-believer")
 
 
+@runtime_checkable
+class ConditionableSurrogate(Surrogate, Protocol):
+    """A surrogate that can take extra observations without refitting its
+    hyperparameters (cheap: for a GP, one Cholesky factorization)."""
+
+    def conditioned(self, batch: EncodedBatch, y: np.ndarray) -> Surrogate:
+        """A copy that also observed ``y`` at ``batch``; ``self`` is left unchanged."""
+        ...
+
+
 class ModelBasedProposer:
     """Surrogate -> acquisition -> acquisition optimizer.
 
     ``fantasy`` is what pending points are told: ``constant-liar`` (the best target)
-    or ``kriging-believer`` (the surrogate's own mean there, fitted on the completed
-    trials first — one more fit, warm-started for the GP).
+    or ``kriging-believer`` (the surrogate's own mean there, from the fit on the
+    completed trials: the mean stays, the uncertainty at pending points goes). The
+    acquisition's incumbent stays the best *real* target. Counting a believed value
+    as the one to beat kills refinement next to a pending point, and in the FIFO
+    replay of 8 workers (``docs/benchmarks.md``, issue 9) that cost Branin and
+    Hartmann3 one to two orders of magnitude of final regret.
     """
 
     def __init__(
@@ -84,27 +103,51 @@ class ModelBasedProposer:
         fantasy: str = "constant-liar",
     ):
         if fantasy not in FANTASIES:
-            raise ValueError(f"unknown fantasy {fantasy!r} for pending points; valid: {', '.join(FANTASIES)}")
+            raise ValueError(
+                f"unknown fantasy {fantasy!r} for pending points; valid: {', '.join(FANTASIES)}"
+            )
         self.surrogate = surrogate
         self.acquisition = acquisition
         self.optimizer = optimizer
         self.fantasy = fantasy
+        self._fitted_on: tuple | None = None  # what ``surrogate`` was last fitted on
 
-    def _lies(self, space: Space, configs: list, pending: list, y: np.ndarray, rng) -> np.ndarray:
+    def _fit(self, space: Space, history: History, y: np.ndarray, rng) -> None:
+        completed = history.completed()
+        self.surrogate.fit(space.encode([t.config for t in completed]), y, rng)
+        self._fitted_on = (tuple(t.number for t in completed), y.tobytes())
+
+    def _fit_completed(self, space: Space, history: History, y: np.ndarray, rng) -> None:
+        """Fit on the completed trials unless already fitted on exactly these results."""
+        if (tuple(t.number for t in history.completed()), y.tobytes()) != self._fitted_on:
+            self._fit(space, history, y, rng)
+
+    def _lies(self, space: Space, pending: list, y: np.ndarray) -> np.ndarray:
         if self.fantasy == "kriging-believer":
-            self.surrogate.fit(space.encode(configs), y, rng)
             return np.asarray(self.surrogate.predict(space.encode(pending))[0], dtype=float)
         return np.full(len(pending), constant_liar(y))
+
+    def _with_fantasies(self, space: Space, history: History, y: np.ndarray, rng) -> Surrogate:
+        """A surrogate that has also seen the pending points, told their lies."""
+        pending = [t.config for t in history.pending()]
+        if self.fantasy == "kriging-believer" or isinstance(self.surrogate, ConditionableSurrogate):
+            self._fit_completed(space, history, y, rng)
+        lies = self._lies(space, pending, y)
+        if isinstance(self.surrogate, ConditionableSurrogate):
+            return self.surrogate.conditioned(space.encode(pending), lies)
+        configs = [t.config for t in history.completed()] + pending
+        self.surrogate.fit(space.encode(configs), np.concatenate([y, lies]), rng)
+        self._fitted_on = None
+        return self.surrogate
 
     def propose(
         self, space: Space, history: History, targets: np.ndarray, n: int, rng: np.random.Generator
     ) -> list[dict[str, Any]]:
-        configs = [t.config for t in history.completed()]
-        pending = [t.config for t in history.pending()]
         y = np.asarray(targets, dtype=float)
-        if pending:
-            y = np.concatenate([y, self._lies(space, configs, pending, y, rng)])
-            configs = configs + pending
-        self.surrogate.fit(space.encode(configs), y, rng)
-        surface = SurrogateAcquisition(self.surrogate, self.acquisition, float(np.min(targets)))
+        if history.pending():
+            surrogate = self._with_fantasies(space, history, y, rng)
+        else:  # the serial path: always a fresh fit
+            self._fit(space, history, y, rng)
+            surrogate = self.surrogate
+        surface = SurrogateAcquisition(surrogate, self.acquisition, float(np.min(y)))
         return self.optimizer.maximize(surface, space, history, n, rng)

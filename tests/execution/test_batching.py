@@ -47,7 +47,9 @@ def test_suggestions_near_a_pending_trial_are_refused_near_a_finished_one_allowe
     distinct = DistinctConfigs(load(flat_space), study.history)
     near = {"x": pending.config["x"] + 1e-3, "y": pending.config["y"]}
     assert not distinct.admit(dict(pending.config))  # exact repeat
-    assert not distinct.admit(near)  # within 1% of the range of a running trial
+    assert not distinct.admit(near)  # within 1e-4 of the range of a running trial
+    apart = {"x": pending.config["x"] + 0.03, "y": pending.config["y"]}
+    assert distinct.admit(apart)  # 2e-3 of the range: a refinement step, allowed
     refining = {"x": done.config["x"] + 1e-3, "y": done.config["y"]}
     assert distinct.admit(refining)  # refining around a finished trial is fine
     assert not distinct.admit({"x": refining["x"] + 1e-4, "y": refining["y"]})  # same batch

@@ -137,6 +137,27 @@ class GaussianProcessSurrogate:
             samples = [fit_ml2(self.kernel, fit_x, fit_y, fit_keys, rng, self._previous, self.restarts, bounds)]
             self._previous = samples[0]
         self.posteriors = [Posterior(self.kernel, hp, x, standardized, keys) for hp in samples]
+        self._observed = (x, standardized, keys)
+
+    def conditioned(self, batch: EncodedBatch, y: np.ndarray) -> GaussianProcessSurrogate:
+        """A copy that also observed ``y`` at ``batch``, with the same hyperparameters
+        and target scaling: only the Cholesky factors are redone. This is how pending
+        points take their fantasies (the driver's ask stays cheap while workers wait);
+        ``self`` keeps its fit."""
+        x, standardized, keys = self._observed
+        x = np.vstack([x, np.asarray(batch.values, dtype=float)])
+        believed = (np.asarray(y, dtype=float) - self._location) / self._scale
+        standardized = np.concatenate([standardized, believed])
+        keys = np.concatenate([keys, self._keys(batch)])
+        copy = object.__new__(GaussianProcessSurrogate)
+        copy.__dict__.update(self.__dict__)
+        with blas_threads(self.blas_threads):
+            copy.posteriors = [
+                Posterior(self.kernel, p.hyperparameters, x, standardized, keys)
+                for p in self.posteriors
+            ]
+        copy._observed = (x, standardized, keys)
+        return copy
 
     @property
     def hyperparameters(self) -> list[Hyperparameters]:
