@@ -253,8 +253,11 @@ class Study:
     ) -> dict[str, Any]:
         """One model-based suggestion, the batch so far counted as pending trials."""
         history = self._with_pending(batch) if batch else self.history
-        # first the proposer's best; if refused, its runners-up from one more call
-        for attempt, count in enumerate((1, _RUNNERS_UP)):
+        # first the proposer's best; if refused, its runners-up from one more call. With
+        # trials pending, refusals are common and a call is what a waiting worker pays
+        # for, so the runners-up come with the best (the same best: the optimizer ranks).
+        counts = (_RUNNERS_UP, _RUNNERS_UP) if history.pending() else (1, _RUNNERS_UP)
+        for attempt, count in enumerate(counts):
             rng = self._rng(number, attempt)
             proposed = self.proposer.propose(self.space, history, targets, count, rng)
             for config in map(self.space.validate, proposed):
