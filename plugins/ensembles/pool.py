@@ -17,7 +17,8 @@ import numpy as np
 from ensembo import components
 from ensembo.ensemble import EnsembleContext
 from ensembo.errors import EnsemboError
-from ensembo.plugins.losses.ensemble_loss import EnsembleLoss
+from ensembo.plugins.losses.ensemble_loss import EnsembleLoss, prepare_candidates
+from ensembo.plugins.losses.votes import VoteCandidates, VoteLoss, vote_index
 from ensembo.trials import History, Trial
 
 DEFAULT_LOSS = {"classification": "zero-one", "regression": "mse"}
@@ -158,15 +159,15 @@ class RowStack:
         if known > len(numbers) or list(numbers[:known]) != self._order:
             self._rebuild(numbers, row)
         for position in range(len(self._order), len(numbers)):
-            self._put(position, np.asarray(row(position), dtype=float))
+            self._put(position, np.asarray(row(position)))
             self._order.append(numbers[position])
         return self._buffer[: len(numbers)]
 
     def _put(self, position: int, value: np.ndarray) -> None:
         if position == 0:
-            self._buffer = np.empty((16, *value.shape))
+            self._buffer = np.empty((16, *value.shape), dtype=value.dtype)
         elif position == len(self._buffer):
-            grown = np.empty((2 * position, *value.shape))
+            grown = np.empty((2 * position, *value.shape), dtype=self._buffer.dtype)
             grown[:position] = self._buffer[:position]
             self._buffer = grown
         self._buffer[position] = value
@@ -176,7 +177,7 @@ class RowStack:
         self._order, self._buffer = [], None
         for position, number in enumerate(numbers):
             value = kept.get(number)
-            self._put(position, np.asarray(row(position), dtype=float) if value is None else value)
+            self._put(position, np.asarray(row(position)) if value is None else value)
             self._order.append(number)
 
 
@@ -201,7 +202,8 @@ class TrialCache:
         """``compute(predictions)`` for every pool trial, stacked along a first axis (n, ...)."""
         if not pool.numbers:
             return np.empty((0, len(pool.y)))
-        return self.rows(key, pool.y, pool.numbers, lambda i: compute(pool.predictions[i]))
+        return self.rows(key, pool.y, pool.numbers,
+                         lambda i: np.asarray(compute(pool.predictions[i]), dtype=float))
 
     def loss_matrix(self, pool: Pool, loss: Any, spec: Any) -> np.ndarray:
         """Per-example losses (m, n): row i, column h is L(h(x_i), y_i)."""
@@ -210,3 +212,15 @@ class TrialCache:
     def contributions(self, pool: Pool, loss: EnsembleLoss, spec: Any) -> np.ndarray:
         """Each model's share of an ensemble total under ``loss``, (n, m[, k])."""
         return self.stack(pool, ("contributions", repr(spec)), loss.contributions)
+
+    def candidates(self, pool: Pool, loss: EnsembleLoss, spec: Any):
+        """The pool prepared as candidates ("the ensemble plus each one"), for ``loss``.
+
+        Vote losses keep each trial's vote positions; other losses are prepared afresh.
+        """
+        contributions = self.contributions(pool, loss, spec)
+        if not isinstance(loss, VoteLoss) or not pool.numbers:
+            return prepare_candidates(loss, contributions)
+        index = self.rows(("vote-index", repr(spec)), pool.y, pool.numbers,
+                          lambda i: vote_index(contributions[i]))
+        return VoteCandidates(loss, contributions, flat_index=index)

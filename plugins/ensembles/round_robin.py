@@ -35,7 +35,7 @@ from ensembo.plugins.ensembles.pool import (
     Pool, TrialCache, build_pool, require_ensemble_loss, resolve_loss,
 )
 from ensembo.plugins.ensembles.greedy import forward_greedy
-from ensembo.plugins.losses.ensemble_loss import EnsembleLoss, prepare_candidates
+from ensembo.plugins.losses.ensemble_loss import EnsembleLoss
 from ensembo.trials import History, Trial
 
 SIZES = ("fixed", "grow", "dynamic")
@@ -47,6 +47,7 @@ class _Scorer:
 
     loss: EnsembleLoss
     contributions: np.ndarray = attrs.field(eq=False)
+    candidates: Any = attrs.field(eq=False)  # the pool prepared by TrialCache.candidates
     y: np.ndarray = attrs.field(eq=False)
     index: dict[int, int] = attrs.field(eq=False)
 
@@ -58,9 +59,9 @@ class _Scorer:
     def with_each(self, members: list[int], allowed: np.ndarray) -> np.ndarray:
         """Loss of ``members`` ∪ {h} for every pool position h in ``allowed``."""
         total, size = self._total(members)
-        every = len(allowed) == len(self.contributions)
-        offered = self.contributions if every else self.contributions[allowed]
-        return prepare_candidates(self.loss, offered).adding_each(self.y, total, size)
+        # Each candidate's loss is computed on its own, so scoring the whole pool and
+        # keeping ``allowed`` gives their scores without preparing a subset.
+        return self.candidates.adding_each(self.y, total, size)[allowed]
 
     def of(self, members: list[int]) -> float:
         total, size = self._total(members)
@@ -99,12 +100,18 @@ class RoundRobinEnsemble:
         self.members: list[int | None] = [None] * self.slots if size == "fixed" else []
         self._absorbed: set[int] = set()
         self._cache = TrialCache()
+        self._losses: dict[tuple, EnsembleLoss] = {}
 
     # --- losses and pool ------------------------------------------------------------
 
     def _scorer(self, spec: Any, context: EnsembleContext, pool: Pool) -> _Scorer:
-        loss = require_ensemble_loss(resolve_loss(spec, context, pool.task), self.name)
+        key = (repr(spec), context.loss, pool.task)
+        if key not in self._losses:  # building a loss parses its spec: once per study
+            self._losses[key] = require_ensemble_loss(resolve_loss(spec, context, pool.task),
+                                                      self.name)
+        loss = self._losses[key]
         return _Scorer(loss=loss, contributions=self._cache.contributions(pool, loss, spec),
+                       candidates=self._cache.candidates(pool, loss, spec),
                        y=pool.y, index={n: i for i, n in enumerate(pool.numbers)})
 
     def _pool(self, history: History, context: EnsembleContext) -> Pool:

@@ -84,11 +84,11 @@ class VoteCandidates:
     labels, prepared here once: O(n·m) per step instead of building n votes of (m, k).
     """
 
-    def __init__(self, loss: VoteLoss, contributions: np.ndarray):
+    def __init__(self, loss: VoteLoss, contributions: np.ndarray,
+                 flat_index: np.ndarray | None = None):
         self.loss = loss
         self.k = contributions.shape[-1]
-        labels = (contributions @ np.arange(self.k, dtype=float)).astype(np.intp)
-        self.flat_index = labels + self.k * np.arange(labels.shape[-1])
+        self.flat_index = vote_index(contributions) if flat_index is None else flat_index
 
     def adding_each(self, y_true: np.ndarray, total: np.ndarray, size: float) -> np.ndarray:
         one_vote = np.eye(self.k)
@@ -98,3 +98,11 @@ class VoteCandidates:
             axis=-1,
         )
         return np.take(after_vote.ravel(), self.flat_index).mean(axis=-1)
+
+
+def vote_index(contributions: np.ndarray) -> np.ndarray:
+    """For one-hot voters (..., m, k): where each vote lands in a flattened (m, k) table
+    of per-example outcomes (example i voting for class c -> i·k + c)."""
+    k = contributions.shape[-1]
+    labels = np.argmax(contributions, axis=-1)
+    return labels + k * np.arange(labels.shape[-1])
