@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import ensembo.spaces
 import numpy as np
 import pytest
 from ConfigSpace import (
@@ -197,3 +200,18 @@ def test_the_joint_model_keeps_a_branch_tied_to_the_shared_value():
     # (up to the prior component and kernel width).
     joint, apart = tied(joint=True), tied(joint=False)
     assert joint > apart + 0.2
+
+
+@pytest.mark.parametrize(
+    "library_path",
+    sorted((Path(ensembo.spaces.__file__).parent / "library").glob("*.yaml")),
+    ids=lambda path: path.stem,
+)
+def test_joint_proposals_over_library_spaces_are_valid(library_path):
+    space = ensembo.spaces.load(library_path)
+    rng = np.random.default_rng(7)
+    configs = space.sample(30, rng)
+    history = history_of(configs, rng.random(30))
+    proposed = TreeParzenProposer().propose(space, history, history.losses(), 20, rng)
+    assert len(proposed) == 20
+    assert all(space.validate(c) == c for c in proposed)
