@@ -31,9 +31,9 @@ def config_key(config: Mapping[str, Any]) -> tuple:
 
 
 class DistinctConfigs:
-    def __init__(self, space: Space, history: History, tolerance: float = TOLERANCE):
+    def __init__(self, space: Space, history: History, tolerance: float | None = None):
         self.space = space
-        self.tolerance = tolerance
+        self.tolerance = TOLERANCE if tolerance is None else tolerance
         self._taken = {config_key(trial.config) for trial in history}
         pending = [trial.config for trial in history.pending()]
         self._in_flight = (
