@@ -21,6 +21,7 @@ from typing import Any
 
 import attrs
 import numpy as np
+
 from ensembo.plugins.acquisition_optimizers.neighbourhood import OneExchangeNeighbourhood
 from ensembo.plugins.acquisition_optimizers.random_search import default_samples
 from ensembo.plugins.acquisition_optimizers.selection import best_distinct, vector_keys

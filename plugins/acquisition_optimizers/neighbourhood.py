@@ -26,6 +26,7 @@ from ConfigSpace.hyperparameters import (
     IntegerHyperparameter,
     OrdinalHyperparameter,
 )
+
 from ensembo.spaces import Space
 
 

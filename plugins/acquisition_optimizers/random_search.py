@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from ensembo.plugins.acquisition_optimizers.selection import best_distinct, vector_keys
 from ensembo.plugins.acquisition_optimizers.trial_vectors import TrialVectors
 from ensembo.protocols import AcquisitionSurface

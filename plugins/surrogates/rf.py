@@ -19,8 +19,9 @@ from __future__ import annotations
 import attrs
 import numpy as np
 import sklearn
-from ensembo.spaces import EncodedBatch
 from sklearn.tree import DecisionTreeRegressor
+
+from ensembo.spaces import EncodedBatch
 
 MIN_VARIANCE = 1e-10
 """Floor on the predictive variance: acquisitions divide by its square root."""

@@ -40,6 +40,7 @@ from ConfigSpace.hyperparameters import (
     IntegerHyperparameter,
     OrdinalHyperparameter,
 )
+
 from ensembo.errors import SpaceError
 from ensembo.plugins.acquisition_optimizers.trial_vectors import TrialVectors
 from ensembo.plugins.surrogates.tpe.parzen import ColumnKinds, ParzenEstimator

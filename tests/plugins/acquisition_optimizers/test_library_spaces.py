@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import ensembo.spaces
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ensembo.spaces
 from ensembo.plugins.acquisition_optimizers.local_search import LocalSearchOptimizer
 from ensembo.plugins.acquisition_optimizers.neighbourhood import OneExchangeNeighbourhood
 from ensembo.spaces import EncodedBatch
 from ensembo.trials import History, Trial, TrialState
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 LIBRARY = sorted((Path(ensembo.spaces.__file__).parent / "library").glob("*.yaml"))
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from ensembo.plugins.acquisition_optimizers.local_search import LocalSearchOptimizer
 from ensembo.plugins.acquisition_optimizers.neighbourhood import OneExchangeNeighbourhood
 from ensembo.plugins.acquisition_optimizers.random_search import RandomSearchOptimizer
@@ -11,8 +14,6 @@ from ensembo.protocols import AcquisitionOptimizer
 from ensembo.registry import registry
 from ensembo.spaces import EncodedBatch, Space
 from ensembo.trials import History, Trial, TrialState
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 
 class PeakSurface:
@@ -79,7 +80,9 @@ def test_neighbours_change_exactly_one_active_hyperparameter(conditional_spaces,
         changed = both_active & ~np.isclose(row, origin)
         assert changed.sum() == 1
         # A valid configuration whose activity is exactly the neighbour's NaN pattern.
-        np.testing.assert_allclose(space.vectors(space.from_vectors(row)), row[None, :], rtol=0, atol=1e-6)
+        np.testing.assert_allclose(
+            space.vectors(space.from_vectors(row)), row[None, :], rtol=0, atol=1e-6
+        )
 
 
 def test_neighbourhood_of_each_type(tree_space):

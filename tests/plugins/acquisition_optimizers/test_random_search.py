@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from ConfigSpace import ConfigurationSpace
+
 from ensembo.plugins.acquisition_optimizers.random_search import (
     RandomSearchOptimizer,
     default_samples,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from ensembo.plugins.surrogates.rf import RandomForestSurrogate
 from ensembo.protocols import Surrogate
 from ensembo.registry import registry

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ensembo.plugins.surrogates.tpe.parzen import ColumnKinds, ParzenEstimator
 from scipy.stats import truncnorm
+
+from ensembo.plugins.surrogates.tpe.parzen import ColumnKinds, ParzenEstimator
 
 
 def estimator(observations, sizes, groups=None, weights=None, **options):

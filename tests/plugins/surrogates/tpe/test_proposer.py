@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import ensembo.spaces
 import numpy as np
 import pytest
 from ConfigSpace import (
@@ -15,6 +14,8 @@ from ConfigSpace import (
     ForbiddenEqualsClause,
     Integer,
 )
+
+import ensembo.spaces
 from ensembo.plugins.surrogates.tpe import TreeParzenProposer
 from ensembo.plugins.surrogates.tpe.proposer import recency_weights
 from ensembo.protocols import Proposer
