@@ -49,7 +49,9 @@ def test_report_ranks_and_tests_methods():
         wrong = {"ESMBO": "1000000000", "SMBO": "1100000000", "RS": "1110000000", "ERS": "1100000000"}
         records.append(fake_record(f"d{i}", losses, wrong))
     text = render_report(records, command="ensembo bench ensembles", budget=10, seeds=1)
-    assert "4 datasets complete" in text
+    assert "4 datasets complete\n" in text
+    again = render_report([*records, {**records[0], "seed": 1}], command="c", budget=10, seeds=2)
+    assert "4 datasets complete (5 dataset × seed runs)" in again
     row = next(line for line in text.splitlines() if line.startswith("| ESMBO | 1.00"))
     assert "| 1.00 |" in row  # best on every dataset: rank 1
     assert "| ESMBO | – | 1.00, PB" in text  # wins every dataset against SMBO
