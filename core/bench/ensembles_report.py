@@ -59,7 +59,7 @@ def _pb(complete: Sequence[dict[str, Any]], a: str, b: str) -> float | None:
 def render_group(experiment: str, space: str, records: Sequence[dict[str, Any]],
                  methods: Sequence[str]) -> list[str]:
     complete, matrix = _matrix(records, methods)
-    datasets = len({r["dataset"] for r in complete})
+    datasets = len({(r["space"], r["dataset"]) for r in complete})
     runs = "" if datasets == len(complete) else f" ({len(complete)} dataset × seed runs)"
     lines = [f"### `{experiment}` — space `{space}`: {datasets} datasets complete{runs}", ""]
     failed = [r for r in records if r.get("status") != "complete"]
