@@ -53,3 +53,28 @@ def test_suggestions_near_a_pending_trial_are_refused_near_a_finished_one_allowe
     refining = {"x": done.config["x"] + 1e-3, "y": done.config["y"]}
     assert distinct.admit(refining)  # refining around a finished trial is fine
     assert not distinct.admit({"x": refining["x"] + 1e-4, "y": refining["y"]})  # same batch
+
+
+class CrowdingProposer:
+    """Its best is always the first pending trial (when there is one); records ``n``."""
+
+    def __init__(self):
+        self.counts = []
+
+    def propose(self, space, history, targets, n, rng):
+        self.counts.append(n)
+        pending = [dict(t.config) for t in history.pending()]
+        fresh = [{"x": -5.0 + len(history) + i, "y": 2.0} for i in range(n)]
+        return (pending[:1] + fresh)[:n]
+
+
+def test_with_trials_pending_the_runners_up_come_with_the_first_call(flat_space):
+    proposer = CrowdingProposer()
+    study = Study(flat_space, surrogate=proposer, n_initial=2, seed=0)
+    for trial in study.ask_batch(2):
+        study.tell(trial, 1.0)
+    running = study.ask()  # nothing pending: the proposer's best alone
+    assert proposer.counts == [1]
+    refined = study.ask()  # its best repeats the running trial: a runner-up, same call
+    assert proposer.counts == [1, 4]
+    assert refined.config != running.config and refined.config["y"] == 2.0

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from ConfigSpace import ConfigurationSpace
+
 from ensembo.plugins.acquisition_optimizers.lbfgs import LbfgsOptimizer
+from ensembo.plugins.acquisition_optimizers.random_search import RandomSearchOptimizer
 from ensembo.plugins.acquisitions.expected_improvement import ExpectedImprovement
 from ensembo.plugins.surrogates.gp.posterior import Posterior
 from ensembo.plugins.surrogates.gp.surrogate import GaussianProcessSurrogate
@@ -138,3 +140,33 @@ def test_unknown_fantasy_is_rejected_with_valid_ones():
         ModelBasedProposer(
             GaussianProcessSurrogate(), ExpectedImprovement(), LbfgsOptimizer(), "believer"
         )
+
+
+class PlainSurrogate:
+    """No ``conditioned``: predicts the mean of what it was fitted on; records fits."""
+
+    def __init__(self):
+        self.fitted = []
+
+    def fit(self, batch, y, rng):
+        self.fitted.append(np.array(y))
+
+    def predict(self, batch):
+        return np.full(len(batch), self.fitted[-1].mean()), np.ones(len(batch))
+
+
+def test_a_surrogate_without_conditioning_is_refitted_with_the_fantasies(space):
+    rng = np.random.default_rng(5)
+    history = _history(space, 10, 2, rng)
+    targets = np.array([t.loss for t in history.completed()])
+    surrogate = PlainSurrogate()
+    optimizer = RandomSearchOptimizer()
+    proposer = ModelBasedProposer(surrogate, ExpectedImprovement(), optimizer, "kriging-believer")
+    proposer.propose(space, history, targets, 1, rng)
+    on_completed, with_fantasies = surrogate.fitted
+    np.testing.assert_allclose(on_completed, targets)
+    np.testing.assert_allclose(with_fantasies, np.concatenate([targets, [targets.mean()] * 2]))
+    # its last fit included the fantasies, so the next ask fits on the results again
+    proposer.propose(space, history, targets, 1, rng)
+    assert len(surrogate.fitted) == 4
+    np.testing.assert_allclose(surrogate.fitted[2], targets)
