@@ -14,6 +14,7 @@ import sys
 from typing import IO, TYPE_CHECKING
 
 import tqdm
+
 from ensembo.hookspecs import hookimpl
 from ensembo.report.scoring import ensemble_loss
 from ensembo.trials import TrialState

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from ensembo.errors import SpaceError
 from ensembo.spaces import components
 from ensembo.spaces.plan import BuildPlan, EstimatorPlan

@@ -27,6 +27,7 @@ from ConfigSpace import (
     UniformFloatHyperparameter,
     UniformIntegerHyperparameter,
 )
+
 from ensembo.spaces import impute
 from ensembo.spaces.problems import Problems
 from ensembo.spaces.quantize import snap

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+
 from ensembo.errors import SpaceError
 
 

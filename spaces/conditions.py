@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
+
 from ensembo.spaces.problems import Problems
 from ensembo.spaces.spec import COMPARISONS, SEPARATOR, Compare, Condition, Junction, Param
 

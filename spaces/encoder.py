@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 from ConfigSpace.hyperparameters import CategoricalHyperparameter, Hyperparameter
+
 from ensembo.spaces import impute as imputation
 
 ENCODINGS = ("index", "onehot")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ConfigSpace import ConfigurationSpace
+
 from ensembo.errors import SpaceError
 from ensembo.spaces.check_components import check_components
 from ensembo.spaces.compile import compile_spec

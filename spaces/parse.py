@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
+
 from ensembo.spaces import impute
 from ensembo.spaces.conditions import SCALARS, parse_condition, parse_forbidden, resolve_condition
 from ensembo.spaces.options import option_pairs

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
+
 from ensembo.spaces.spec import Component, Option, Param, SpaceSpec
 
 MODEL_STEP = "model"

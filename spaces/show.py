@@ -16,6 +16,7 @@ from ConfigSpace.hyperparameters import (
     NumericalHyperparameter,
     OrdinalHyperparameter,
 )
+
 from ensembo.spaces.quantize import step_of
 
 if TYPE_CHECKING:

@@ -15,6 +15,7 @@ import numpy as np
 from ConfigSpace import Configuration, ConfigurationSpace
 from ConfigSpace.hyperparameters import CategoricalHyperparameter, Constant, OrdinalHyperparameter
 from ConfigSpace.util import deactivate_inactive_hyperparameters
+
 from ensembo.errors import SpaceError
 from ensembo.spaces import impute as imputation
 from ensembo.spaces.activity import deactivate

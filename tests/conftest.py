@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from ConfigSpace import ConfigurationSpace, EqualsCondition
-from ConfigSpace import Categorical, Float, Integer
+from ConfigSpace import Categorical, ConfigurationSpace, EqualsCondition, Float, Integer
 
 
 @pytest.fixture

@@ -24,9 +24,9 @@ from ConfigSpace import (
 from ConfigSpace.hyperparameters import (
     CategoricalHyperparameter,
     Constant,
+    IntegerHyperparameter,
     NumericalHyperparameter,
     OrdinalHyperparameter,
-    IntegerHyperparameter,
 )
 
 from ensembo.errors import SpaceError

@@ -6,7 +6,6 @@ import json
 
 from ensembo.registry import registry
 
-
 KIND_TITLES = {
     "surrogate": "surrogates",
     "acquisition": "acquisitions",

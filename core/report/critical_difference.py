@@ -19,6 +19,7 @@ from pathlib import Path
 
 import attrs
 import numpy as np
+
 from ensembo.errors import ExperimentError
 from ensembo.report.plots import new_figure, save
 from ensembo.stats import friedman_test

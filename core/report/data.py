@@ -15,6 +15,8 @@ from typing import Any
 
 import attrs
 import numpy as np
+from scipy.stats import rankdata
+
 from ensembo import components, spaces
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.errors import EnsemboError, StorageError
@@ -22,7 +24,6 @@ from ensembo.registry import Registry
 from ensembo.report.scoring import ensemble_loss
 from ensembo.storage import Storage, open_storage
 from ensembo.trials import History, Trial, TrialState
-from scipy.stats import rankdata
 
 MIN_ACTIVE = 8
 """Fewest trials a hyperparameter must be active in to be ranked by importance."""

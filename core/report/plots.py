@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from ensembo.errors import MissingDependencyError
 from ensembo.report.data import ReportData
 from ensembo.trials import TrialState

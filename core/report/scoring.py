@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.errors import EnsemboError
 from ensembo.plugins.ensembles.pool import build_pool, resolve_loss

@@ -23,7 +23,11 @@ from scipy.optimize import minimize
 from scipy.stats import qmc
 
 from ensembo.plugins.acquisition_optimizers.continuous_relaxation import ContinuousRelaxation
-from ensembo.plugins.acquisition_optimizers.selection import best_distinct, seen_vectors, vector_keys
+from ensembo.plugins.acquisition_optimizers.selection import (
+    best_distinct,
+    seen_vectors,
+    vector_keys,
+)
 from ensembo.protocols import AcquisitionSurface
 from ensembo.spaces import Space
 from ensembo.trials import History

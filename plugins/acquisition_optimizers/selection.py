@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
+
 from ensembo.errors import SpaceError
 from ensembo.spaces import Space
 from ensembo.trials import History

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from ensembo.spaces import Space
 from ensembo.trials import Trial
 

@@ -17,6 +17,7 @@ import textwrap
 
 import pytest
 from ConfigSpace import ConfigurationSpace
+
 from ensembo import Study
 from ensembo.progress import ProgressBar, TqdmLoggingHandler, is_terminal
 from ensembo.spaces import Space

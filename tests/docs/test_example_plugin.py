@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from ConfigSpace import ConfigurationSpace
+
 from ensembo import Evaluation, Study
 from ensembo.errors import EnsemboError
 from ensembo.registry import Registry, reload_registry

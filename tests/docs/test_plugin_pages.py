@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from ensembo.registry import OWN_DISTRIBUTION, registry
 
 PAGES = Path(__file__).resolve().parents[2] / "docs" / "plugins"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from ensembo.errors import ExperimentError
 from ensembo.report.critical_difference import _cliques, compare_methods, read_results_csv
 

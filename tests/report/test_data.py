@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.errors import StorageError
 from ensembo.plugins.ensembles.best import BestSingle
@@ -104,6 +105,7 @@ def test_importance_finds_the_hyperparameter_that_drives_the_loss(stored_study):
 
 def test_importance_on_a_clean_signal():
     from ConfigSpace import ConfigurationSpace
+
     from ensembo.spaces import Space
 
     space = Space(ConfigurationSpace(space={"signal": (0.0, 1.0), "noise": (0.0, 1.0)}))
@@ -121,6 +123,7 @@ def test_importance_on_a_clean_signal():
 
 def test_importance_sees_a_u_shaped_effect():
     from ConfigSpace import ConfigurationSpace
+
     from ensembo.spaces import Space
 
     space = Space(ConfigurationSpace(space={"u": (0.0, 1.0), "noise": (0.0, 1.0)}))
@@ -137,6 +140,7 @@ def test_importance_sees_a_u_shaped_effect():
 
 def test_a_strategy_that_fails_on_replay_is_reported_not_raised(tmp_path):
     from ConfigSpace import ConfigurationSpace
+
     from ensembo import Study
     from ensembo.storage import SQLiteStorage
 

@@ -83,6 +83,7 @@ def test_final_members_always_have_their_own_series(monkeypatch, stored_study):
 
 def test_linear_convergence_cuts_off_outliers(tmp_path, captured):
     import attrs
+
     from ensembo.report.data import IterationPoint
     from ensembo.trials import TrialState
 
@@ -104,6 +105,7 @@ def test_linear_convergence_cuts_off_outliers(tmp_path, captured):
 
 def _study_path(tmp_path):
     from ConfigSpace import ConfigurationSpace
+
     from ensembo import Study
 
     path = tmp_path / "small.db"
@@ -115,6 +117,7 @@ def _study_path(tmp_path):
 
 def test_ordinal_and_constant_hyperparameters_are_drawn(tmp_path, captured):
     from ConfigSpace import ConfigurationSpace, Constant, Float, OrdinalHyperparameter
+
     from ensembo import Study
 
     space = ConfigurationSpace(name="ordinal")

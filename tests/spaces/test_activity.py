@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from ConfigSpace.util import deactivate_inactive_hyperparameters
+
 from ensembo import spaces
 from ensembo.spaces.activity import deactivate
 

@@ -6,12 +6,13 @@ import sys
 
 import numpy as np
 import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import Pipeline
+
 from ensembo import spaces
 from ensembo.errors import SpaceError
 from ensembo.hookspecs import hookimpl
 from ensembo.registry import Registry
-from sklearn.compose import ColumnTransformer
-from sklearn.pipeline import Pipeline
 
 CASH = {
     "name": "mini-cash",

@@ -7,6 +7,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+
 from ensembo import spaces
 
 DOC = Path(__file__).parents[2] / "docs" / "spaces.md"

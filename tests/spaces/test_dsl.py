@@ -12,6 +12,7 @@ from ConfigSpace import (
     InCondition,
     OrConjunction,
 )
+
 from ensembo import spaces
 from ensembo.errors import SpaceError
 from ensembo.spaces import SpaceDefinitionError

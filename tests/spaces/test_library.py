@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 import pytest
 from ConfigSpace import ConfigurationSpace
+
 from ensembo import spaces
 from ensembo.registry import registry
 from ensembo.spaces._hooks import LIBRARY

@@ -11,9 +11,10 @@ import itertools
 import math
 
 import numpy as np
-from ensembo import spaces
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from ensembo import spaces
 
 RULES = ["midpoint", "lower", "upper", "default", "none", "fixed"]
 PROPERTY_SETTINGS = settings(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from ensembo.errors import SpaceError
 from ensembo.spaces import Space
 

@@ -6,7 +6,6 @@ flat box and values of inactive parameters are ignored by the objective.
 
 from __future__ import annotations
 
-
 import attrs
 
 from ensembo.bench.optimizers.base import Objective, import_or_skip

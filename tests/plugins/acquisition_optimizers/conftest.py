@@ -21,8 +21,9 @@ from ConfigSpace import (
     Integer,
     OrdinalHyperparameter,
 )
-from ensembo.spaces import Space
 from hypothesis import strategies as st
+
+from ensembo.spaces import Space
 
 
 def _leaf(kind: str, name: str):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ConfigSpace import ConfigurationSpace, Float, Integer
+from ConfigSpace import ConfigurationSpace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
