@@ -14,7 +14,8 @@ that absorb the last ``arrivals`` trials one by one: their mean is the cost per
 iteration (occasional full recomputations included), their maximum the worst one. The
 cold column is one iteration of a fresh strategy on all n trials: everything computed
 from scratch, as after resuming a study (and the old cost of every iteration).
-Medians over ``repeats`` interleaved repetitions, in CPU time.
+Medians over ``repeats`` interleaved repetitions, in CPU time. ``in_a_study`` (``python
+-m ensembo.bench.ensemble_overhead study DATASET BUDGET``) totals both over a real search.
 """
 
 from __future__ import annotations
@@ -152,5 +153,55 @@ def render(rows: Sequence[OverheadRow]) -> str:
     return "\n".join(lines)
 
 
+class _Timed:
+    """Forwards calls to ``inner`` and adds their CPU seconds to ``clock[key]``."""
+
+    def __init__(self, inner: Any, clock: dict[str, float], key: str):
+        self._inner, self._clock, self._key = inner, clock, key
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._inner, name)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            begin = time.process_time()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                self._clock[self._key] += time.process_time() - begin
+        return timed
+
+
+def in_a_study(dataset: str = "german", strategy: str = "posthoc", budget: int = 200,
+               space: str = "random-forest", seed: int = 0) -> dict[str, float]:
+    """CPU seconds of the strategy and of the proposals over a whole search on a KEEL
+    dataset (the ensembles suite's protocol: 30% test held out, 0.4/0.3 train/validation)."""
+    from ensembo.bench.ensembles import EXPERIMENTS, VALIDATION_FRACTION, load_data
+    from ensembo.ml import Holdout, MemoryArtifactStore, Task, run_task
+    from ensembo.study import Study
+
+    X_train, _, y_train, _, categorical = load_data(EXPERIMENTS["esmbo"], dataset, seed)
+    loaded = spaces.load(space)
+    task = Task(X_train, y_train, task="classification", space=loaded,
+                validation=Holdout(ratio=VALIDATION_FRACTION), loss="zero-one",
+                categorical_features=categorical, seed=seed)
+    clock = {"strategy": 0.0, "proposals": 0.0}
+    timed_strategy = _Timed(components.build("ensemble_strategy", strategy), clock, "strategy")
+    study = Study(loaded, ensemble=timed_strategy, seed=seed, loss="zero-one",
+                  task="classification", budget=budget,
+                  validation_targets=task.validation_targets())
+    study.proposer = _Timed(study.proposer, clock, "proposals")
+    run_task(study, task, budget, store=MemoryArtifactStore())
+    return {**clock, "validation_rows": float(len(task.validation_targets()))}
+
+
 if __name__ == "__main__":
-    print(render(measure()))
+    import sys
+
+    if sys.argv[1:2] == ["study"]:
+        dataset, budget = sys.argv[2], int(sys.argv[3])
+        for name in STRATEGIES:
+            result = in_a_study(dataset, name, budget)
+            print(f"| {name} | {result['strategy']:.3f} | {result['proposals']:.3f} "
+                  f"| {result['strategy'] / result['proposals']:.1%} |")
+    else:
+        print(render(measure()))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ensembo.bench.ensemble_overhead import measure, render
+from ensembo.bench.ensemble_overhead import in_a_study, measure, render
 
 
 def test_overhead_rows_time_every_strategy_against_the_same_fit():
@@ -15,3 +15,9 @@ def test_overhead_rows_time_every_strategy_against_the_same_fit():
         assert row.surrogate_fit_seconds > 0 and row.proposal_seconds > 0
     table = render(rows)
     assert table.count("\n") == 1 + len(rows) and "| posthoc |" in table
+
+
+def test_in_a_study_times_the_strategy_and_the_proposals_of_a_real_search():
+    result = in_a_study("iris", "posthoc", budget=8)
+    assert result["strategy"] > 0 and result["proposals"] > 0
+    assert result["validation_rows"] == 45
