@@ -91,13 +91,10 @@ class VoteCandidates:
         self.flat_index = vote_index(contributions) if flat_index is None else flat_index
 
     def adding_each(self, y_true: np.ndarray, total: np.ndarray, size: float) -> np.ndarray:
-        one_vote = np.eye(self.k)
-        after_vote = np.stack(
-            [self.loss.ensemble_examples(y_true, total + one_vote[label], size + 1.0)
-             for label in range(self.k)],
-            axis=-1,
-        )
-        return np.take(after_vote.ravel(), self.flat_index).mean(axis=-1)
+        # (k, m): example i's loss if the extra vote goes to class c, one batched call.
+        after_vote = self.loss.ensemble_examples(
+            y_true, total[None] + np.eye(self.k)[:, None, :], size + 1.0)
+        return np.take(after_vote.T.ravel(), self.flat_index).mean(axis=-1)
 
 
 def vote_index(contributions: np.ndarray) -> np.ndarray:
