@@ -15,8 +15,13 @@ from typing import Any
 import numpy as np
 
 from ensembo.stats import (
-    average_ranks, disagreement_counts, expected_rank, friedman_test, pb_test_from_counts,
-    wilcoxon_signed_rank, win_frequency,
+    average_ranks,
+    disagreement_counts,
+    expected_rank,
+    friedman_test,
+    pb_test_from_counts,
+    wilcoxon_signed_rank,
+    win_frequency,
 )
 
 PAPER = {

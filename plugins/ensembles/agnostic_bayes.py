@@ -17,12 +17,19 @@ from typing import Any
 import numpy as np
 
 from ensembo.ensemble import Ensemble, EnsembleContext
-from ensembo.plugins.ensembles.bootstrap_wins import BootstrapWins
 from ensembo.plugins.ensembles.best_model_posterior import (
-    SAMPLERS, resample_counts, sample_risks, win_shares,
+    SAMPLERS,
+    resample_counts,
+    sample_risks,
+    win_shares,
 )
+from ensembo.plugins.ensembles.bootstrap_wins import BootstrapWins
 from ensembo.plugins.ensembles.pool import (
-    TrialCache, Pool, build_pool, require_ensemble_loss, resolve_loss,
+    Pool,
+    TrialCache,
+    build_pool,
+    require_ensemble_loss,
+    resolve_loss,
 )
 from ensembo.trials import History, Trial
 

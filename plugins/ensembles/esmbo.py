@@ -19,7 +19,7 @@ import numpy as np
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.plugins.ensembles.best_model_posterior import resample_counts
 from ensembo.plugins.ensembles.bootstrap_wins import BootstrapWins
-from ensembo.plugins.ensembles.pool import TrialCache, Pool, build_pool, resolve_loss
+from ensembo.plugins.ensembles.pool import Pool, TrialCache, build_pool, resolve_loss
 from ensembo.trials import History, Trial
 
 FALLBACK_BOOTSTRAPS = 10

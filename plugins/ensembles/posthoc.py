@@ -21,10 +21,16 @@ import numpy as np
 
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.plugins.ensembles.greedy import (
-    GreedyTrace, bagged_forward_greedy, run_greedy, updated_trace,
+    GreedyTrace,
+    bagged_forward_greedy,
+    run_greedy,
+    updated_trace,
 )
 from ensembo.plugins.ensembles.pool import (
-    TrialCache, build_pool, require_ensemble_loss, resolve_loss,
+    TrialCache,
+    build_pool,
+    require_ensemble_loss,
+    resolve_loss,
 )
 from ensembo.trials import History, Trial
 

@@ -31,10 +31,14 @@ import attrs
 import numpy as np
 
 from ensembo.ensemble import Ensemble, EnsembleContext
-from ensembo.plugins.ensembles.pool import (
-    Pool, TrialCache, build_pool, require_ensemble_loss, resolve_loss,
-)
 from ensembo.plugins.ensembles.greedy import forward_greedy
+from ensembo.plugins.ensembles.pool import (
+    Pool,
+    TrialCache,
+    build_pool,
+    require_ensemble_loss,
+    resolve_loss,
+)
 from ensembo.plugins.losses.ensemble_loss import EnsembleLoss
 from ensembo.trials import History, Trial
 

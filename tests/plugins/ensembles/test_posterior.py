@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from ensembo.plugins.ensembles.best_model_posterior import (
-    exact_bootstrap_posterior, sample_risks, win_shares,
+    exact_bootstrap_posterior,
+    sample_risks,
+    win_shares,
 )
 
 # Rows are examples, columns models (the thesis prints models as rows).
