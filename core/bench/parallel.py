@@ -27,9 +27,10 @@ from typing import Any
 
 import attrs
 import numpy as np
+
 from ensembo.bench.functions import TEST_FUNCTIONS
 from ensembo.bench.suites.synthetic import NAMES, budget_for
-from ensembo.execution import start_local_cluster
+from ensembo.execution import config_key, start_local_cluster
 from ensembo.study import Study
 from ensembo.trials import TrialState
 
@@ -60,7 +61,7 @@ def duplicates(study: Study) -> int:
     """Trials whose configuration equals an earlier trial's."""
     seen, repeated = set(), 0
     for trial in study.trials:
-        key = tuple(sorted(trial.config.items()))
+        key = config_key(trial.config)
         repeated += key in seen
         seen.add(key)
     return repeated

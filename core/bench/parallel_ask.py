@@ -20,19 +20,14 @@ import argparse
 import statistics
 import time
 
-import numpy as np
-from ensembo.bench.functions import TEST_FUNCTIONS
-from ensembo.bench.parallel import configspace
+from ensembo.bench.parallel import SleepyFunction, configspace
 from ensembo.study import Study
 
 
 def ask_times(
     name: str, completed: int, workers: int, asks: int, seed: int
 ) -> dict[str, list[float]]:
-    function = TEST_FUNCTIONS[name]
-
-    def value(config) -> float:
-        return float(function(np.array([config[f"x{i}"] for i in range(function.dimension)])))
+    value = SleepyFunction(name=name, sleep=0.0)
 
     def timed_ask(times: list[float]):
         started = time.perf_counter()

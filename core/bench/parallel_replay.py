@@ -22,9 +22,8 @@ from __future__ import annotations
 import argparse
 import statistics
 
-import numpy as np
 from ensembo.bench.functions import TEST_FUNCTIONS
-from ensembo.bench.parallel import configspace, duplicates
+from ensembo.bench.parallel import SleepyFunction, configspace, duplicates
 from ensembo.bench.suites.synthetic import NAMES, budget_for
 from ensembo.execution import distinct
 from ensembo.study import Study
@@ -34,14 +33,14 @@ def replay(name: str, seed: int, workers: int) -> tuple[float, int]:
     """Final regret and repeated configurations of a FIFO replay with ``workers``."""
     function = TEST_FUNCTIONS[name]
     budget = budget_for(function.dimension)
+    value = SleepyFunction(name=name, sleep=0.0)
     study = Study(configspace(name), seed=seed)
     running, finished = [], 0
     while finished < budget:
         while len(running) < workers and finished + len(running) < budget:
             running.append(study.ask())
         trial = running.pop(0)
-        x = np.array([trial.config[f"x{i}"] for i in range(function.dimension)])
-        study.tell(trial, float(function(x)))
+        study.tell(trial, value(trial.config))
         finished += 1
     return study.best_trial.loss - function.minimum, duplicates(study)
 
