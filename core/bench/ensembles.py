@@ -6,11 +6,12 @@ several methods are read from, so one search serves every method that shares it:
 * ``esmbo`` (Lacoste et al., Tables 8.2–8.3): KEEL datasets, ``svm`` and
   ``random-forest`` spaces. Searches: random search (→ RS = its best, ERS = the
   bootstrap Agnostic Bayes ensemble of it, N = ⌊budget/2⌋), GP-EI with the single best
-  (→ SMBO), GP-EI under the ``esmbo`` strategy (→ ESMBO).
+  (→ SMBO), GP-EI under the ``esmbo`` strategy (→ ESMBO). Each method is also scored after each
+  of the last 15 trials, which Lacoste et al. average "for more stable results" (L1882).
 * ``eo`` (Lévesque thesis Table 4.6): KEEL datasets, ``cash-levesque``. Searches: BO
   (→ BO-best, and BO-post = forward greedy selection from the 3 best), EO
-  (→ EO, the ensemble held at the end, and EO-post = forward greedy over its pool) and,
-  as an ablation, EO whose slots may hold copies of one model (→ EO-r).
+  (→ EO, the ensemble held at the end, and EO-post = forward greedy over its pool) and
+  EO with the sigmoid-margin loss (→ EO-sig; the default loss is the squared margin).
 * ``segor`` (Roschewitz et al., Table 2): regression datasets, decision-tree and MLP
   spaces. Searches: BO (→ s-m single best, s-m-ph = forward greedy with mse),
   SEGOR fixed (→ f-m) and SEGOR dynamic (→ d-m).
@@ -96,6 +97,7 @@ class Experiment:
     spaces: tuple[str, ...]
     searches: dict[str, Search]
     methods: tuple[str, ...]
+    average_last: int = 0  # also score the methods after each of the last k trials
 
 
 EXPERIMENTS = {
@@ -105,13 +107,14 @@ EXPERIMENTS = {
         searches={"rs": Search(surrogate=None), "smbo": Search(surrogate="auto"),
                   "esmbo": Search(surrogate="auto", ensemble="esmbo")},
         methods=("ESMBO", "SMBO", "RS", "ERS"),
+        average_last=15,  # "we average the values obtained during the last 15 iterations" (L1882)
     ),
     "eo": Experiment(
         name="eo", task="classification", datasets=KEEL_SMALL[:16], spaces=("cash-levesque",),
         searches={"bo": Search(surrogate="auto"), "eo": Search(surrogate="auto", ensemble="eo"),
-                  "eo-replacement": Search(surrogate="auto",
-                                           ensemble={"name": "eo", "replacement": True})},
-        methods=("EO", "EO-post", "EO-r", "BO-post", "BO-best"),
+                  "eo-sig": Search(surrogate="auto",
+                                   ensemble={"name": "eo", "loss": "sigmoid-margin"})},
+        methods=("EO", "EO-sig", "EO-post", "BO-post", "BO-best"),
     ),
     "segor": Experiment(
         name="segor", task="regression", datasets=tuple(REGRESSION),
@@ -124,23 +127,31 @@ EXPERIMENTS = {
 }
 
 
-def method_ensembles(experiment: str, studies: dict[str, Any]) -> dict[str, Any]:
-    """Method name -> the :class:`~ensembo.Ensemble` it returns, from the finished searches."""
+def method_ensembles(experiment: str, studies: dict[str, Any],
+                     trials: int | None = None) -> dict[str, Any]:
+    """Method name -> the :class:`~ensembo.Ensemble` it returns, from the finished searches,
+    or, given ``trials``, from the searches as they stood after their first ``trials``
+    trials (only for ``esmbo``, whose strategies are pure functions of the history)."""
     from ensembo.plugins.ensembles.best import BestSingle
     from ensembo.plugins.ensembles.eo import EnsembleOptimization
     from ensembo.plugins.ensembles.esmbo import ESMBO
     from ensembo.plugins.ensembles.posthoc import PostHocSelection
+    from ensembo.trials import History
 
     def read(search: str, strategy: Any) -> Any:
         study = studies[search]
-        return strategy.ensemble(study.history, study.context)
+        history = study.history if trials is None else History(list(study.history)[:trials])
+        return strategy.ensemble(history, study.context)
 
     if experiment == "esmbo":
-        return {"ESMBO": studies["esmbo"].ensemble, "SMBO": read("smbo", BestSingle()),
+        esmbo = studies["esmbo"].ensemble if trials is None else read("esmbo", ESMBO())
+        return {"ESMBO": esmbo, "SMBO": read("smbo", BestSingle()),
                 "RS": read("rs", BestSingle()), "ERS": read("rs", ESMBO())}
+    if trials is not None:
+        raise ValueError(f"scoring earlier iterations is not supported for {experiment!r}")
     if experiment == "eo":
-        return {"EO": studies["eo"].ensemble, "EO-post": read("eo", EnsembleOptimization(post=True)),
-                "EO-r": studies["eo-replacement"].ensemble,
+        return {"EO": studies["eo"].ensemble, "EO-sig": studies["eo-sig"].ensemble,
+                "EO-post": read("eo", EnsembleOptimization(post=True)),
                 "BO-post": read("bo", PostHocSelection()), "BO-best": read("bo", BestSingle())}
     return {"f-m": studies["segor-fixed"].ensemble, "d-m": studies["segor-dynamic"].ensemble,
             "s-m-ph": read("bo", PostHocSelection(loss="mse")), "s-m": read("bo", BestSingle())}
@@ -238,12 +249,22 @@ def execute(block: Block) -> dict[str, Any]:
             }
         loss = components.build("loss", loss_name)
         search_of = _search_of_method(block.experiment)
-        for method, ensemble in method_ensembles(block.experiment, studies).items():
-            search = search_of[method]
-            record["methods"][method] = evaluate(
-                ensemble, studies[search].history, test_predictions[search],
-                studies[search].context.y_true, task.targets_test, loss,
-                experiment.task == "classification")
+
+        def score(ensembles: dict[str, Any]) -> dict[str, dict[str, Any]]:
+            return {method: evaluate(ensemble, studies[search_of[method]].history,
+                                     test_predictions[search_of[method]],
+                                     studies[search_of[method]].context.y_true, task.targets_test,
+                                     loss, experiment.task == "classification")
+                    for method, ensemble in ensembles.items()}
+
+        record["methods"] = score(method_ensembles(block.experiment, studies))
+        first = max(1, block.budget - experiment.average_last + 1)
+        for trials in range(first if experiment.average_last else block.budget + 1, block.budget + 1):
+            earlier = method_ensembles(block.experiment, studies, trials)
+            for method, result in score(earlier).items():
+                record["methods"][method].setdefault("last", []).append(
+                    {"trials": trials, "test_loss": result["test_loss"],
+                     "test_wrong": result.get("test_wrong")})
     except Exception as error:  # a crashed block is a result, reported, not a harness crash
         record.update(status="failed", error=f"{type(error).__name__}: {error}"[-2000:])
     record["wall_seconds"] = time.perf_counter() - begin
@@ -258,8 +279,7 @@ def execute(block: Block) -> dict[str, Any]:
 def _search_of_method(experiment: str) -> dict[str, str]:
     return {
         "esmbo": {"ESMBO": "esmbo", "SMBO": "smbo", "RS": "rs", "ERS": "rs"},
-        "eo": {"EO": "eo", "EO-post": "eo", "EO-r": "eo-replacement", "BO-post": "bo",
-               "BO-best": "bo"},
+        "eo": {"EO": "eo", "EO-sig": "eo-sig", "EO-post": "eo", "BO-post": "bo", "BO-best": "bo"},
         "segor": {"f-m": "segor-fixed", "d-m": "segor-dynamic", "s-m-ph": "bo", "s-m": "bo"},
     }[experiment]
 
