@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 import numpy as np
@@ -60,10 +61,13 @@ class GreedyTrace:
 
 
 def _extend(trace: GreedyTrace, contributions: np.ndarray, y: np.ndarray, loss: EnsembleLoss,
-            candidates: np.ndarray, total: np.ndarray, iterations: int) -> GreedyTrace:
-    """Run the greedy steps from where ``trace`` stops (ensemble total ``total``)."""
-    offered = contributions if len(candidates) == len(contributions) else contributions[candidates]
-    prepared = prepare_candidates(loss, offered)
+            candidates: np.ndarray, total: np.ndarray, iterations: int,
+            prepared: Any = None) -> GreedyTrace:
+    """Run the greedy steps from where ``trace`` stops (ensemble total ``total``);
+    ``prepared`` are the ``candidates`` already prepared (:func:`prepare_candidates`)."""
+    if prepared is None:
+        whole = len(candidates) == len(contributions)
+        prepared = prepare_candidates(loss, contributions if whole else contributions[candidates])
     size = len(trace.seed) + len(trace.picks)
     while len(trace.picks) < iterations:
         scores = prepared.adding_each(y, total, float(size))
@@ -78,12 +82,18 @@ def _extend(trace: GreedyTrace, contributions: np.ndarray, y: np.ndarray, loss: 
 
 def run_greedy(contributions: np.ndarray, y: np.ndarray, loss: EnsembleLoss,
                numbers: Sequence[int], *, start: int = 3, iterations: int = 50,
-               allowed: np.ndarray | None = None) -> GreedyTrace:
+               allowed: np.ndarray | None = None, prepared: Any = None) -> GreedyTrace:
     """Greedy selection over pool positions ``allowed`` (all by default) of ``contributions``
-    (n, m[, k]), the models' shares under ``loss``; ``numbers`` name the positions."""
+    (n, m[, k]), the models' shares under ``loss``; ``numbers`` name the positions.
+
+    ``prepared`` is the whole pool as candidates (``prepare_candidates(loss,
+    contributions)``), for a caller that keeps it between selections (it is ignored when
+    ``allowed`` restricts the pool).
+    """
     candidates = np.arange(len(contributions)) if allowed is None else np.asarray(allowed)
     offered = contributions if allowed is None else contributions[candidates]
-    singles = loss.ensemble_loss(y, offered, np.ones(len(candidates)))
+    prepared = prepared if allowed is None else None
+    singles = _alone(loss, y, offered, prepared)
     ranked = np.argsort(singles, kind="stable")
     chosen = max(1, min(start, len(ranked)))
     seed = candidates[ranked[:chosen]]
@@ -93,21 +103,31 @@ def run_greedy(contributions: np.ndarray, y: np.ndarray, loss: EnsembleLoss,
         cutoff=float(singles[ranked[chosen - 1]]) if len(ranked) >= start else np.inf,
         seed_loss=float(loss.ensemble_loss(y, total, float(chosen))),
     )
-    return _extend(trace, contributions, y, loss, candidates, total, iterations)
+    return _extend(trace, contributions, y, loss, candidates, total, iterations, prepared)
+
+
+def _alone(loss: EnsembleLoss, y: np.ndarray, offered: np.ndarray, prepared: Any) -> np.ndarray:
+    """Each of the ``offered`` models' loss on its own. A 0/1 loss (``integral``) is
+    counted by the ``prepared`` candidates as "nothing plus each one", which is the same
+    value (sums of 0s and 1s are exact in any order) without a pass over (n, m, k)."""
+    if prepared is not None and getattr(loss, "integral", False):
+        return prepared.adding_each(y, np.zeros(offered.shape[1:]), 0.0)
+    return loss.ensemble_loss(y, offered, np.ones(len(offered)))
 
 
 def updated_trace(trace: GreedyTrace, contributions: np.ndarray, y: np.ndarray,
                   loss: EnsembleLoss, numbers: Sequence[int], *, start: int = 3,
-                  iterations: int = 50) -> GreedyTrace:
+                  iterations: int = 50, prepared: Any = None) -> GreedyTrace:
     """What :func:`run_greedy` gives on the pool ``numbers``, reusing ``trace`` of a smaller one.
 
     The pool may have gained trials anywhere in its order (asynchronous evaluation); a
-    pool that lost trials is selected afresh.
+    pool that lost trials is selected afresh. ``prepared`` as in :func:`run_greedy`.
     """
     numbers = tuple(numbers)
     before = set(trace.numbers)
+    options = {"start": start, "iterations": iterations, "prepared": prepared}
     if not before <= set(numbers):
-        return run_greedy(contributions, y, loss, numbers, start=start, iterations=iterations)
+        return run_greedy(contributions, y, loss, numbers, **options)
     new = np.array([i for i, n in enumerate(numbers) if n not in before], dtype=int)
     if not len(new):
         return attrs.evolve(trace, numbers=numbers)
@@ -116,7 +136,7 @@ def updated_trace(trace: GreedyTrace, contributions: np.ndarray, y: np.ndarray,
     singles = loss.ensemble_loss(y, arrivals, np.ones(len(new)))
     last_seed = position[trace.seed[-1]]
     if np.any((singles < trace.cutoff) | ((singles == trace.cutoff) & (new < last_seed))):
-        return run_greedy(contributions, y, loss, numbers, start=start, iterations=iterations)
+        return run_greedy(contributions, y, loss, numbers, **options)
     step = _first_step_won(trace, arrivals, new, position, y, loss)
     if step is None:
         return attrs.evolve(trace, numbers=numbers)
@@ -124,7 +144,7 @@ def updated_trace(trace: GreedyTrace, contributions: np.ndarray, y: np.ndarray,
                           seed_loss=trace.seed_loss, picks=trace.picks[:step],
                           totals=trace.totals[:step], scores=trace.scores[:step])
     return _extend(resumed, contributions, y, loss, np.arange(len(numbers)), trace.totals[step],
-                   iterations)
+                   iterations, prepared)
 
 
 def _first_step_won(trace: GreedyTrace, arrivals: np.ndarray, places: np.ndarray,

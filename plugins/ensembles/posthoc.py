@@ -83,7 +83,9 @@ class PostHocSelection:
             )
             return Ensemble.from_counts(dict(zip(pool.numbers, weights.tolist(), strict=True)))
         key = (repr(self.loss or context.loss), hash(np.asarray(pool.y).tobytes()))
-        options = {"start": self.start, "iterations": self.iterations}
+        # The pool as greedy candidates, kept between iterations (vote positions per trial).
+        prepared = self._cache.candidates(pool, loss, self.loss or context.loss)
+        options = {"start": self.start, "iterations": self.iterations, "prepared": prepared}
         if self._trace is None or self._trace_key != key:
             self._trace = run_greedy(contributions, pool.y, loss, pool.numbers, **options)
         else:

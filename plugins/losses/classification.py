@@ -16,6 +16,8 @@ class ZeroOneLoss(VoteLoss):
     """1 when the vote is wrong. A tie between the true class and another counts as an
     error, which is what Lévesque's Table 4.2 reports for an even ensemble."""
 
+    integral = True
+
     def __call__(self, y_true: np.ndarray, predictions: np.ndarray) -> np.ndarray:
         predictions = np.asarray(predictions)
         if predictions.ndim == 1:

@@ -53,7 +53,13 @@ def margins(y_true: np.ndarray, totals: np.ndarray, size) -> np.ndarray:
 
 
 class VoteLoss:
-    """A per-example loss of a majority vote; subclasses define it from the votes."""
+    """A per-example loss of a majority vote; subclasses define it from the votes.
+
+    ``integral`` says the per-example losses are whole numbers (0 or 1), so their sum is
+    exact in any order and candidates can be scored by counting (:class:`VoteCandidates`).
+    """
+
+    integral = False
 
     def per_example(self, v_true: np.ndarray, v_wrong: np.ndarray, size) -> np.ndarray:
         raise NotImplementedError
@@ -89,12 +95,60 @@ class VoteCandidates:
         self.loss = loss
         self.k = contributions.shape[-1]
         self.flat_index = vote_index(contributions) if flat_index is None else flat_index
+        self._y: np.ndarray | None = None
 
     def adding_each(self, y_true: np.ndarray, total: np.ndarray, size: float) -> np.ndarray:
-        # (k, m): example i's loss if the extra vote goes to class c, one batched call.
-        after_vote = self.loss.ensemble_examples(
-            y_true, total[None] + np.eye(self.k)[:, None, :], size + 1.0)
+        after_vote = self._after_one_vote(y_true, total, size)
+        if getattr(self.loss, "integral", False):
+            return self._counted(after_vote)
         return np.take(after_vote.T.ravel(), self.flat_index).mean(axis=-1)
+
+    def _after_one_vote(self, y_true: np.ndarray, total: np.ndarray, size: float) -> np.ndarray:
+        """(k, m): example i's loss if the extra vote goes to class c.
+
+        From the ensemble's own v* and v_max in O(k·m): a vote for the true class adds 1
+        to v*, one for a class c ≠ y makes v_max = max(v_max, total_c + 1). These are the
+        same additions and maxima :meth:`VoteLoss.ensemble_examples` computes on the k
+        totals with one more vote, so the same values, without building (k, m, k).
+        """
+        is_true, true_position = self._targets(y_true)
+        votes = total.T.copy()  # (k, m): class-major, so the operations below are contiguous
+        v_true = np.take(total, true_position)
+        v_wrong = np.where(is_true, -np.inf, votes).max(axis=0)
+        votes += 1.0
+        np.maximum(votes, v_wrong, out=votes)
+        return self.loss.per_example(v_true + is_true, np.where(is_true, v_wrong, votes),
+                                     np.asarray(size + 1.0, dtype=float)[..., None])
+
+    def _targets(self, y_true: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(k, m) mask of each example's true class and its flat position in (m, k) totals;
+        computed once, as every step scores against the same targets."""
+        if self._y is None or not np.array_equal(self._y, y_true):
+            self._y = np.array(y_true, dtype=int)
+            if len(self._y) != self.flat_index.shape[-1]:
+                raise LossInputError(
+                    f"{len(self._y)} targets but votes for {self.flat_index.shape[-1]} examples")
+            self._is_true = np.arange(self.k)[:, None] == self._y
+            self._true_position = self.k * np.arange(len(self._y)) + self._y
+        return self._is_true, self._true_position
+
+    def _counted(self, after_vote: np.ndarray) -> np.ndarray:
+        """The same means as the gather for 0/1 losses, reading only unsettled examples.
+
+        An example whose loss is the same whichever class the extra vote goes to
+        (settled: its lead exceeds one vote) adds the same to every candidate, and after
+        a few steps nearly all are. Sums of 0s and 1s are exact in any order, so the
+        count over m is bit for bit the mean of the full gather.
+        """
+        unsettled = np.flatnonzero((after_vote[1:] != after_vote[0]).any(axis=0))
+        if 2 * len(unsettled) > after_vote.shape[1]:  # mostly unsettled: gather them all
+            return np.take(after_vote.T.ravel(), self.flat_index).mean(axis=-1)
+        settled = np.count_nonzero(after_vote[0]) - np.count_nonzero(after_vote[0, unsettled])
+        # The unsettled examples' outcomes as a small (u, k) table, and the votes' places in it.
+        table = after_vote[:, unsettled].T.ravel()
+        places = self.flat_index.take(unsettled, axis=-1) + self.k * (
+            np.arange(len(unsettled)) - unsettled)
+        return (settled + np.take(table, places).sum(axis=-1)) / after_vote.shape[1]
 
 
 def vote_index(contributions: np.ndarray) -> np.ndarray:

@@ -117,3 +117,78 @@ def test_other_strategies_kept_current_equal_a_fresh_one_after_every_trial(name)
         got, expected = live.ensemble(history, context), fresh.ensemble(history, context)
         assert got.members == expected.members
         np.testing.assert_allclose(got.weights, expected.weights, rtol=0, atol=1e-12)
+
+
+def _zero_one_by_counting(y: np.ndarray, votes: np.ndarray) -> float:
+    """Zero-one loss of integer vote counts (m, k): wrong unless the true class leads alone."""
+    true = votes[np.arange(len(y)), y]
+    wrong = np.where(np.eye(votes.shape[1], dtype=bool)[y], -1, votes).max(axis=1)
+    return np.count_nonzero(true <= wrong) / len(y)
+
+
+def _scored_one_by_one(loss, y: np.ndarray, totals: list[np.ndarray], size: float) -> np.ndarray:
+    """Each candidate ensemble built and scored on its own (stacked for the same row means)."""
+    return np.stack([loss.ensemble_examples(y, t, size) for t in totals]).mean(axis=-1)
+
+
+def reference_greedy(contributions, y, score, start: int, iterations: int):
+    """Forward greedy selection written out plainly: every step builds every candidate's
+    ensemble. ``score(totals, size)`` gives the losses of a list of ensemble totals."""
+    n = len(contributions)
+    singles = score(list(contributions), 1.0)
+    seed = sorted(range(n), key=lambda i: (singles[i], i))[:start]
+    total = sum(contributions[i] for i in seed)
+    best_loss, best_length = float(score([total], float(len(seed)))[0]), 0
+    picks, scores = [], []
+    for step in range(iterations):
+        size = float(len(seed) + step + 1)
+        losses = score([total + c for c in contributions], size)
+        pick = min(range(n), key=lambda j: (losses[j], j))
+        picks.append(pick)
+        scores.append(float(losses[pick]))
+        total = total + contributions[pick]
+        if losses[pick] < best_loss - 1e-12:
+            best_loss, best_length = float(losses[pick]), step + 1
+    counts: dict[int, int] = {}
+    for i in [*seed, *picks[:best_length]]:
+        counts[i] = counts.get(i, 0) + 1
+    return picks, scores, counts
+
+
+REFERENCE_CASES = [("zero-one", 2), ("zero-one", 3), ("zero-one", 4),
+                   ("squared-margin", 3), ("sigmoid-margin", 2), ("sigmoid-margin", 3)]
+
+
+@pytest.mark.parametrize("name, classes", REFERENCE_CASES)
+@pytest.mark.parametrize("seed", range(4))
+def test_greedy_steps_equal_a_plain_computation_bit_for_bit(name, classes, seed):
+    """The prepared candidates (outcome tables, settled examples skipped for zero-one)
+    give the very scores, picks and counts of scoring every ensemble directly."""
+    rng = np.random.default_rng([seed, classes])
+    n, m = int(rng.integers(8, 30)), int(rng.integers(7, 200))
+    predictions, y = classification_pool(n, m, classes, rng)
+    for i in rng.integers(0, n, size=n // 3):  # copies of a model tie with it at every step
+        predictions[int(rng.integers(0, n))] = predictions[i]
+    loss = components.build("loss", name)
+    contributions = np.stack([loss.contributions(p) for p in predictions])
+    if name == "zero-one":
+        def score(totals, size):
+            return np.array([_zero_one_by_counting(y, t.astype(int)) for t in totals])
+    else:
+        def score(totals, size):
+            return _scored_one_by_one(loss, y, totals, size)
+    start, iterations = int(rng.integers(1, 5)), int(rng.integers(5, 40))
+    picks, scores, counts = reference_greedy(contributions, y, score, start, iterations)
+    fresh = run_greedy(contributions, y, loss, range(n), start=start, iterations=iterations,
+                       prepared=loss.prepare_candidates(contributions))
+    assert (fresh.picks, fresh.scores, fresh.counts()) == (picks, scores, counts)
+    plain = forward_greedy(contributions, y, loss, start=start, iterations=iterations)
+    assert {i: int(c) for i, c in enumerate(plain) if c} == counts
+    # Kept current one trial at a time, as the posthoc strategy does.
+    trace = run_greedy(contributions[:start], y, loss, range(start), start=start,
+                       iterations=iterations)
+    for size in range(start + 1, n + 1):
+        trace = updated_trace(trace, contributions[:size], y, loss, range(size), start=start,
+                              iterations=iterations,
+                              prepared=loss.prepare_candidates(contributions[:size]))
+    assert trace.counts() == counts
