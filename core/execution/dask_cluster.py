@@ -107,17 +107,21 @@ class DaskBackend:
         workers_seen = time.monotonic()
         give_up = None if timeout is None else time.monotonic() + timeout
         while True:
-            poll = (
-                _POLL_SECONDS
-                if give_up is None
-                else max(min(_POLL_SECONDS, give_up - time.monotonic()), 0.0)
-            )
-            try:
-                done, _ = self._distributed.wait(
-                    list(handles), timeout=poll, return_when="FIRST_COMPLETED"
+            # Checked first because ``distributed.wait`` with a zero timeout gives up
+            # before looking: a poll (``timeout=0``) must still see what has ended.
+            done = {future for future in handles if future.done()}
+            if not done:
+                poll = (
+                    _POLL_SECONDS
+                    if give_up is None
+                    else max(min(_POLL_SECONDS, give_up - time.monotonic()), 0.0)
                 )
-            except TimeoutError:
-                done = set()
+                try:
+                    done, _ = self._distributed.wait(
+                        list(handles), timeout=poll, return_when="FIRST_COMPLETED"
+                    )
+                except TimeoutError:
+                    done = set()
             if done or (give_up is not None and time.monotonic() >= give_up):
                 self._fetch([future for future in done if future.status == "finished"])
                 return list(done)

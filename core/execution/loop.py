@@ -52,26 +52,34 @@ def run_trials(
     running: dict[Hashable, Trial] = {}
     finished = 0
     stopping = False
+
+    def free_slots() -> int:
+        free = backend.slots - len(running)
+        return free if n_trials is None else min(free, n_trials - finished - len(running))
+
+    def tell_ended(handles: list[Hashable]) -> int:
+        told = 0
+        for handle in handles:
+            trial = running.pop(handle)
+            outcome = backend.outcome(handle)
+            told += record(study, trial, outcome, catch=catch, max_retries=max_retries).state.finished
+        return told
+
     try:
         while True:
-            free = backend.slots - len(running)
-            if n_trials is not None:
-                free = min(free, n_trials - finished - len(running))
-            for _ in range(free):
-                if stopping:
-                    break
+            while not stopping and free_slots() > 0:
                 if (deadline is not None and time.monotonic() >= deadline) or should_stop():
                     stopping = True
                     break
                 trial = study.ask()  # submitted at once: a worker waits for one ask only
                 running[backend.submit(objective, dict(trial.config), limits)] = trial
+                if free_slots() > 0:
+                    # Results that ended while this ask ran are told before the next
+                    # ask, so no suggestion is made without a result already in hand.
+                    finished += tell_ended(backend.wait(list(running), timeout=0))
             if not running:
                 break
-            for handle in backend.wait(list(running)):
-                trial = running.pop(handle)
-                outcome = backend.outcome(handle)
-                told = record(study, trial, outcome, catch=catch, max_retries=max_retries)
-                finished += told.state.finished
+            finished += tell_ended(backend.wait(list(running)))
     except BaseException as error:
         # Every RUNNING trial, not only those in ``running``: Ctrl-C may land between
         # taking a result and recording it, or inside an ask.
