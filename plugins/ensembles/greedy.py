@@ -12,8 +12,14 @@ enter the start models and wins no step (a lower loss, or an equal one at an ear
 pool position, which is how a fresh run breaks ties), the selection on the larger pool
 makes exactly the same choices; otherwise it is rerun from the first step the new trial
 wins. The result is the one a fresh run gives (:func:`updated_trace`); only the work
-differs. Scores are compared bit for bit: a candidate's loss is computed per candidate
-(one row of a batch), so the new trial's score here is the one a fresh run computes.
+differs. The check scores the new trials at every step in one batched call, whose
+floating-point summation order depends on array shapes, so its values can differ from
+the per-step scoring of a fresh run in the last digits (a tie there can be a win or a
+loss by one rounding). So only a batched score clearly below a step's choice counts as a
+win; one within :data:`SCREEN_RTOL` (relative, plus :data:`SCREEN_ATOL`) of it,
+equal included, is decided by scoring that step exactly as a fresh run does (the whole
+pool's candidates). Losses that count whole numbers (``integral``: sums of 0s and 1s are
+exact in any order) give the same bits both ways and are compared exactly.
 """
 
 from __future__ import annotations
@@ -27,10 +33,18 @@ import numpy as np
 
 from ensembo.plugins.losses.ensemble_loss import EnsembleLoss, prepare_candidates
 
-# Steps where the batched score of a new model is this close to, but not equal to, the
-# step's choice are rescored exactly (a loss whose batched and per-step numerics differ).
-SCREEN_TOLERANCE = 1e-9
+# A new model whose batched score is within SCREEN_RTOL·|score| + SCREEN_ATOL of a step's
+# choice (equal included) may win that step by rounding in the per-step scoring: the step
+# is rescored exactly. Differences in summation order are ~1e-16 relative to the losses'
+# magnitudes (the absolute part covers losses near 0 computed by cancellation, c-bound).
+SCREEN_RTOL = 1e-9
+SCREEN_ATOL = 1e-12
 IMPROVEMENT = 1e-12
+
+
+def _close(scores: np.ndarray, reference: np.ndarray | float) -> np.ndarray:
+    """Where ``scores`` may equal ``reference`` in another summation order."""
+    return np.abs(scores - reference) <= SCREEN_RTOL * np.abs(reference) + SCREEN_ATOL
 
 
 @attrs.define(kw_only=True)
@@ -135,9 +149,16 @@ def updated_trace(trace: GreedyTrace, contributions: np.ndarray, y: np.ndarray,
     position = {n: i for i, n in enumerate(numbers)}
     singles = loss.ensemble_loss(y, arrivals, np.ones(len(new)))
     last_seed = position[trace.seed[-1]]
-    if np.any((singles < trace.cutoff) | ((singles == trace.cutoff) & (new < last_seed))):
+    # A new model joins the start models if its loss beats the last one's, or ties it at
+    # an earlier position; one that comes within rounding of it (only a fresh run's
+    # scoring can tell) gets a fresh selection too.
+    exact = getattr(loss, "integral", False)
+    near = (singles == trace.cutoff) if exact else _close(singles, trace.cutoff)
+    if np.any((singles < trace.cutoff) | (near & ((new < last_seed) | (not exact)))):
         return run_greedy(contributions, y, loss, numbers, **options)
-    step = _first_step_won(trace, arrivals, new, position, y, loss)
+    if prepared is None and not exact:  # the candidates a fresh run scores (exact checks)
+        prepared = prepare_candidates(loss, contributions)
+    step = _first_step_won(trace, arrivals, new, position, y, loss, prepared)
     if step is None:
         return attrs.evolve(trace, numbers=numbers)
     resumed = GreedyTrace(numbers=numbers, seed=trace.seed, cutoff=trace.cutoff,
@@ -148,29 +169,37 @@ def updated_trace(trace: GreedyTrace, contributions: np.ndarray, y: np.ndarray,
 
 
 def _first_step_won(trace: GreedyTrace, arrivals: np.ndarray, places: np.ndarray,
-                    position: dict[int, int], y: np.ndarray, loss: EnsembleLoss) -> int | None:
+                    position: dict[int, int], y: np.ndarray, loss: EnsembleLoss,
+                    prepared: Any) -> int | None:
     """The first step one of the new models (``arrivals`` at pool positions ``places``)
-    would have been picked at, or ``None``."""
+    would have been picked at, or ``None``. ``prepared`` are the whole pool's candidates
+    (the scoring of a fresh run), for the steps the batched scores cannot decide; ``None``
+    for an ``integral`` loss, whose batched scores are exact."""
     if not trace.picks:
         return None
     totals = np.stack(trace.totals)
     sizes = len(trace.seed) + np.arange(len(totals), dtype=float)
     best = np.asarray(trace.scores)[:, None]
     winner = np.array([position[p] for p in trace.picks])[:, None]
-    # (steps, arrivals) in one call: each step's total plus each new model. These are the
-    # elementwise operations and per-row mean of the per-step call, so for the built-in
-    # losses the values are the same bits; a loss computing differently gets an exact
-    # per-step check wherever the two could disagree.
+    # (steps, arrivals) in one call: each step's total plus each new model.
     scores = loss.ensemble_loss(y, totals[:, None] + arrivals[None], sizes[:, None] + 1.0)
-    wins = (scores < best - SCREEN_TOLERANCE) | ((scores == best) & (places[None] < winner))
-    unsure = (np.abs(scores - best) <= SCREEN_TOLERANCE) & (scores != best)
-    prepared = None
-    for step in np.flatnonzero(wins.any(axis=1) | unsure.any(axis=1)):
-        if wins[step].any():
+    if getattr(loss, "integral", False):
+        # Counts of 0s and 1s over m: the per-step scoring's values, bit for bit.
+        wins = (scores < best) | ((scores == best) & (places[None] < winner))
+        won = np.flatnonzero(wins.any(axis=1))
+        return int(won[0]) if len(won) else None
+    # Elsewhere the batched values may differ from the per-step ones in the last digits,
+    # so a clear win is one, and a near tie (equal included) is settled by scoring the
+    # step as a fresh run does: the pool with the new models picks what the step picked
+    # (same model, same score) or the selection changes from that step on.
+    clear = scores < best - (SCREEN_RTOL * np.abs(best) + SCREEN_ATOL)
+    near = _close(scores, best)
+    for step in np.flatnonzero(clear.any(axis=1) | near.any(axis=1)):
+        if clear[step].any():
             return int(step)
-        prepared = prepared or prepare_candidates(loss, arrivals)
         exact = prepared.adding_each(y, trace.totals[step], sizes[step])
-        if np.any((exact < best[step]) | ((exact == best[step]) & (places < winner[step]))):
+        pick = int(np.argmin(exact))
+        if pick != winner[step, 0] or float(exact[pick]) != trace.scores[step]:
             return int(step)
     return None
 

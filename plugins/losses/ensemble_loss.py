@@ -53,7 +53,14 @@ class SummedCandidates:
         self.contributions = contributions
 
     def adding_each(self, y_true: np.ndarray, total: np.ndarray, size: float) -> np.ndarray:
-        return self.loss.ensemble_loss(y_true, total[None] + self.contributions, size + 1.0)
+        candidates = total[None] + self.contributions
+        if len(candidates) == 1:
+            # A batch of one is reduced in another order than rows of a larger batch (by
+            # the last digits): score it as a row of two, so a candidate's score does not
+            # depend on how many others are offered with it (greedy kept current).
+            return self.loss.ensemble_loss(y_true, np.concatenate([candidates] * 2),
+                                           size + 1.0)[:1]
+        return self.loss.ensemble_loss(y_true, candidates, size + 1.0)
 
 
 def prepare_candidates(loss: EnsembleLoss, contributions: np.ndarray):
