@@ -16,11 +16,14 @@ import pytest
 from ConfigSpace import ConfigurationSpace
 from ensembo.spaces import Space
 
+# Slow until the test has interrupted the run (so a loaded machine cannot finish the
+# whole budget before the SIGINT lands), quick once the marker file exists.
 OBJECTIVE = """
+import os
 import time
 
 def loss(config):
-    time.sleep(0.3)
+    time.sleep(0.3 if os.path.exists({marker!r}) else 1.5)
     return (config["x"] - 1.0) ** 2 + config["y"]
 """
 
@@ -29,7 +32,8 @@ BUDGET = 12
 
 def write_experiment(folder, execution):
     space = Space(ConfigurationSpace(space={"x": (-5.0, 10.0), "y": (0.0, 15.0)}, name="plane"))
-    (folder / "slow_objective.py").write_text(textwrap.dedent(OBJECTIVE))
+    marker = str(folder / "interrupted")
+    (folder / "slow_objective.py").write_text(textwrap.dedent(OBJECTIVE.format(marker=marker)))
     document = {
         "space": space.definition(),
         "objective": "slow_objective:loss",
@@ -92,6 +96,7 @@ def test_sigint_then_resume_finishes_the_budget_without_duplicates(tmp_path, exe
     states = [state for _, state, _ in interrupted]
     assert "running" not in states and "interrupted" in states
     assert states.count("complete") < BUDGET
+    (tmp_path / "interrupted").touch()
 
     resumed = subprocess.run(
         ensembo("resume", str(db), "--json"), capture_output=True, text=True, timeout=120
