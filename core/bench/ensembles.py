@@ -259,9 +259,10 @@ def execute(block: Block) -> dict[str, Any]:
 
         record["methods"] = score(method_ensembles(block.experiment, studies))
         first = max(1, block.budget - experiment.average_last + 1)
-        for trials in range(first if experiment.average_last else block.budget + 1, block.budget + 1):
-            earlier = method_ensembles(block.experiment, studies, trials)
-            for method, result in score(earlier).items():
+        for trials in range(first, block.budget + 1) if experiment.average_last else ():
+            results = (record["methods"] if trials == block.budget  # the final ones, scored above
+                       else score(method_ensembles(block.experiment, studies, trials)))
+            for method, result in results.items():
                 record["methods"][method].setdefault("last", []).append(
                     {"trials": trials, "test_loss": result["test_loss"],
                      "test_wrong": result.get("test_wrong")})

@@ -68,10 +68,11 @@ def _has_errors(complete: Sequence[dict[str, Any]], method: str) -> bool:
     return bool(complete) and "test_wrong" in complete[0]["methods"][method]
 
 
-def _comparison(matrix: np.ndarray, methods: Sequence[str], sizes: Sequence[float],
+def _comparison(matrix: np.ndarray, methods: Sequence[str], complete: Sequence[dict[str, Any]],
                 pb: Callable[[str, str], float | None]) -> list[str]:
     """Rank table, Friedman test and the pairwise win / PB / Wilcoxon matrix of ``matrix``
-    (problems × methods test losses)."""
+    (problems × methods test losses) from the runs ``complete``."""
+    sizes = [np.median([r["methods"][m]["size"] for r in complete]) for m in methods]
     ranks, expected = average_ranks(matrix), expected_rank(matrix)
     wins = win_frequency(matrix)
     lines = ["| method | average rank | expected rank (Lacoste) | mean test loss | median ensemble size |",
@@ -114,7 +115,6 @@ def _per_dataset(complete: Sequence[dict[str, Any]], methods: Sequence[str]) -> 
 
     matrix = np.array([[np.mean([run_loss(r, m) for r in runs]) for m in methods]
                        for runs in by_dataset.values()])
-    sizes = [np.median([r["methods"][m]["size"] for r in complete]) for m in methods]
 
     def pb(a: str, b: str) -> float | None:
         if not (_has_errors(complete, a) and _has_errors(complete, b)):
@@ -125,7 +125,7 @@ def _per_dataset(complete: Sequence[dict[str, Any]], methods: Sequence[str]) -> 
     last = len(complete[0]["methods"][methods[0]]["last"]) if averaged else 0
     over = f" and over the last {last} trials" if averaged else ""
     lines = [f"Per dataset ({len(by_dataset)} problems; each value the mean over seeds{over}):", ""]
-    return lines + _comparison(matrix, methods, sizes, pb) + [""]
+    return lines + _comparison(matrix, methods, complete, pb) + [""]
 
 
 def render_group(experiment: str, space: str, records: Sequence[dict[str, Any]],
@@ -138,8 +138,6 @@ def render_group(experiment: str, space: str, records: Sequence[dict[str, Any]],
     if len(complete) < 2:
         lines += ["Too few complete datasets for ranks and tests.", ""]
     else:
-        sizes = [np.median([r["methods"][m]["size"] for r in complete]) for m in methods]
-
         def pb(a: str, b: str) -> float | None:
             if not (_has_errors(complete, a) and _has_errors(complete, b)):
                 return None
@@ -147,7 +145,7 @@ def render_group(experiment: str, space: str, records: Sequence[dict[str, Any]],
 
         if runs:
             lines += ["Per run (final ensembles, one row per dataset × seed):", ""]
-        lines += _comparison(matrix, methods, sizes, pb)
+        lines += _comparison(matrix, methods, complete, pb)
         averaged = any("last" in r["methods"][methods[0]] for r in complete)
         if (runs or averaged) and datasets >= 2:
             lines += [""] + _per_dataset(complete, methods)
