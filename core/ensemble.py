@@ -70,7 +70,9 @@ class Ensemble:
     def __len__(self) -> int:
         return len(self.members)
 
-    def combine(self, predictions: Sequence[np.ndarray], *, vote_classes: np.ndarray | None = None) -> np.ndarray:
+    def combine(
+        self, predictions: Sequence[np.ndarray], *, vote_classes: np.ndarray | None = None
+    ) -> np.ndarray:
         """Weighted combination of the members' predictions, in member order.
 
         Arrays of shape (m,) or (m, k) are averaged. With ``vote_classes``, 1-D label
@@ -78,11 +80,13 @@ class Ensemble:
         label is returned.
         """
         if len(predictions) != len(self.members):
-            raise ValueError(f"expected {len(self.members)} prediction arrays, got {len(predictions)}")
+            raise ValueError(
+                f"expected {len(self.members)} prediction arrays, got {len(predictions)}"
+            )
         weights = np.asarray(self.weights)
         if vote_classes is not None:
             votes = np.zeros((len(predictions[0]), len(vote_classes)))
-            for weight, labels in zip(weights, predictions):
+            for weight, labels in zip(weights, predictions, strict=True):
                 votes += weight * (np.asarray(labels)[:, None] == vote_classes[None, :])
             return vote_classes[np.argmax(votes, axis=1)]
         stacked = np.stack([np.asarray(p, dtype=float) for p in predictions])

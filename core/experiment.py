@@ -28,7 +28,13 @@ import yaml
 from ensembo.errors import ExperimentError
 from ensembo.execution.settings import ExecutionSettings
 
-_COMPONENT_KEYS = ("surrogate", "acquisition", "acquisition_optimizer", "initial_design", "ensemble")
+_COMPONENT_KEYS = (
+    "surrogate",
+    "acquisition",
+    "acquisition_optimizer",
+    "initial_design",
+    "ensemble",
+)
 _KEYS = {
     "name", "space", "objective", "budget", "seed", "storage", "timeout", "n_initial", "loss",
     "data",
@@ -97,7 +103,9 @@ def _check_keys(document: Mapping[str, Any]) -> None:
         if key not in _KEYS:
             close = difflib.get_close_matches(str(key), sorted(_KEYS), n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ExperimentError(str(key), f"unknown key{hint} Valid keys: {', '.join(sorted(_KEYS))}")
+            raise ExperimentError(
+                str(key), f"unknown key{hint} Valid keys: {', '.join(sorted(_KEYS))}"
+            )
     for key in _REQUIRED:
         if key not in document and not (key == "objective" and _DATA_KEY in document):
             raise ExperimentError(key, "required key is missing")
@@ -112,7 +120,9 @@ def _check_keys(document: Mapping[str, Any]) -> None:
 
 def parse_experiment(document: Any, base_dir: Path | str = ".") -> Experiment:
     if not isinstance(document, Mapping):
-        raise ExperimentError("", f"an experiment must be a mapping of keys, got {type(document).__name__}")
+        raise ExperimentError(
+            "", f"an experiment must be a mapping of keys, got {type(document).__name__}"
+        )
     _check_keys(document)
     return Experiment(source=dict(document), base_dir=Path(base_dir).resolve())
 
@@ -122,7 +132,9 @@ def load_experiment(path: str | Path) -> Experiment:
     try:
         text = path.read_text()
     except OSError as error:
-        raise ExperimentError(str(path), f"cannot read experiment file ({error.strerror})") from error
+        raise ExperimentError(
+            str(path), f"cannot read experiment file ({error.strerror})"
+        ) from error
     try:
         document = yaml.safe_load(text)
     except yaml.YAMLError as error:
@@ -147,7 +159,9 @@ def import_callable(reference: Any, key: str, base_dir: Path | None = None) -> C
     try:
         target = getattr(module, attribute)
     except AttributeError:
-        raise ExperimentError(key, f"module {module_name!r} has no attribute {attribute!r}") from None
+        raise ExperimentError(
+            key, f"module {module_name!r} has no attribute {attribute!r}"
+        ) from None
     if not callable(target):
         raise ExperimentError(key, f"{reference!r} is not callable")
     return target

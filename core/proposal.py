@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+
 from ensembo.protocols import Acquisition, AcquisitionOptimizer, SampledSurrogate, Surrogate
 from ensembo.spaces import EncodedBatch, Space
 from ensembo.trials import History
@@ -50,9 +51,10 @@ class SurrogateAcquisition:
     def score_with_gradient(self, batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray]:
         """Values (n,) and input gradients (n, d); needs a differentiable surrogate."""
         if isinstance(self.surrogate, SampledSurrogate):
-            mean, variance, d_mean, d_variance = self.surrogate.predict_samples_with_gradients(batch)
+            predicted = self.surrogate.predict_samples_with_gradients(batch)
         else:
-            mean, variance, d_mean, d_variance = self.surrogate.predict_with_gradients(batch)  # type: ignore[attr-defined]
+            predicted = self.surrogate.predict_with_gradients(batch)  # type: ignore[attr-defined]
+        mean, variance, d_mean, d_variance = predicted
         values = self.acquisition(mean, variance, self.best)
         by_mean, by_variance = self.acquisition.gradient(mean, variance, self.best)
         gradient = by_mean[..., None] * d_mean + by_variance[..., None] * d_variance

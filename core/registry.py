@@ -83,7 +83,9 @@ class Registry:
         self.manager = manager
         self.failures: list[PluginLoadFailure] = []
         self.conflicts: list[PluginConflict] = []
-        self._entries: dict[str, dict[str, PluginEntry]] = {k: {} for k in hookspecs.REGISTRATION_HOOKS}
+        self._entries: dict[str, dict[str, PluginEntry]] = {
+            k: {} for k in hookspecs.REGISTRATION_HOOKS
+        }
         self._distribution_of = dict(distributions)
         self._collect()
 
@@ -149,7 +151,11 @@ class Registry:
                     )
                     continue
                 for name, factory in items:
-                    self._add(PluginEntry(kind=kind, name=name, distribution=distribution, factory=factory))
+                    self._add(
+                        PluginEntry(
+                            kind=kind, name=name, distribution=distribution, factory=factory
+                        )
+                    )
 
     def _add(self, entry: PluginEntry) -> None:
         existing = self._entries[entry.kind].get(entry.name)

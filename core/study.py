@@ -73,7 +73,9 @@ class Study:
             surrogate = defaults.default_surrogate(self.space)
         if initial_design == defaults.AUTO:
             initial_design = defaults.default_initial_design()
-        self.n_initial = defaults.default_n_initial(self.space) if n_initial is None else int(n_initial)
+        self.n_initial = (
+            defaults.default_n_initial(self.space) if n_initial is None else int(n_initial)
+        )
         self.context = EnsembleContext(
             y_true=None if validation_targets is None else np.asarray(validation_targets),
             loss=loss,
@@ -137,7 +139,9 @@ class Study:
         return {
             "format": STORAGE_FORMAT,
             "space": self.space.definition(),
-            "components": {kind: components.describe(kind, spec) for kind, spec in self._specs.items()},
+            "components": {
+                kind: components.describe(kind, spec) for kind, spec in self._specs.items()
+            },
             "n_initial": self.n_initial,
             "seed": self.seed,
             "loss": self.context.loss,
@@ -189,7 +193,9 @@ class Study:
         kwargs.update(overrides)
         missing = [k for k, v in kwargs.items() if v is None and k in ("acquisition", "ensemble")]
         if missing:
-            raise StorageError(f"{storage}: components {missing} were live objects; pass them again")
+            raise StorageError(
+                f"{storage}: components {missing} were live objects; pass them again"
+            )
         return cls(spaces.load(meta["space"]), storage=opened, **kwargs)
 
     # --- ask / tell ---------------------------------------------------------------------
@@ -329,7 +335,9 @@ class Study:
             raise TrialError(f"trial {number} was never asked")
         current = self.history[number]
         if current.state.finished:
-            raise TrialError(f"trial {number} is already {current.state.value}; it cannot be told twice")
+            raise TrialError(
+                f"trial {number} is already {current.state.value}; it cannot be told twice"
+            )
         now = time.time()
         state = TrialState(state)
         if state is TrialState.COMPLETE:

@@ -16,7 +16,9 @@ import attrs
 import numpy as np
 
 
-class TrialState(str, enum.Enum):
+# Not enum.StrEnum: its str()/format() give the value ("complete") where this public enum
+# gives "TrialState.COMPLETE"; stored values (.value), comparisons and JSON are the same.
+class TrialState(str, enum.Enum):  # noqa: UP042 - keep str()/f-string output unchanged
     """Where a trial is in its life; only ``COMPLETE`` trials carry a loss."""
 
     PENDING = "pending"
@@ -95,7 +97,9 @@ class Trial:
             error=None,
         )
 
-    def with_failure(self, error: str, finished_at: float, state: TrialState = TrialState.FAILED) -> Trial:
+    def with_failure(
+        self, error: str, finished_at: float, state: TrialState = TrialState.FAILED
+    ) -> Trial:
         return attrs.evolve(self, state=state, error=error, finished_at=finished_at)
 
 

@@ -139,10 +139,12 @@ def measure(n_trials: int = 200, m: int = 300, classes: int = 2, dimension: int 
 
 
 def render(rows: Sequence[OverheadRow]) -> str:
-    lines = ["| strategy | bookkeeping / iteration (s) | worst iteration (s) | cold (s) "
-             "| surrogate fit (s) | ratio to fit | worst to fit | cold to fit "
-             "| fit + acquisition optimization (s) | ratio to proposal |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    header = (
+        "| strategy | bookkeeping / iteration (s) | worst iteration (s) | cold (s) "
+        "| surrogate fit (s) | ratio to fit | worst to fit | cold to fit "
+        "| fit + acquisition optimization (s) | ratio to proposal |"
+    )
+    lines = [header, "|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         fit, proposal = row.surrogate_fit_seconds, row.proposal_seconds
         lines.append(

@@ -32,8 +32,12 @@ SIZES = (50, 100, 200, 500, 1000)
 
 def _history(configs, losses) -> History:
     history = History()
-    for number, (config, loss) in enumerate(zip(configs, losses)):
-        history.put(Trial(number=number, config=config).with_result(Evaluation(loss=float(loss)), finished_at=0.0))
+    for number, (config, loss) in enumerate(zip(configs, losses, strict=True)):
+        history.put(
+            Trial(number=number, config=config).with_result(
+                Evaluation(loss=float(loss)), finished_at=0.0
+            )
+        )
     return history
 
 
@@ -64,7 +68,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fit-subset", type=int, nargs="+", default=[300, 10**9])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     args = parser.parse_args(argv)
-    print("| observations | fit_subset | fit (cold) CPU s | fit (warm) CPU s | suggest CPU s | warm fit + suggest CPU s |")
+    print(
+        "| observations | fit_subset | fit (cold) CPU s | fit (warm) CPU s | suggest CPU s "
+        "| warm fit + suggest CPU s |"
+    )
     print("|---|---|---|---|---|---|")
     for n in args.sizes:
         for subset in args.fit_subset:
@@ -73,7 +80,11 @@ def main(argv: list[str] | None = None) -> None:
             runs = np.array([measure(n, subset, seed) for seed in range(args.repeats)])
             cold, warm, suggest = np.median(runs, axis=0)
             label = "all" if subset >= 10**9 else str(subset)
-            print(f"| {n} | {label} | {cold:.3f} | {warm:.3f} | {suggest:.3f} | {warm + suggest:.3f} |", flush=True)
+            print(
+                f"| {n} | {label} | {cold:.3f} | {warm:.3f} | {suggest:.3f} "
+                f"| {warm + suggest:.3f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -79,7 +79,9 @@ def available_suites() -> dict[str, Suite]:
 def get_suite(name: str) -> Suite:
     suites, broken = _suite_modules()
     if name not in suites:
-        failures = "".join(f"; {module} failed to import ({error})" for module, error in broken.items())
+        failures = "".join(
+            f"; {module} failed to import ({error})" for module, error in broken.items()
+        )
         raise UnknownSuiteError(
             f"unknown benchmark suite {name!r}; available: "
             f"{', '.join(sorted(suites)) or '(none)'}{failures}"

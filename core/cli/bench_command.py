@@ -11,11 +11,18 @@ def register(subparsers) -> None:
         "bench", help="benchmark optimizers on a suite (synthetic, conditional, hpo, ...)"
     )
     parser.add_argument("suite", help="suite name; 'list' shows the available suites")
-    parser.add_argument("--optimizers", help="comma-separated, e.g. ensembo:gp+ei+lbfgs,smac-hpo,random "
-                        "(default: the suite's list: ensembo:random and every anchor)")
+    parser.add_argument(
+        "--optimizers",
+        help="comma-separated, e.g. ensembo:gp+ei+lbfgs,smac-hpo,random "
+        "(default: the suite's list: ensembo:random and every anchor)",
+    )
     parser.add_argument("--problems", help="comma-separated subset of the suite's problems")
-    parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 per optimizer (default 3)")
-    parser.add_argument("--budget", type=int, help="evaluations per run (default: each problem's own)")
+    parser.add_argument(
+        "--seeds", type=int, default=3, help="seeds 0..N-1 per optimizer (default 3)"
+    )
+    parser.add_argument(
+        "--budget", type=int, help="evaluations per run (default: each problem's own)"
+    )
     parser.add_argument("--workers", type=int, default=1, help="runs in parallel, one process each")
     parser.add_argument("--out", type=Path, default=Path("bench-results"),
                         help="directory for run records and the report (default bench-results)")
@@ -39,9 +46,15 @@ def _command_line(args) -> str:
 
 # Benchmarks with their own protocol (not optimizer x problem): module with main(args, command).
 STANDALONE = {
-    "overfitting": ("ensembo.bench.overfitting", "reshuffling and posterior-mean selection (Lévesque ch. 3)"),
+    "overfitting": (
+        "ensembo.bench.overfitting",
+        "reshuffling and posterior-mean selection (Lévesque ch. 3)",
+    ),
     "estimators": ("ensembo.bench.estimators", "EnsemboClassifier/Regressor vs tuned forests"),
-    "ensembles": ("ensembo.bench.ensembles", "ESMBO, EO, SEGOR vs single best, post-hoc and random search"),
+    "ensembles": (
+        "ensembo.bench.ensembles",
+        "ESMBO, EO, SEGOR vs single best, post-hoc and random search",
+    ),
 }
 
 

@@ -38,7 +38,9 @@ def run(args) -> int:
         for c in reg.conflicts
     ]
     if args.json:
-        print(json.dumps({"plugins": entries, "failures": failures, "conflicts": conflicts}, indent=2))
+        print(
+            json.dumps({"plugins": entries, "failures": failures, "conflicts": conflicts}, indent=2)
+        )
         return 0
     for kind in reg.kinds:
         rows = [e for e in entries if e["kind"] == kind]
@@ -48,7 +50,11 @@ def run(args) -> int:
         if not rows:
             print("  (none)")
     for failure in failures:
-        print(f"failed to load {failure['entry_point']} from {failure['distribution']}: {failure['error']}")
+        print(
+            f"failed to load {failure['entry_point']} from {failure['distribution']}: "
+            f"{failure['error']}"
+        )
     for conflict in conflicts:
-        print(f"conflict: {conflict['kind']} {conflict['name']!r} from {' and '.join(conflict['distributions'])}")
+        distributions = " and ".join(conflict["distributions"])
+        print(f"conflict: {conflict['kind']} {conflict['name']!r} from {distributions}")
     return 0

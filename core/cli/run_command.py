@@ -14,7 +14,9 @@ from ensembo.trials import TrialState
 def register(subparsers) -> None:
     run_parser = subparsers.add_parser("run", help="run an experiment file")
     run_parser.add_argument("experiment", help="experiment YAML file")
-    run_parser.add_argument("--storage", help="SQLite file to keep the study in (overrides the file)")
+    run_parser.add_argument(
+        "--storage", help="SQLite file to keep the study in (overrides the file)"
+    )
     run_parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     run_parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     run_parser.set_defaults(handler=run)
@@ -22,7 +24,9 @@ def register(subparsers) -> None:
     resume_parser = subparsers.add_parser("resume", help="continue a stored study to its budget")
     resume_parser.add_argument("storage", help="the study's SQLite file")
     resume_parser.add_argument("--json", action="store_true", help="print the summary as JSON")
-    resume_parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    resume_parser.add_argument(
+        "--no-progress", action="store_true", help="no progress bar on stderr"
+    )
     resume_parser.set_defaults(handler=resume)
 
 
@@ -49,7 +53,9 @@ def resume(args) -> int:
     study = Study.load(path)
     document = study.metadata.get("experiment")
     if document is None:
-        raise ExperimentError(str(path), "this study was not started by 'ensembo run'; resume it from Python")
+        raise ExperimentError(
+            str(path), "this study was not started by 'ensembo run'; resume it from Python"
+        )
     experiment = parse_experiment(document, study.metadata.get("experiment_dir", "."))
     if "data" in experiment.source:
         from ensembo.cli.data_run import run_data_experiment  # imports scikit-learn
@@ -63,7 +69,9 @@ def _wants_progress(args) -> bool:
     return not (getattr(args, "no_progress", False) or getattr(args, "quiet", False))
 
 
-def _finish(study: Study, experiment: Experiment, as_json: bool, show_progress: bool = False) -> int:
+def _finish(
+    study: Study, experiment: Experiment, as_json: bool, show_progress: bool = False
+) -> int:
     objective = experiment.objective()
     finished = len(study.history.in_state(TrialState.COMPLETE, TrialState.FAILED))
     remaining = max(experiment.budget - finished, 0)
@@ -71,8 +79,12 @@ def _finish(study: Study, experiment: Experiment, as_json: bool, show_progress: 
         execution = experiment.execution
         with execution.open_backend() as backend:
             study.optimize(
-                objective, n_trials=remaining, timeout=experiment.timeout, show_progress=show_progress,
-                executor=backend, **execution.limit_options(),
+                objective,
+                n_trials=remaining,
+                timeout=experiment.timeout,
+                show_progress=show_progress,
+                executor=backend,
+                **execution.limit_options(),
             )
     summary = summarize(study)
     if as_json:
@@ -90,7 +102,9 @@ def summarize(study: Study) -> dict:
         "trials": len(study.history),
         "complete": len(study.history.completed()),
         "failed": len(study.history.in_state(TrialState.FAILED)),
-        "best": None if best is None else {"number": best.number, "loss": best.loss, "config": best.config},
+        "best": None
+        if best is None
+        else {"number": best.number, "loss": best.loss, "config": best.config},
         "ensemble": None
         if ensemble is None
         else {"members": list(ensemble.members), "weights": list(ensemble.weights)},
@@ -104,9 +118,13 @@ def format_summary(summary: dict) -> str:
     ]
     best = summary["best"]
     if best:
-        lines.append(f"best: trial {best['number']} loss {best['loss']:.6g} config {best['config']}")
+        lines.append(
+            f"best: trial {best['number']} loss {best['loss']:.6g} config {best['config']}"
+        )
     ensemble = summary["ensemble"]
     if ensemble:
-        members = ", ".join(f"{m}:{w:.3f}" for m, w in zip(ensemble["members"], ensemble["weights"]))
+        members = ", ".join(
+            f"{m}:{w:.3f}" for m, w in zip(ensemble["members"], ensemble["weights"], strict=True)
+        )
         lines.append(f"ensemble: {members}")
     return "\n".join(lines)

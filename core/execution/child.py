@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+
 from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception, portable, raised
 
 _PR_SET_PDEATHSIG = 1

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+
 from ensembo.spaces import Space
 from ensembo.trials import History
 

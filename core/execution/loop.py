@@ -62,7 +62,8 @@ def run_trials(
         for handle in handles:
             trial = running.pop(handle)
             outcome = backend.outcome(handle)
-            told += record(study, trial, outcome, catch=catch, max_retries=max_retries).state.finished
+            recorded = record(study, trial, outcome, catch=catch, max_retries=max_retries)
+            told += recorded.state.finished
         return told
 
     try:

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import attrs
+
 from ensembo.errors import ExperimentError
 from ensembo.execution.backend import Backend
 from ensembo.execution.dask_cluster import DaskBackend, connect, start_local_cluster

@@ -34,7 +34,9 @@ CREATE TABLE IF NOT EXISTS trials (
     attempts INTEGER NOT NULL
 );
 """
-_COLUMNS = "number, config, state, loss, predictions, info, error, started_at, finished_at, attempts"
+_COLUMNS = (
+    "number, config, state, loss, predictions, info, error, started_at, finished_at, attempts"
+)
 
 
 def _json_default(value: Any) -> Any:
@@ -117,7 +119,10 @@ class SQLiteStorage:
                 finished_at=finished_at,
                 attempts=attempts,
             )
-            for number, config, state, loss, predictions, info, error, started_at, finished_at, attempts in rows
+            for (
+                number, config, state, loss, predictions, info, error, started_at, finished_at,
+                attempts,
+            ) in rows
         ]
 
     def _transaction(self):

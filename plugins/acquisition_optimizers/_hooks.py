@@ -8,4 +8,8 @@ from ensembo.plugins.acquisition_optimizers.random_search import RandomSearchOpt
 
 @hookimpl
 def ensembo_add_acquisition_optimizers():
-    return {"random": RandomSearchOptimizer, "local-search": LocalSearchOptimizer, "lbfgs": LbfgsOptimizer}
+    return {
+        "random": RandomSearchOptimizer,
+        "local-search": LocalSearchOptimizer,
+        "lbfgs": LbfgsOptimizer,
+    }

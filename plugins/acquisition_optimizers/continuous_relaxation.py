@@ -29,11 +29,16 @@ class ContinuousRelaxation:
         hyperparameters = [space.configspace[name] for name in space.names]
         parents = {p.name for name in space.names for p in space.configspace.parents_of[name]}
         self.numeric = np.array(
-            [isinstance(hp, NumericalHyperparameter) and hp.size > 1 for hp in hyperparameters], dtype=bool
+            [isinstance(hp, NumericalHyperparameter) and hp.size > 1 for hp in hyperparameters],
+            dtype=bool,
         )
-        self.free = self.numeric & np.array([name not in parents for name in space.names], dtype=bool)
+        self.free = self.numeric & np.array(
+            [name not in parents for name in space.names], dtype=bool
+        )
         self.integer_columns = [
-            (j, hp) for j, hp in enumerate(hyperparameters) if isinstance(hp, IntegerHyperparameter) and self.free[j]
+            (j, hp)
+            for j, hp in enumerate(hyperparameters)
+            if isinstance(hp, IntegerHyperparameter) and self.free[j]
         ]
         self.jacobian = self._encoding_jacobian()
 
@@ -73,5 +78,7 @@ class ContinuousRelaxation:
             rows = ~np.isnan(vectors[:, j])
             if rows.any():
                 values = np.clip(vectors[rows, j], 0.0, 1.0)
-                vectors[rows, j] = np.asarray(hp.to_vector(np.asarray(hp.to_value(values))), dtype=float)
+                vectors[rows, j] = np.asarray(
+                    hp.to_vector(np.asarray(hp.to_value(values))), dtype=float
+                )
         return vectors

@@ -54,7 +54,9 @@ class LbfgsOptimizer:
             self.settings = LbfgsSettings(**options)
         except (TypeError, ValueError) as error:
             valid = ", ".join(f.name for f in attrs.fields(LbfgsSettings))
-            raise ValueError(f"lbfgs: invalid options {options}: {error}; valid options: {valid}") from None
+            raise ValueError(
+                f"lbfgs: invalid options {options}: {error}; valid options: {valid}"
+            ) from None
         self._relaxations: dict[int, ContinuousRelaxation] = {}
 
     def _relaxation(self, space: Space) -> ContinuousRelaxation:
@@ -89,7 +91,9 @@ class LbfgsOptimizer:
             ascended = relaxation.round_integers(self._ascend(surface, space, relaxation, starts))
             candidates = np.vstack([candidates, ascended])
             scores = np.concatenate([scores, surface.score(space.encode_vectors(ascended))])
-        return best_distinct(space, candidates, scores, n, vector_keys(seen_vectors(space, history)))
+        return best_distinct(
+            space, candidates, scores, n, vector_keys(seen_vectors(space, history))
+        )
 
     def _branch_leaders(self, signature: np.ndarray, order: np.ndarray, exclude: set) -> list[int]:
         """The best candidate of each condition signature (best branches first), so

@@ -23,7 +23,9 @@ class StandardizedImprovement:
     floored: np.ndarray
 
     @classmethod
-    def of(cls, mean: np.ndarray, variance: np.ndarray, best: float, xi: float) -> StandardizedImprovement:
+    def of(
+        cls, mean: np.ndarray, variance: np.ndarray, best: float, xi: float
+    ) -> StandardizedImprovement:
         variance = np.asarray(variance, dtype=float)
         floored = variance < VARIANCE_FLOOR
         sigma = np.sqrt(np.where(floored, VARIANCE_FLOOR, variance))

@@ -27,11 +27,15 @@ def _value(hp, coordinate: float) -> Any:
     return hp.to_value(np.float64(coordinate))
 
 
-def configs_from_unit_points(space: Space, points: np.ndarray, rng: np.random.Generator) -> list[dict[str, Any]]:
+def configs_from_unit_points(
+    space: Space, points: np.ndarray, rng: np.random.Generator
+) -> list[dict[str, Any]]:
     hyperparameters = [space.configspace[name] for name in space.names]
     configs = []
     for point in np.atleast_2d(points):
-        assignment = {hp.name: _value(hp, float(u)) for hp, u in zip(hyperparameters, point)}
+        assignment = {
+            hp.name: _value(hp, float(u)) for hp, u in zip(hyperparameters, point, strict=True)
+        }
         try:
             configuration = deactivate_inactive_hyperparameters(assignment, space.configspace)
             configuration.check_valid_configuration()

@@ -1,4 +1,5 @@
-"""Margin losses of a majority vote (Lévesque thesis §4.3): ``squared-margin`` and ``sigmoid-margin``.
+"""Margin losses of a majority vote (Lévesque thesis §4.3): ``squared-margin`` and
+``sigmoid-margin``.
 
 Both reward diversity where the zero-one loss is flat: swapping a bad member for a
 good one moves the margin even when it does not flip the vote (Tables 4.1/4.2).

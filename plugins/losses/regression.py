@@ -22,7 +22,9 @@ class ResidualLoss:
         raise NotImplementedError
 
     def __call__(self, y_true: np.ndarray, predictions: np.ndarray) -> np.ndarray:
-        return self._per_example(np.asarray(y_true, dtype=float), np.asarray(predictions, dtype=float))
+        return self._per_example(
+            np.asarray(y_true, dtype=float), np.asarray(predictions, dtype=float)
+        )
 
     def contributions(self, predictions: np.ndarray) -> np.ndarray:
         return np.asarray(predictions, dtype=float)

@@ -8,4 +8,9 @@ from ensembo.plugins.surrogates.tpe import TreeParzenProposer
 
 @hookimpl
 def ensembo_add_surrogates():
-    return {"gp": gp, "gp-cond": gp_conditional, "rf": RandomForestSurrogate, "tpe": TreeParzenProposer}
+    return {
+        "gp": gp,
+        "gp-cond": gp_conditional,
+        "rf": RandomForestSurrogate,
+        "tpe": TreeParzenProposer,
+    }

@@ -13,7 +13,13 @@ def problem(name):
 
 def test_choice_problem_optimum_is_in_the_hartmann3_branch():
     choice = problem("choice-3branch")
-    best = dict(zip(["x0", "hartmann3_x1", "hartmann3_x2"], TEST_FUNCTIONS["hartmann3"].minimizer))
+    best = dict(
+        zip(
+            ["x0", "hartmann3_x1", "hartmann3_x2"],
+            TEST_FUNCTIONS["hartmann3"].minimizer,
+            strict=True,
+        )
+    )
     assert choice.evaluate({"branch": "hartmann3", **best}).loss == pytest.approx(
         choice.optimum, abs=1e-5
     )

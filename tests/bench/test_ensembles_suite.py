@@ -43,16 +43,29 @@ def test_one_block_scores_every_method_on_test_data(tmp_path):
 
 
 def fake_record(dataset: str, losses: dict[str, float], wrong: dict[str, str]) -> dict:
-    return {"experiment": "esmbo", "space": "svm", "dataset": dataset, "seed": 0, "status": "complete",
-            "methods": {m: {"test_loss": v, "validation_loss": v, "size": 1, "test_wrong": wrong[m]}
-                        for m, v in losses.items()}}
+    return {
+        "experiment": "esmbo",
+        "space": "svm",
+        "dataset": dataset,
+        "seed": 0,
+        "status": "complete",
+        "methods": {
+            m: {"test_loss": v, "validation_loss": v, "size": 1, "test_wrong": wrong[m]}
+            for m, v in losses.items()
+        },
+    }
 
 
 def test_report_ranks_and_tests_methods():
     records = []
     for i in range(4):
         losses = {"ESMBO": 0.1, "SMBO": 0.2, "RS": 0.3, "ERS": 0.15 + 0.01 * i}
-        wrong = {"ESMBO": "1000000000", "SMBO": "1100000000", "RS": "1110000000", "ERS": "1100000000"}
+        wrong = {
+            "ESMBO": "1000000000",
+            "SMBO": "1100000000",
+            "RS": "1110000000",
+            "ERS": "1100000000",
+        }
         records.append(fake_record(f"d{i}", losses, wrong))
     text = render_report(records, command="ensembo bench ensembles", budget=10, seeds=1)
     assert "4 datasets complete\n" in text

@@ -22,7 +22,8 @@ def test_splits_are_disjoint_stratified_and_fixed():
     assert (len(train), len(validation), len(test)) == (50, 25, 25)
     assert np.mean(y[validation]) == pytest.approx(0.4, abs=0.05)
     assert all(
-        np.array_equal(a, b) for a, b in zip(stratified_splits(y, 0), (train, validation, test))
+        np.array_equal(a, b)
+        for a, b in zip(stratified_splits(y, 0), (train, validation, test), strict=True)
     )
 
 

@@ -52,7 +52,9 @@ def write_experiment(folder: Path, budget: int = 8, pause: float = 0.0, extra: s
 def complete_numbers(db: Path) -> list[int]:
     with sqlite3.connect(db) as connection:
         try:
-            rows = connection.execute("SELECT number FROM trials WHERE state = 'complete'").fetchall()
+            rows = connection.execute(
+                "SELECT number FROM trials WHERE state = 'complete'"
+            ).fetchall()
         except sqlite3.OperationalError:  # the run has not created its tables yet
             return []
     return sorted(r[0] for r in rows)

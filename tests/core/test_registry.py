@@ -58,7 +58,9 @@ def test_plugin_raising_during_registration_is_reported_and_others_load():
 
 def test_unknown_name_suggests_close_match():
     reg = Registry.from_plugins({"dist-a": _DesignsA()})
-    with pytest.raises(UnknownComponentError, match=r"did you mean 'only-a'\?.*Available: grid, only-a"):
+    with pytest.raises(
+        UnknownComponentError, match=r"did you mean 'only-a'\?.*Available: grid, only-a"
+    ):
         reg.entry("initial_design", "only-b")
 
 

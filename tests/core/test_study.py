@@ -62,7 +62,9 @@ def test_ask_tell_and_evaluation_records(flat_space):
     trial = study.ask()
     assert trial.state is TrialState.RUNNING
     predictions = np.arange(4.0)
-    told = study.tell(trial, Evaluation(loss=0.5, predictions=predictions, model="m", info={"test_loss": 0.6}))
+    told = study.tell(
+        trial, Evaluation(loss=0.5, predictions=predictions, model="m", info={"test_loss": 0.6})
+    )
     assert told.loss == 0.5 and told.info["test_loss"] == 0.6
     np.testing.assert_array_equal(told.predictions, predictions)
     assert study.models[trial.number] == "m"
@@ -100,7 +102,9 @@ def test_sqlite_storage_round_trip_and_resume(flat_space, tmp_path):
     np.testing.assert_array_equal(resumed.trials[5].predictions, np.eye(3))
     assert resumed.trials[6].state is TrialState.INTERRUPTED
     rerun = resumed.ask()
-    assert rerun.number == dangling.number and rerun.config == dangling.config and rerun.attempts == 2
+    assert (
+        rerun.number == dangling.number and rerun.config == dangling.config and rerun.attempts == 2
+    )
     resumed.tell(rerun, 0.0)
     resumed.optimize(quadratic, n_trials=3)
     assert [t.number for t in resumed.trials] == list(range(10))

@@ -94,7 +94,11 @@ def test_cli_lists_installed_plugin(installed_plugins):
         check=True, capture_output=True, text=True,
     ).stdout
     listing = json.loads(out)
-    assert {"kind": "initial_design", "name": "diagonal", "distribution": "ensembo-test-diagonal"} in listing["plugins"]
+    assert {
+        "kind": "initial_design",
+        "name": "diagonal",
+        "distribution": "ensembo-test-diagonal",
+    } in listing["plugins"]
     assert any(f["distribution"] == "ensembo-test-broken" for f in listing["failures"])
 
 
@@ -102,7 +106,9 @@ def test_plugin_usable_in_a_study(installed_plugins, flat_space):
     import ensembo
 
     reg = Registry.from_entry_points()
-    study = ensembo.Study(flat_space, surrogate=None, initial_design="diagonal", n_initial=3, registry=reg)
+    study = ensembo.Study(
+        flat_space, surrogate=None, initial_design="diagonal", n_initial=3, registry=reg
+    )
     study.optimize(lambda c: c["x"] ** 2, n_trials=3)
     xs = [t.config["x"] for t in study.trials]
     assert xs == pytest.approx([-5.0, 2.5, 10.0])

@@ -6,6 +6,7 @@ import os
 import time
 
 import pytest
+
 from ensembo.execution import NO_LIMITS, OutcomeKind, TrialLimits, evaluate, evaluate_in_child
 
 

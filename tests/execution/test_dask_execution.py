@@ -9,11 +9,13 @@ import sys
 import time
 
 import pytest
+
 from ensembo import Study, TrialState
 
 pytest.importorskip("distributed")
 
 import cloudpickle  # noqa: E402
+
 from ensembo.execution import DaskBackend, start_local_cluster  # noqa: E402
 
 # Workers cannot import this test module: ship its functions by value. Dask tries the

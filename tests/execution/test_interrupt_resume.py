@@ -14,6 +14,7 @@ import time
 
 import pytest
 from ConfigSpace import ConfigurationSpace
+
 from ensembo.spaces import Space
 
 # Slow until the test has interrupted the run (so a loaded machine cannot finish the

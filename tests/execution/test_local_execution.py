@@ -7,8 +7,9 @@ import concurrent.futures
 import os
 import time
 
-import ensembo
 import pytest
+
+import ensembo
 from ensembo import Study, TrialState
 from ensembo.errors import ExecutionError
 

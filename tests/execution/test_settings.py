@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from ensembo.errors import ExperimentError
 from ensembo.execution import ExecutionSettings, InlineBackend, ProcessBackend, parse_bytes
 from ensembo.experiment import parse_experiment

@@ -332,8 +332,10 @@ def test_every_problem_is_reported_with_the_file_name(tmp_path):
     assert [str(p) for p in problems] == [
         "bad.yaml: params.C.low: log scale needs low > 0, got 0",
         "bad.yaml: params.k: empty range: low 5 must be below high 1",
-        "bad.yaml: estimator: estimator 'sklearn.svm.NoSuchSVC' is not importable: "
-        "module 'sklearn.svm' has no attribute 'NoSuchSVC'",
+        (
+            "bad.yaml: estimator: estimator 'sklearn.svm.NoSuchSVC' is not importable: "
+            "module 'sklearn.svm' has no attribute 'NoSuchSVC'"
+        ),
     ]
     with pytest.raises(SpaceDefinitionError) as caught:
         spaces.load(path)

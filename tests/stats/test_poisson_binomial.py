@@ -44,7 +44,7 @@ TABLE_4_5 = [
 def brute_force_pmf(p):
     pmf = np.zeros(len(p) + 1)
     for outcome in itertools.product([0, 1], repeat=len(p)):
-        weight = np.prod([pi if d else 1 - pi for pi, d in zip(p, outcome)])
+        weight = np.prod([pi if d else 1 - pi for pi, d in zip(p, outcome, strict=True)])
         pmf[sum(outcome)] += weight
     return pmf
 
@@ -59,7 +59,7 @@ def test_pb_test_matches_direct_sum_over_outcomes():
     p = [0.9, 0.2, 0.65, 0.5, 0.99]
     direct = 0.0
     for outcome in itertools.product([0, 1], repeat=len(p)):
-        weight = np.prod([pi if d else 1 - pi for pi, d in zip(p, outcome)])
+        weight = np.prod([pi if d else 1 - pi for pi, d in zip(p, outcome, strict=True)])
         kappa = sum(outcome)
         direct += weight * beta.cdf(0.5, len(p) - kappa + 1, kappa + 1)
     assert pb_test(p) == pytest.approx(direct, abs=1e-12)

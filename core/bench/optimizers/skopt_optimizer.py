@@ -48,5 +48,5 @@ class SkoptOptimizer:
         optimizer = skopt.Optimizer(dimensions, base_estimator="GP", random_state=seed)
         for _ in range(budget):
             point = optimizer.ask()
-            loss = objective({**constants, **dict(zip(names, point))})
+            loss = objective({**constants, **dict(zip(names, point, strict=True))})
             optimizer.tell(point, loss)

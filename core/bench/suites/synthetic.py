@@ -28,7 +28,8 @@ def function_problem(function: TestFunction) -> Problem:
     return Problem(
         name=function.name,
         parameters=[
-            float_parameter(n, low, high) for n, (low, high) in zip(names, function.bounds)
+            float_parameter(n, low, high)
+            for n, (low, high) in zip(names, function.bounds, strict=True)
         ],
         evaluate=evaluate,
         budget=budget_for(function.dimension),

@@ -48,7 +48,9 @@ class Hyperparameters:
         )
 
 
-def vector_bounds(dimension: int, noise_floor: float = NOISE_FLOOR, fit_mean: bool = True) -> np.ndarray:
+def vector_bounds(
+    dimension: int, noise_floor: float = NOISE_FLOOR, fit_mean: bool = True
+) -> np.ndarray:
     """(dimension + 3, 2) bounds of the log-space vector; equal bounds fix an entry
     (the mean at the targets' average when ``fit_mean`` is false)."""
     rows = [np.log(LENGTHSCALE_BOUNDS)] * dimension

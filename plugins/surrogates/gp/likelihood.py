@@ -41,7 +41,9 @@ def log_likelihood_and_gradient(
         weights = np.outer(block.alpha, block.alpha) - cholesky_inverse(block.cholesky)
         q = kernel.q(block.distance)
         # d k / d log l_j = -q (x_aj - x_bj)^2 / l_j^2
-        by_lengthscale = np.tensordot(weights * q, geometry[key].squared_differences, axes=([0, 1], [0, 1]))
+        by_lengthscale = np.tensordot(
+            weights * q, geometry[key].squared_differences, axes=([0, 1], [0, 1])
+        )
         gradient[:-3] -= 0.5 * hp.amplitude * by_lengthscale / hp.lengthscales**2
         gradient[-3] += 0.5 * hp.amplitude * float(np.sum(weights * block.unit_kernel))
         gradient[-2] += 0.5 * hp.noise * float(np.trace(weights))

@@ -16,7 +16,9 @@ from ensembo.plugins.surrogates.gp.slice_sampling import slice_sweep
 
 
 class HyperparameterChain:
-    def __init__(self, samples: int = 10, burn_in: int = 20, continue_burn_in: int = 3, thinning: int = 1):
+    def __init__(
+        self, samples: int = 10, burn_in: int = 20, continue_burn_in: int = 3, thinning: int = 1
+    ):
         if samples < 1:
             raise ValueError(f"gp mcmc: samples must be >= 1, got {samples}")
         self.samples = samples

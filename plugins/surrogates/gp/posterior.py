@@ -116,7 +116,9 @@ class Posterior:
         for block, rows in self._query_blocks(keys):
             if block is None:
                 continue
-            cross = hp.amplitude * self.kernel.value(scaled_distance(x[rows], block.x, hp.lengthscales))
+            cross = hp.amplitude * self.kernel.value(
+                scaled_distance(x[rows], block.x, hp.lengthscales)
+            )
             mean[rows] += cross @ block.alpha
             v = solve_triangular(block.cholesky, cross.T, lower=True, check_finite=False)
             variance[rows] -= np.einsum("ij,ij->j", v, v)

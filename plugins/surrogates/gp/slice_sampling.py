@@ -8,6 +8,29 @@ from collections.abc import Callable
 import numpy as np
 
 
+def _along_coordinate(
+    log_density: Callable[[np.ndarray], float],
+    x: np.ndarray,
+    i: int,
+    low: float,
+    high: float,
+) -> Callable[[float], float]:
+    """The log density as a function of coordinate ``i`` alone (``-inf`` outside ``[low, high]``).
+
+    ``x`` is read when the returned function is called, so in-place updates of its other
+    coordinates are seen; ``i``, ``low`` and ``high`` are bound now.
+    """
+
+    def at(value: float) -> float:
+        if not low <= value <= high:
+            return -np.inf
+        trial = x.copy()
+        trial[i] = value
+        return log_density(trial)
+
+    return at
+
+
 def slice_sweep(
     log_density: Callable[[np.ndarray], float],
     x: np.ndarray,
@@ -30,14 +53,7 @@ def slice_sweep(
         left = x[i] - width * rng.uniform()
         right = left + width
         low, high = bounds[i]
-
-        def at(value: float) -> float:
-            if not low <= value <= high:
-                return -np.inf
-            trial = x.copy()
-            trial[i] = value
-            return log_density(trial)
-
+        at = _along_coordinate(log_density, x, i, low, high)
         steps = max_steps
         while steps > 0 and left > low and at(left) > level:
             left -= width

@@ -94,14 +94,17 @@ class GaussianProcessSurrogate:
             raise ValueError(f"gp: unknown kernel {kernel!r}; valid: {sorted(KERNELS)}")
         if hyperparameters not in HYPERPARAMETER_METHODS:
             raise ValueError(
-                f"gp: unknown hyperparameters method {hyperparameters!r}; valid: {list(HYPERPARAMETER_METHODS)}"
+                f"gp: unknown hyperparameters method {hyperparameters!r}; "
+                f"valid: {list(HYPERPARAMETER_METHODS)}"
             )
         if mean not in MEAN_CHOICES:
             raise ValueError(f"gp: unknown mean {mean!r}; valid: {list(MEAN_CHOICES)}")
         if not 0.0 < noise_floor < NOISE_CEILING:
             raise ValueError(f"gp: noise_floor must be in (0, {NOISE_CEILING}), got {noise_floor}")
         if restarts < 1 or fit_subset < 2:
-            raise ValueError(f"gp: restarts must be >= 1 and fit_subset >= 2, got {restarts}, {fit_subset}")
+            raise ValueError(
+                f"gp: restarts must be >= 1 and fit_subset >= 2, got {restarts}, {fit_subset}"
+            )
         if blas_threads < 0:
             raise ValueError(f"gp: blas_threads must be >= 0 (0: no limit), got {blas_threads}")
         self.kernel = KERNELS[kernel]()
@@ -112,7 +115,11 @@ class GaussianProcessSurrogate:
         self.fit_mean = mean == "fit"
         self.noise_floor = float(noise_floor)
         self.blas_threads = int(blas_threads)
-        self._chain = HyperparameterChain(samples=int(samples), burn_in=int(burn_in)) if hyperparameters == "mcmc" else None
+        self._chain = (
+            HyperparameterChain(samples=int(samples), burn_in=int(burn_in))
+            if hyperparameters == "mcmc"
+            else None
+        )
         self._previous: Hyperparameters | None = None
         self.posteriors: list[Posterior] = []
         self._location, self._scale = 0.0, 1.0
@@ -134,7 +141,11 @@ class GaussianProcessSurrogate:
         if self._chain is not None:
             samples = self._chain.sample(self.kernel, fit_x, fit_y, fit_keys, rng, bounds)
         else:
-            samples = [fit_ml2(self.kernel, fit_x, fit_y, fit_keys, rng, self._previous, self.restarts, bounds)]
+            samples = [
+                fit_ml2(
+                    self.kernel, fit_x, fit_y, fit_keys, rng, self._previous, self.restarts, bounds
+                )
+            ]
             self._previous = samples[0]
         self.posteriors = [Posterior(self.kernel, hp, x, standardized, keys) for hp in samples]
         self._observed = (x, standardized, keys)
@@ -203,7 +214,9 @@ class GaussianProcessSurrogate:
         mean = means.mean(0)
         variance = (variances + means**2).mean(0) - mean**2
         d_mean = d_means.mean(0)
-        d_variance = (d_variances + 2.0 * means[..., None] * d_means).mean(0) - 2.0 * mean[:, None] * d_mean
+        d_variance = (
+            (d_variances + 2.0 * means[..., None] * d_means).mean(0) - 2.0 * mean[:, None] * d_mean
+        )
         return mean, np.maximum(variance, 0.0), d_mean, d_variance
 
 

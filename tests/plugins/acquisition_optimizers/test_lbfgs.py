@@ -40,8 +40,10 @@ class QuadraticSurface:
 
 def _history(space: Space, configs, losses) -> History:
     history = History()
-    for number, (config, loss) in enumerate(zip(configs, losses)):
-        history.put(Trial(number=number, config=config).with_result(Evaluation(loss=loss), finished_at=0.0))
+    for number, (config, loss) in enumerate(zip(configs, losses, strict=True)):
+        history.put(
+            Trial(number=number, config=config).with_result(Evaluation(loss=loss), finished_at=0.0)
+        )
     return history
 
 
@@ -56,7 +58,8 @@ def test_finds_the_continuous_optimum_precisely():
 
 def test_conditional_space_is_optimized_per_branch_with_integers_rounded(tree_space):
     space = Space(tree_space)
-    branch_b = space.encode([{"branch": "b", "shared": 0.01, "only_b": 0.5, "steps": 3}]).signature[0]
+    on_branch_b = {"branch": "b", "shared": 0.01, "only_b": 0.5, "steps": 3}
+    branch_b = space.encode([on_branch_b]).signature[0]
     target = space.encode([{"branch": "b", "shared": 0.1, "only_b": 0.77, "steps": 7}]).values[0]
     surface = QuadraticSurface(target, bonus_signature=branch_b)
     (best,) = LbfgsOptimizer().maximize(surface, space, History(), 1, np.random.default_rng(1))
@@ -78,7 +81,7 @@ def test_never_returns_an_observed_configuration():
 def test_relaxation_fixes_categoricals_and_parents(tree_space):
     relaxation = ContinuousRelaxation(Space(tree_space))
     names = Space(tree_space).names
-    free = {name for name, f in zip(names, relaxation.free) if f}
+    free = {name for name, f in zip(names, relaxation.free, strict=True) if f}
     assert free == {"shared", "only_b", "steps"}
     assert relaxation.jacobian.shape[0] == len(names)
 
@@ -91,9 +94,13 @@ def test_beats_the_best_candidate_on_a_real_gp_surface():
     surrogate = GaussianProcessSurrogate()
     surrogate.fit(space.encode(configs), y, rng)
     surface = SurrogateAcquisition(surrogate, ExpectedImprovement(), float(y.min()))
-    (best,) = LbfgsOptimizer().maximize(surface, space, _history(space, configs, y), 1, np.random.default_rng(4))
+    (best,) = LbfgsOptimizer().maximize(
+        surface, space, _history(space, configs, y), 1, np.random.default_rng(4)
+    )
     no_ascent = LbfgsOptimizer(n_starts=1, n_incumbents=0, max_iterations=1)
-    pool_best = no_ascent.maximize(surface, space, _history(space, configs, y), 1, np.random.default_rng(4))[0]
+    pool_best = no_ascent.maximize(
+        surface, space, _history(space, configs, y), 1, np.random.default_rng(4)
+    )[0]
     assert surface.score(space.encode([best]))[0] >= surface.score(space.encode([pool_best]))[0]
 
 
@@ -105,7 +112,9 @@ def test_options_are_validated():
     assert isinstance(registry().create("acquisition_optimizer", "lbfgs"), LbfgsOptimizer)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data())
 def test_returns_distinct_valid_unseen_configurations(conditional_spaces, data):
     space = data.draw(conditional_spaces)
@@ -128,7 +137,9 @@ class TwoBranchSurface:
 
     def __init__(self, space: Space):
         self.column = space.names.index("only_b")
-        self.branch_b = space.encode([{"branch": "b", "shared": 0.1, "only_b": 0.5, "steps": 3}]).signature[0]
+        self.branch_b = space.encode(
+            [{"branch": "b", "shared": 0.1, "only_b": 0.5, "steps": 3}]
+        ).signature[0]
 
     def score(self, batch):
         return self.score_with_gradient(batch)[0]
@@ -147,7 +158,11 @@ def test_every_branch_gets_ascended_not_only_the_favoured_one(tree_space):
     surface = TwoBranchSurface(space)
     rng = np.random.default_rng(5)
     settings = {"n_sobol": 0, "n_random": 20, "n_starts": 1, "n_incumbents": 0}
-    without = LbfgsOptimizer(**settings, n_branch_starts=0).maximize(surface, space, History(), 1, rng)[0]
+    without = LbfgsOptimizer(**settings, n_branch_starts=0).maximize(
+        surface, space, History(), 1, rng
+    )[0]
     assert without["branch"] == "a"  # no pool point lands on the narrow peak
-    (best,) = LbfgsOptimizer(**settings).maximize(surface, space, History(), 1, np.random.default_rng(5))
+    (best,) = LbfgsOptimizer(**settings).maximize(
+        surface, space, History(), 1, np.random.default_rng(5)
+    )
     assert best["branch"] == "b" and best["only_b"] == pytest.approx(0.77, abs=1e-4)

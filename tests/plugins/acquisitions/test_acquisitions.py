@@ -36,8 +36,12 @@ def test_gradient_matches_finite_differences(name):
     best = -0.3
     by_mean, by_variance = acquisition.gradient(mean, variance, best)
     step = 1e-6
-    fd_mean = (acquisition(mean + step, variance, best) - acquisition(mean - step, variance, best)) / (2 * step)
-    fd_var = (acquisition(mean, variance + step, best) - acquisition(mean, variance - step, best)) / (2 * step)
+    fd_mean = (
+        acquisition(mean + step, variance, best) - acquisition(mean - step, variance, best)
+    ) / (2 * step)
+    fd_var = (
+        acquisition(mean, variance + step, best) - acquisition(mean, variance - step, best)
+    ) / (2 * step)
     np.testing.assert_allclose(by_mean, fd_mean, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(by_variance, fd_var, rtol=1e-5, atol=1e-7)
 
@@ -68,7 +72,9 @@ def test_log_ei_is_finite_and_monotone_in_the_far_tail():
     assert np.all(np.diff(values) < 0)
     # Asymptotics: log h(z) ~ -z^2/2 - log(sqrt(2 pi)) - 2 log|z|.
     z = -mean[-1]
-    assert values[-1] == pytest.approx(-0.5 * z * z - 0.5 * np.log(2 * np.pi) - 2 * np.log(-z), rel=1e-12)
+    assert values[-1] == pytest.approx(
+        -0.5 * z * z - 0.5 * np.log(2 * np.pi) - 2 * np.log(-z), rel=1e-12
+    )
 
 
 def test_log_ei_gradient_in_the_tail_matches_finite_differences():
@@ -77,8 +83,12 @@ def test_log_ei_gradient_in_the_tail_matches_finite_differences():
     variance = np.ones_like(mean)
     by_mean, by_variance = acquisition.gradient(mean, variance, 0.0)
     step = 1e-5
-    fd = (acquisition(mean + step, variance, 0.0) - acquisition(mean - step, variance, 0.0)) / (2 * step)
-    fd_var = (acquisition(mean, variance + step, 0.0) - acquisition(mean, variance - step, 0.0)) / (2 * step)
+    fd = (
+        acquisition(mean + step, variance, 0.0) - acquisition(mean - step, variance, 0.0)
+    ) / (2 * step)
+    fd_var = (
+        acquisition(mean, variance + step, 0.0) - acquisition(mean, variance - step, 0.0)
+    ) / (2 * step)
     np.testing.assert_allclose(by_mean, fd, rtol=1e-5)
     np.testing.assert_allclose(by_variance, fd_var, rtol=1e-5)
 

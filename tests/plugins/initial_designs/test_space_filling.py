@@ -41,7 +41,9 @@ def test_sobol_covers_the_square_more_evenly_than_random():
         cells = {(int(c["x"] * 4), int(c["y"] * 4)) for c in configs}
         return 16 - len(cells)
 
-    sobol = [empty_cells(SobolDesign().configs(space, 16, np.random.default_rng(s))) for s in range(10)]
+    sobol = [
+        empty_cells(SobolDesign().configs(space, 16, np.random.default_rng(s))) for s in range(10)
+    ]
     random = [empty_cells(space.sample(16, np.random.default_rng(s))) for s in range(10)]
     assert max(sobol) == 0 and np.mean(random) > 2
 

@@ -45,11 +45,15 @@ def test_kernel_input_and_lengthscale_gradients_match_finite_differences(kernel)
     weights = rng.normal(size=(4, 6))
 
     def weighted_sum(query):
-        return float(np.sum(weights * kernel.value(scaled_distance(query.reshape(4, 3), b, lengthscales))))
+        return float(
+            np.sum(weights * kernel.value(scaled_distance(query.reshape(4, 3), b, lengthscales)))
+        )
 
     q = kernel.q(scaled_distance(a, b, lengthscales))
     np.testing.assert_allclose(
-        input_gradient(weights * q, a, b, lengthscales).ravel(), _central(weighted_sum, a.ravel()), rtol=1e-5
+        input_gradient(weights * q, a, b, lengthscales).ravel(),
+        _central(weighted_sum, a.ravel()),
+        rtol=1e-5,
     )
     sym = rng.normal(size=(6, 6))
     sym = sym + sym.T
@@ -59,7 +63,8 @@ def test_kernel_input_and_lengthscale_gradients_match_finite_differences(kernel)
 
     q_bb = kernel.q(scaled_distance(b, b, lengthscales))
     np.testing.assert_allclose(
-        lengthscale_gradient(sym * q_bb, b, lengthscales), _central(by_log_lengthscales, np.log(lengthscales)),
+        lengthscale_gradient(sym * q_bb, b, lengthscales),
+        _central(by_log_lengthscales, np.log(lengthscales)),
         rtol=1e-5,
     )
 
@@ -70,7 +75,9 @@ def test_log_likelihood_gradient_matches_finite_differences(conditional):
     x = rng.uniform(size=(25, 3))
     y = np.cos(4 * x[:, 0]) + x[:, 2]
     keys = rng.choice([1, 2], size=25) if conditional else block_keys(None, 25)
-    vector = Hyperparameters(lengthscales=np.array([0.3, 0.6, 1.1]), amplitude=1.2, noise=0.05, mean=0.2).to_vector()
+    vector = Hyperparameters(
+        lengthscales=np.array([0.3, 0.6, 1.1]), amplitude=1.2, noise=0.05, mean=0.2
+    ).to_vector()
     _, gradient = log_likelihood_and_gradient(Matern52(), vector, x, y, keys)
     numeric = _central(lambda v: log_likelihood_and_gradient(Matern52(), v, x, y, keys)[0], vector)
     np.testing.assert_allclose(gradient, numeric, rtol=1e-5, atol=1e-6)
@@ -80,7 +87,9 @@ def test_log_likelihood_gradient_matches_finite_differences(conditional):
 def test_log_prior_gradient_matches_finite_differences(jacobian):
     vector = np.array([-1.0, 0.3, 0.5, np.log(1e-3), 0.1])
     _, gradient = log_prior(vector, jacobian)
-    np.testing.assert_allclose(gradient, _central(lambda v: log_prior(v, jacobian)[0], vector), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(
+        gradient, _central(lambda v: log_prior(v, jacobian)[0], vector), rtol=1e-6, atol=1e-8
+    )
 
 
 def test_ml2_recovers_short_lengthscale_on_the_relevant_dimension():
@@ -92,7 +101,8 @@ def test_ml2_recovers_short_lengthscale_on_the_relevant_dimension():
     (hp,) = surrogate.hyperparameters
     assert hp.lengthscales[0] < hp.lengthscales[1] and hp.lengthscales[0] < hp.lengthscales[2]
     bounds = np.exp(vector_bounds(3)[:3])
-    assert np.all(hp.lengthscales >= bounds[:, 0] - 1e-12) and np.all(hp.lengthscales <= bounds[:, 1] + 1e-9)
+    assert np.all(hp.lengthscales >= bounds[:, 0] - 1e-12)
+    assert np.all(hp.lengthscales <= bounds[:, 1] + 1e-9)
     mean, _ = surrogate.predict(_batch(x[:5]))
     np.testing.assert_allclose(mean, y[:5], atol=0.05)
 
@@ -104,8 +114,12 @@ def test_two_hundred_duplicated_points_do_not_raise():
     for options in ({}, {"kernel": "laplace"}):
         surrogate = GaussianProcessSurrogate(**options)
         surrogate.fit(_batch(x), y, rng)
-        mean, variance, d_mean, d_variance = surrogate.predict_with_gradients(_batch(rng.uniform(size=(5, 4))))
-        assert np.all(np.isfinite(mean)) and np.all(variance >= 0) and np.all(np.isfinite(d_variance))
+        mean, variance, d_mean, d_variance = surrogate.predict_with_gradients(
+            _batch(rng.uniform(size=(5, 4)))
+        )
+        assert (
+            np.all(np.isfinite(mean)) and np.all(variance >= 0) and np.all(np.isfinite(d_variance))
+        )
     constant = GaussianProcessSurrogate()
     constant.fit(_batch(x), np.zeros(200), rng)  # all targets equal too
     assert np.all(np.isfinite(constant.predict(_batch(x[:3]))[0]))
@@ -140,8 +154,12 @@ def test_mcmc_samples_hyperparameters_within_bounds_and_mixture_gradients():
         e[j] = step
         up = surrogate.predict(_batch(query + e))
         down = surrogate.predict(_batch(query - e))
-        np.testing.assert_allclose(d_mean[:, j], (up[0] - down[0]) / (2 * step), rtol=1e-4, atol=1e-7)
-        np.testing.assert_allclose(d_variance[:, j], (up[1] - down[1]) / (2 * step), rtol=1e-4, atol=1e-7)
+        np.testing.assert_allclose(
+            d_mean[:, j], (up[0] - down[0]) / (2 * step), rtol=1e-4, atol=1e-7
+        )
+        np.testing.assert_allclose(
+            d_variance[:, j], (up[1] - down[1]) / (2 * step), rtol=1e-4, atol=1e-7
+        )
 
 
 def test_conditional_gp_keeps_branches_apart():

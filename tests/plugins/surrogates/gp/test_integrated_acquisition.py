@@ -15,7 +15,9 @@ from ensembo.spaces import EncodedBatch
 def _batch(values):
     values = np.asarray(values, dtype=float)
     active = np.ones_like(values, dtype=bool)
-    return EncodedBatch(values=values, active=active, signature=np.zeros(len(values), dtype=np.int64))
+    return EncodedBatch(
+        values=values, active=active, signature=np.zeros(len(values), dtype=np.int64)
+    )
 
 
 def _fitted_mcmc():
@@ -33,10 +35,11 @@ def test_score_is_the_average_of_per_sample_acquisitions():
     query = _batch(np.random.default_rng(1).uniform(size=(7, 2)))
     surface = SurrogateAcquisition(surrogate, ExpectedImprovement(), best=best)
     means, variances = surrogate.predict_samples(query)
-    per_sample = [ExpectedImprovement()(m, v, best) for m, v in zip(means, variances)]
+    per_sample = [ExpectedImprovement()(m, v, best) for m, v in zip(means, variances, strict=True)]
     np.testing.assert_allclose(surface.score(query), np.mean(per_sample, axis=0), rtol=1e-12)
     mixture_ei = ExpectedImprovement()(*surrogate.predict(query), best)
-    assert not np.allclose(surface.score(query), mixture_ei, rtol=1e-6, atol=0)  # integrated, not moment-matched
+    # Integrated over the samples, not moment-matched:
+    assert not np.allclose(surface.score(query), mixture_ei, rtol=1e-6, atol=0)
 
 
 def test_integrated_gradient_matches_finite_differences():

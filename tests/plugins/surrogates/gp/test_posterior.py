@@ -28,7 +28,9 @@ def test_posterior_equals_sklearn_under_fixed_hyperparameters():
     kernel = ConstantKernel(HP.amplitude, "fixed") * Matern(HP.lengthscales, "fixed", nu=2.5)
     reference = GaussianProcessRegressor(kernel, alpha=HP.noise, optimizer=None).fit(x, y)
     ref_mean, ref_std = reference.predict(query, return_std=True)
-    mean, variance = Posterior(Matern52(), HP, x, y, block_keys(None, len(x))).predict(query, block_keys(None, 50))
+    mean, variance = Posterior(Matern52(), HP, x, y, block_keys(None, len(x))).predict(
+        query, block_keys(None, 50)
+    )
     np.testing.assert_allclose(mean, ref_mean, atol=1e-8, rtol=0)
     np.testing.assert_allclose(variance, ref_std**2, atol=1e-8, rtol=0)
 
@@ -55,7 +57,9 @@ def test_mean_and_variance_gradients_match_finite_differences(kernel):
         up_m, up_v = posterior.predict(query + shift, keys)
         down_m, down_v = posterior.predict(query - shift, keys)
         np.testing.assert_allclose(d_mean[:, j], (up_m - down_m) / (2 * step), rtol=1e-5, atol=1e-7)
-        np.testing.assert_allclose(d_variance[:, j], (up_v - down_v) / (2 * step), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(
+            d_variance[:, j], (up_v - down_v) / (2 * step), rtol=1e-5, atol=1e-7
+        )
 
 
 def test_predict_with_gradients_agrees_with_predict():
@@ -84,7 +88,11 @@ def _dense_conditional(x, y, signature, query, query_signature, hp):
     variance = hp.amplitude - np.einsum("ij,ji->i", cross, np.linalg.solve(matrix, cross.T))
     residual = y - hp.mean
     sign, logdet = np.linalg.slogdet(matrix)
-    lml = -0.5 * residual @ np.linalg.solve(matrix, residual) - 0.5 * logdet - 0.5 * len(x) * np.log(2 * np.pi)
+    lml = (
+        -0.5 * residual @ np.linalg.solve(matrix, residual)
+        - 0.5 * logdet
+        - 0.5 * len(x) * np.log(2 * np.pi)
+    )
     return mean, variance, lml
 
 
@@ -94,10 +102,14 @@ def test_block_diagonal_conditional_solve_equals_dense_solve():
     signature = rng.choice([11, 22, 33], size=len(x))
     query = rng.uniform(size=(20, 3))
     query_signature = rng.choice([11, 22, 33, 44], size=len(query))  # 44: never observed
-    hp = Hyperparameters(lengthscales=np.array([0.3, 0.7, 1.5]), amplitude=1.3, noise=0.02, mean=0.1)
+    hp = Hyperparameters(
+        lengthscales=np.array([0.3, 0.7, 1.5]), amplitude=1.3, noise=0.02, mean=0.1
+    )
     posterior = Posterior(Matern52(), hp, x, y, signature)
     mean, variance = posterior.predict(query, query_signature)
-    dense_mean, dense_variance, dense_lml = _dense_conditional(x, y, signature, query, query_signature, hp)
+    dense_mean, dense_variance, dense_lml = _dense_conditional(
+        x, y, signature, query, query_signature, hp
+    )
     np.testing.assert_allclose(mean, dense_mean, atol=1e-10)
     np.testing.assert_allclose(variance, dense_variance, atol=1e-10)
     assert posterior.log_marginal_likelihood() == pytest.approx(dense_lml, abs=1e-9)
