@@ -102,26 +102,42 @@ class Experiment:
 
 EXPERIMENTS = {
     "esmbo": Experiment(
-        name="esmbo", task="classification", datasets=KEEL_SMALL[:22],
+        name="esmbo",
+        task="classification",
+        datasets=KEEL_SMALL[:22],
         spaces=("svm", "random-forest"),
-        searches={"rs": Search(surrogate=None), "smbo": Search(surrogate="auto"),
-                  "esmbo": Search(surrogate="auto", ensemble="esmbo")},
+        searches={
+            "rs": Search(surrogate=None),
+            "smbo": Search(surrogate="auto"),
+            "esmbo": Search(surrogate="auto", ensemble="esmbo"),
+        },
         methods=("ESMBO", "SMBO", "RS", "ERS"),
         average_last=15,  # "we average the values obtained during the last 15 iterations" (L1882)
     ),
     "eo": Experiment(
-        name="eo", task="classification", datasets=KEEL_SMALL[:16], spaces=("cash-levesque",),
-        searches={"bo": Search(surrogate="auto"), "eo": Search(surrogate="auto", ensemble="eo"),
-                  "eo-sig": Search(surrogate="auto",
-                                   ensemble={"name": "eo", "loss": "sigmoid-margin"})},
+        name="eo",
+        task="classification",
+        datasets=KEEL_SMALL[:16],
+        spaces=("cash-levesque",),
+        searches={
+            "bo": Search(surrogate="auto"),
+            "eo": Search(surrogate="auto", ensemble="eo"),
+            "eo-sig": Search(surrogate="auto", ensemble={"name": "eo", "loss": "sigmoid-margin"}),
+        },
         methods=("EO", "EO-sig", "EO-post", "BO-post", "BO-best"),
     ),
     "segor": Experiment(
-        name="segor", task="regression", datasets=tuple(REGRESSION),
+        name="segor",
+        task="regression",
+        datasets=tuple(REGRESSION),
         spaces=tuple(REGRESSION_SPACES),
-        searches={"bo": Search(surrogate="auto"),
-                  "segor-fixed": Search(surrogate="auto", ensemble={"name": "segor", "size": "fixed"}),
-                  "segor-dynamic": Search(surrogate="auto", ensemble={"name": "segor", "size": "dynamic"})},
+        searches={
+            "bo": Search(surrogate="auto"),
+            "segor-fixed": Search(surrogate="auto", ensemble={"name": "segor", "size": "fixed"}),
+            "segor-dynamic": Search(
+                surrogate="auto", ensemble={"name": "segor", "size": "dynamic"}
+            ),
+        },
         methods=("f-m", "d-m", "s-m-ph", "s-m"),
     ),
 }
@@ -189,11 +205,24 @@ def load_data(experiment: Experiment, name: str, seed: int):
         data = from_frame(frame, target, name=reference, task="regression")
     X_train, X_test, y_train, y_test = split_test(data, TEST_FRACTION, seed)
     centre, spread = float(np.mean(y_train)), float(np.std(y_train)) or 1.0
-    return X_train, X_test, (y_train - centre) / spread, (y_test - centre) / spread, data.categorical_features
+    return (
+        X_train,
+        X_test,
+        (y_train - centre) / spread,
+        (y_test - centre) / spread,
+        data.categorical_features,
+    )
 
 
-def evaluate(ensemble: Any, history: Any, test_predictions: dict[int, np.ndarray], y_val: np.ndarray,
-             y_test: np.ndarray, loss: Any, classification: bool) -> dict[str, Any]:
+def evaluate(
+    ensemble: Any,
+    history: Any,
+    test_predictions: dict[int, np.ndarray],
+    y_val: np.ndarray,
+    y_test: np.ndarray,
+    loss: Any,
+    classification: bool,
+) -> dict[str, Any]:
     """Validation and test loss of ``ensemble``, combined as the loss combines on validation."""
     from ensembo.plugins.losses.ensemble_loss import weighted_ensemble_loss
 
@@ -225,7 +254,9 @@ def execute(block: Block) -> dict[str, Any]:
     record: dict[str, Any] = {**attrs.asdict(block), "status": "complete", "error": None,
                               "searches": {}, "methods": {}}
     try:
-        X_train, X_test, y_train, y_test, categorical = load_data(experiment, block.dataset, block.seed)
+        X_train, X_test, y_train, y_test, categorical = load_data(
+            experiment, block.dataset, block.seed
+        )
         space = spaces.load(REGRESSION_SPACES.get(block.space, block.space))
         loss_name = "zero-one" if experiment.task == "classification" else "mse"
         task = Task(X_train, y_train, task=experiment.task, space=space,
@@ -234,9 +265,16 @@ def execute(block: Block) -> dict[str, Any]:
         studies, test_predictions = {}, {}
         for name, search in experiment.searches.items():
             started = time.perf_counter()
-            study = Study(space, surrogate=search.surrogate, ensemble=search.ensemble, seed=block.seed,
-                          loss=loss_name, task=experiment.task, budget=block.budget,
-                          validation_targets=task.validation_targets())
+            study = Study(
+                space,
+                surrogate=search.surrogate,
+                ensemble=search.ensemble,
+                seed=block.seed,
+                loss=loss_name,
+                task=experiment.task,
+                budget=block.budget,
+                validation_targets=task.validation_targets(),
+            )
             store = MemoryArtifactStore()
             run_task(study, task, block.budget, store=store)
             test_predictions[name] = {t.number: task.predict(store.get(t.number), task.X_test)
@@ -319,9 +357,17 @@ def run_all(blocks: Sequence[Block], workers: int,
                 on_done(future.result())
 
 
-def run_ensembles(*, experiments: Sequence[str] = tuple(EXPERIMENTS), seeds: int = 1, budget: int = 50,
-                  workers: int = 1, out: Path = Path("bench-results"), limit: int | None = None,
-                  command: str = "", progress: bool = True) -> Path:
+def run_ensembles(
+    *,
+    experiments: Sequence[str] = tuple(EXPERIMENTS),
+    seeds: int = 1,
+    budget: int = 50,
+    workers: int = 1,
+    out: Path = Path("bench-results"),
+    limit: int | None = None,
+    command: str = "",
+    progress: bool = True,
+) -> Path:
     """Run what is missing, then write ``out/ensembles/report.md``; returns its path."""
     from tqdm import tqdm
 
@@ -329,7 +375,9 @@ def run_ensembles(*, experiments: Sequence[str] = tuple(EXPERIMENTS), seeds: int
 
     blocks = plan(Path(out), experiments, range(seeds), budget, limit)
     pending = [b for b in blocks if not is_finished(Path(b.path))]
-    with tqdm(total=len(pending), desc="bench ensembles", unit="block", disable=not progress) as bar:
+    with tqdm(
+        total=len(pending), desc="bench ensembles", unit="block", disable=not progress
+    ) as bar:
         run_all(pending, workers, on_done=lambda record: bar.update())
     records = [r for r in (read_record(Path(b.path)) for b in blocks) if r is not None]
     report = Path(out) / "ensembles" / "report.md"
@@ -344,10 +392,14 @@ def main(args: Any, command: str) -> int:
 
     ``--optimizers`` selects experiments (``esmbo,eo,segor``; default all).
     """
-    chosen = [e.strip() for e in args.optimizers.split(",")] if args.optimizers else list(EXPERIMENTS)
+    chosen = (
+        [e.strip() for e in args.optimizers.split(",")] if args.optimizers else list(EXPERIMENTS)
+    )
     unknown = sorted(set(chosen) - set(EXPERIMENTS))
     if unknown:
-        raise SystemExit(f"unknown ensembles experiment(s) {unknown}; valid: {', '.join(EXPERIMENTS)}")
+        raise SystemExit(
+            f"unknown ensembles experiment(s) {unknown}; valid: {', '.join(EXPERIMENTS)}"
+        )
     report = run_ensembles(experiments=chosen, seeds=args.seeds, budget=args.budget or 50,
                            workers=args.workers, out=args.out, command=command,
                            progress=not args.no_progress)

@@ -75,16 +75,26 @@ def _comparison(matrix: np.ndarray, methods: Sequence[str], complete: Sequence[d
     sizes = [np.median([r["methods"][m]["size"] for r in complete]) for m in methods]
     ranks, expected = average_ranks(matrix), expected_rank(matrix)
     wins = win_frequency(matrix)
-    lines = ["| method | average rank | expected rank (Lacoste) | mean test loss | median ensemble size |",
-             "|---|---|---|---|---|"]
+    header = (
+        "| method | average rank | expected rank (Lacoste) | mean test loss "
+        "| median ensemble size |"
+    )
+    lines = [header, "|---|---|---|---|---|"]
     for i in np.argsort(ranks):
         lines.append(f"| {methods[i]} | {ranks[i]:.2f} | {expected[i]:.2f} | "
                      f"{matrix[:, i].mean():.4f} | {sizes[i]:.0f} |")
     if len(methods) >= 3:
         lines += ["", f"Friedman p = {friedman_test(matrix).p_value:.3g}."]
-    lines += ["", "Win frequency of row over column (ties 0.5), PB test Pr(row ≻ column) where "
-              "per-example test errors exist, Wilcoxon two-sided p:", "",
-              "| row \\ column | " + " | ".join(methods) + " |", "|---" * (len(methods) + 1) + "|"]
+    lines += [
+        "",
+        (
+            "Win frequency of row over column (ties 0.5), PB test Pr(row ≻ column) where "
+            "per-example test errors exist, Wilcoxon two-sided p:"
+        ),
+        "",
+        "| row \\ column | " + " | ".join(methods) + " |",
+        "|---" * (len(methods) + 1) + "|",
+    ]
     for i, a in enumerate(methods):
         cells = []
         for j, b in enumerate(methods):
@@ -111,7 +121,11 @@ def _per_dataset(complete: Sequence[dict[str, Any]], methods: Sequence[str]) -> 
 
     def run_loss(record: dict[str, Any], method: str) -> float:
         result = record["methods"][method]
-        return float(np.mean([s["test_loss"] for s in result["last"]])) if averaged else result["test_loss"]
+        return (
+            float(np.mean([s["test_loss"] for s in result["last"]]))
+            if averaged
+            else result["test_loss"]
+        )
 
     matrix = np.array([[np.mean([run_loss(r, m) for r in runs]) for m in methods]
                        for runs in by_dataset.values()])
@@ -119,8 +133,12 @@ def _per_dataset(complete: Sequence[dict[str, Any]], methods: Sequence[str]) -> 
     def pb(a: str, b: str) -> float | None:
         if not (_has_errors(complete, a) and _has_errors(complete, b)):
             return None
-        return pb_test_from_counts([tuple(np.sum([_counts(r, a, b, averaged) for r in runs], axis=0))
-                                    for runs in by_dataset.values()])
+        return pb_test_from_counts(
+            [
+                tuple(np.sum([_counts(r, a, b, averaged) for r in runs], axis=0))
+                for runs in by_dataset.values()
+            ]
+        )
 
     last = len(complete[0]["methods"][methods[0]]["last"]) if averaged else 0
     over = f" and over the last {last} trials" if averaged else ""
@@ -149,9 +167,14 @@ def render_group(experiment: str, space: str, records: Sequence[dict[str, Any]],
         averaged = any("last" in r["methods"][methods[0]] for r in complete)
         if (runs or averaged) and datasets >= 2:
             lines += [""] + _per_dataset(complete, methods)
-        lines += ["", "<details><summary>Test loss per dataset</summary>", "",
-                  "| dataset | seed | " + " | ".join(methods) + " |", "|---" * (len(methods) + 2) + "|"]
-        for record, row in zip(complete, matrix):
+        lines += [
+            "",
+            "<details><summary>Test loss per dataset</summary>",
+            "",
+            "| dataset | seed | " + " | ".join(methods) + " |",
+            "|---" * (len(methods) + 2) + "|",
+        ]
+        for record, row in zip(complete, matrix, strict=True):
             lines.append(f"| {record['dataset']} | {record['seed']} | "
                          + " | ".join(f"{v:.4f}" for v in row) + " |")
         lines += ["", "</details>"]
@@ -160,13 +183,23 @@ def render_group(experiment: str, space: str, records: Sequence[dict[str, Any]],
     return lines + [""]
 
 
-def render_report(records: Sequence[dict[str, Any]], *, command: str, budget: int, seeds: int) -> str:
+def render_report(
+    records: Sequence[dict[str, Any]], *, command: str, budget: int, seeds: int
+) -> str:
     from ensembo.bench.ensembles import EXPERIMENTS
 
-    lines = ["## `ensembles` suite: ensemble strategies vs the seeds' baselines", "",
-             f"Command: `{command}`", "",
-             f"Budget {budget} trials per search, {seeds} seed(s); test loss of each method's final "
-             "ensemble (zero-one for classification, mse of standardized targets for regression).", ""]
+    lines = [
+        "## `ensembles` suite: ensemble strategies vs the seeds' baselines",
+        "",
+        f"Command: `{command}`",
+        "",
+        (
+            f"Budget {budget} trials per search, {seeds} seed(s); test loss of each method's "
+            "final ensemble (zero-one for classification, mse of standardized targets for "
+            "regression)."
+        ),
+        "",
+    ]
     groups = _groups(records)
     for name, experiment in EXPERIMENTS.items():
         spaces = [s for s in experiment.spaces if (name, s) in groups]
