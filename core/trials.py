@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -103,15 +103,42 @@ class Trial:
         return attrs.evolve(self, state=state, error=error, finished_at=finished_at)
 
 
+def config_key(config: Mapping[str, Any]) -> Hashable:
+    """Hashable identity of a configuration, to recognise repeats (its ``repr`` when
+    a value cannot be hashed)."""
+    key = tuple(sorted(config.items()))
+    try:
+        hash(key)
+    except TypeError:
+        return repr(key)
+    return key
+
+
+def _better(trial: Trial, incumbent: Trial | None) -> bool:
+    if incumbent is None:
+        return True
+    return (trial.loss, trial.number) < (incumbent.loss, incumbent.number)
+
+
 class History(Sequence[Trial]):
     """The ordered trials of one study, indexed by trial number.
 
     Trials are replaced (never mutated) as they progress. Read-only views such as
     :meth:`completed` are what surrogates and ensemble strategies consume.
+
+    A study asks for these views several times per trial, so the history keeps the
+    trial numbers of each state and the configurations it holds up to date as trials
+    are put, instead of scanning every trial on every ask (which made asks grow with
+    the history: issue 4's overhead of random search at 1,000 trials).
     """
 
     def __init__(self, trials: Sequence[Trial] = ()):
         self._trials: list[Trial] = []
+        self._numbers: dict[TrialState, dict[int, None]] = {state: {} for state in TrialState}
+        self._views: dict[tuple[TrialState, ...], list[Trial]] = {}
+        self._config_counts: dict[Hashable, int] = {}
+        self._best: Trial | None = None
+        self._best_known = True  # False after the best trial was replaced
         for trial in trials:
             self.put(trial)
 
@@ -120,11 +147,32 @@ class History(Sequence[Trial]):
         if trial.number == len(self._trials):
             self._trials.append(trial)
         elif trial.number < len(self._trials):
+            self._forget(self._trials[trial.number])
             self._trials[trial.number] = trial
         else:
             raise ValueError(
                 f"trial number {trial.number} leaves a gap; next expected is {len(self._trials)}"
             )
+        self._numbers[trial.state][trial.number] = None
+        key = config_key(trial.config)
+        self._config_counts[key] = self._config_counts.get(key, 0) + 1
+        self._drop_views(trial.state)
+        if self._best_known and trial.state is TrialState.COMPLETE and _better(trial, self._best):
+            self._best = trial
+
+    def _forget(self, trial: Trial) -> None:
+        del self._numbers[trial.state][trial.number]
+        if self._best is not None and trial.number == self._best.number:
+            self._best, self._best_known = None, False
+        key = config_key(trial.config)
+        self._config_counts[key] -= 1
+        if not self._config_counts[key]:
+            del self._config_counts[key]
+        self._drop_views(trial.state)
+
+    def _drop_views(self, state: TrialState) -> None:
+        for states in [states for states in self._views if state in states]:
+            del self._views[states]
 
     def __getitem__(self, index):  # type: ignore[override]
         return self._trials[index]
@@ -136,7 +184,16 @@ class History(Sequence[Trial]):
         return iter(self._trials)
 
     def in_state(self, *states: TrialState) -> list[Trial]:
-        return [t for t in self._trials if t.state in states]
+        """The trials in any of ``states``, in trial order (a new list each call)."""
+        view = self._views.get(states)
+        if view is None:
+            numbers = [n for state in states for n in self._numbers[TrialState(state)]]
+            view = self._views[states] = [self._trials[n] for n in sorted(numbers)]
+        return list(view)
+
+    def holds_config(self, config: Mapping[str, Any]) -> bool:
+        """True if some trial (in any state) has exactly this configuration."""
+        return config_key(config) in self._config_counts
 
     def completed(self) -> list[Trial]:
         return self.in_state(TrialState.COMPLETE)
@@ -149,8 +206,12 @@ class History(Sequence[Trial]):
         return np.array([t.loss for t in self.completed()], dtype=float)
 
     def best(self) -> Trial | None:
-        done = self.completed()
-        return min(done, key=lambda t: t.loss) if done else None
+        """The complete trial with the lowest loss (the lowest number among equals)."""
+        if not self._best_known:
+            done = self.completed()
+            self._best = min(done, key=lambda t: t.loss) if done else None
+            self._best_known = True
+        return self._best
 
     def best_so_far(self) -> np.ndarray:
         """Running minimum of the loss over complete trials, in trial order."""

@@ -15,27 +15,25 @@ is the fantasies' job (see :mod:`ensembo.proposal`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 import numpy as np
 
 from ensembo.spaces import Space
-from ensembo.trials import History
+from ensembo.trials import History, config_key
+
+__all__ = ["TOLERANCE", "DistinctConfigs", "config_key"]
 
 TOLERANCE = 1e-4
-
-
-def config_key(config: Mapping[str, Any]) -> tuple:
-    """Hashable identity of a configuration, to recognise repeats."""
-    return tuple(sorted(config.items()))
 
 
 class DistinctConfigs:
     def __init__(self, space: Space, history: History, tolerance: float | None = None):
         self.space = space
         self.tolerance = TOLERANCE if tolerance is None else tolerance
-        self._taken = {config_key(trial.config) for trial in history}
+        self._history = history  # its trials' configurations are taken
+        self._admitted: set[Hashable] = set()
         pending = [trial.config for trial in history.pending()]
         self._in_flight = (
             space.encode(pending).values if pending else np.empty((0, space.dimension))
@@ -44,7 +42,7 @@ class DistinctConfigs:
     def admit(self, config: Mapping[str, Any]) -> bool:
         """True (and remember ``config`` as in flight) if it may be handed out."""
         key = config_key(config)
-        if key in self._taken:
+        if key in self._admitted or self._history.holds_config(config):
             return False
         encoded = self.space.encode([config]).values
         if (
@@ -52,6 +50,6 @@ class DistinctConfigs:
             and np.abs(self._in_flight - encoded).max(axis=1).min() < self.tolerance
         ):
             return False
-        self._taken.add(key)
+        self._admitted.add(key)
         self._in_flight = np.vstack([self._in_flight, encoded])
         return True
