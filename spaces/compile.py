@@ -17,7 +17,10 @@ from ConfigSpace import (
     EqualsCondition,
     ForbiddenAndConjunction,
     ForbiddenEqualsClause,
+    ForbiddenEqualsRelation,
+    ForbiddenGreaterThanRelation,
     ForbiddenInClause,
+    ForbiddenLessThanRelation,
     GreaterThanCondition,
     InCondition,
     LessThanCondition,
@@ -31,7 +34,7 @@ from ConfigSpace import (
 from ensembo.spaces import impute
 from ensembo.spaces.problems import Problems
 from ensembo.spaces.quantize import snap
-from ensembo.spaces.spec import Compare, Condition, Param, SpaceSpec
+from ensembo.spaces.spec import Compare, Condition, Param, Relation, SpaceSpec
 
 _COMPARE = {
     "eq": EqualsCondition,
@@ -69,9 +72,13 @@ def compile_spec(spec: SpaceSpec, problems: Problems) -> ConfigurationSpace:
         try:
             space.add(forbidden)
         except Exception as error:
-            problems.add(
-                clause[0].path.rsplit(".", 1)[0], f"forbidden combination rejected: {error}"
+            where = clause.path if isinstance(clause, Relation) else clause[0].path
+            hint = (
+                " (the default configuration must be allowed: change a default or the clause)"
+                if "violates" in str(error)
+                else ""
             )
+            problems.add(where.rsplit(".", 1)[0], f"forbidden combination rejected: {error}{hint}")
     return space
 
 
@@ -149,7 +156,21 @@ def _condition(condition: Condition, child, hyperparameters: dict, problems: Pro
     return (AndConjunction if condition.kind == "all" else OrConjunction)(*items)
 
 
-def _forbidden(clause: tuple[Compare, ...], hyperparameters: dict, problems: Problems):
+FORBIDDEN_RELATIONS = {
+    "lt": ForbiddenLessThanRelation,
+    "gt": ForbiddenGreaterThanRelation,
+    "eq": ForbiddenEqualsRelation,
+}
+
+
+def _forbidden(clause: tuple[Compare, ...] | Relation, hyperparameters: dict, problems: Problems):
+    if isinstance(clause, Relation):
+        left, right = hyperparameters[clause.left], hyperparameters[clause.right]
+        try:
+            return FORBIDDEN_RELATIONS[clause.op](left, right)
+        except Exception as error:
+            problems.add(clause.path, f"invalid relation {clause.left} / {clause.right}: {error}")
+            return None
     parts = []
     for compare in clause:
         hp = hyperparameters[compare.parent]

@@ -14,9 +14,19 @@ from typing import Any
 import attrs
 
 from ensembo.spaces.problems import Problems
-from ensembo.spaces.spec import COMPARISONS, SEPARATOR, Compare, Condition, Junction, Param
+from ensembo.spaces.spec import (
+    COMPARISONS,
+    RELATIONS,
+    SEPARATOR,
+    Compare,
+    Condition,
+    Junction,
+    Param,
+    Relation,
+)
 
 JUNCTIONS = ("all", "any")
+NUMERIC_KINDS = ("float", "int")
 SCALARS = (str, int, float, bool)
 
 
@@ -121,18 +131,25 @@ def resolve_condition(
 
 def parse_forbidden(
     raw: Any, path: str, params: list[Param], problems: Problems
-) -> list[tuple[Compare, ...]]:
-    """``forbidden: [{a: 1, b: [x, y]}, ...]``: each entry forbids that combination."""
+) -> list[tuple[Compare, ...] | Relation]:
+    """``forbidden: [{a: 1, b: [x, y]}, {relation: "a > b"}, ...]``: each mapping forbids
+    that combination of values, each ``relation`` that relation between two
+    hyperparameters (``<``, ``>`` or ``==``)."""
     if not isinstance(raw, list):
         problems.add(path, f"'forbidden' is a list of {{name: value}} mappings, got {raw!r}")
         return []
-    clauses = []
+    clauses: list[tuple[Compare, ...] | Relation] = []
     for index, entry in enumerate(raw):
         where = f"{path}[{index}]"
         if not isinstance(entry, Mapping) or not entry:
             problems.add(
                 where, f"a forbidden combination is a mapping {{name: value}}, got {entry!r}"
             )
+            continue
+        if "relation" in entry and not any(p.name == "relation" for p in params):
+            relation = _relation(entry, where, params, problems)
+            if relation is not None:
+                clauses.append(relation)
             continue
         compares = []
         for key, value in entry.items():
@@ -145,3 +162,43 @@ def parse_forbidden(
         if len(compares) == len(entry):
             clauses.append(tuple(compares))
     return clauses
+
+
+def _relation(
+    entry: Mapping, path: str, params: list[Param], problems: Problems
+) -> Relation | None:
+    """``{relation: "left > right"}`` with both sides resolved to flat names."""
+    where = f"{path}.relation"
+    if len(entry) != 1:
+        others = sorted(str(key) for key in entry if key != "relation")
+        problems.add(path, f"a relation stands alone in its entry; move {others} to another")
+        return None
+    text = entry["relation"]
+    parts = text.split() if isinstance(text, str) else []
+    if len(parts) != 3 or parts[1] not in RELATIONS:
+        problems.add(
+            where,
+            f"a relation is 'left OP right' with OP one of {' '.join(RELATIONS)}, got {text!r}",
+        )
+        return None
+    names = [resolve_name(side, "", params) for side in (parts[0], parts[2])]
+    for side, name in zip((parts[0], parts[2]), names, strict=True):
+        if name is None:
+            known = ", ".join(p.name for p in params)
+            problems.add(where, f"relation on missing hyperparameter {side!r}; known: {known}")
+    if None in names:
+        return None
+    if names[0] == names[1]:
+        problems.add(where, f"a relation needs two different hyperparameters, got {text!r}")
+        return None
+    kinds = {p.name: p.kind for p in params}
+    numeric = [kinds[name] in NUMERIC_KINDS for name in names]
+    if not all(numeric) and (parts[1] != "==" or any(numeric)):
+        problems.add(
+            where,
+            f"{text!r} relates {kinds[names[0]]} {names[0]!r} and {kinds[names[1]]} "
+            f"{names[1]!r}: '<' and '>' need two numeric hyperparameters, '==' two numeric "
+            "or two non-numeric ones",
+        )
+        return None
+    return Relation(left=names[0], op=RELATIONS[parts[1]], right=names[1], path=where)

@@ -32,6 +32,20 @@ class Compare:
     path: str
 
 
+RELATIONS = {"<": "lt", ">": "gt", "==": "eq"}
+"""Operators of a forbidden relation between two hyperparameters (ConfigSpace's three)."""
+
+
+@attrs.frozen(kw_only=True)
+class Relation:
+    """Forbids ``left <op> right`` between two hyperparameters; op in ``RELATIONS`` values."""
+
+    left: str
+    op: str
+    right: str
+    path: str
+
+
 @attrs.frozen(kw_only=True)
 class Junction:
     """All (``all``) or any (``any``) of several conditions."""
@@ -134,7 +148,7 @@ class SpaceSpec:
     description: str = ""
     impute: Any = "midpoint"
     params: tuple[Param, ...]
-    forbidden: tuple[tuple[Compare, ...], ...] = ()
+    forbidden: tuple[tuple[Compare, ...] | Relation, ...] = ()
     steps: tuple[Step, ...] = ()
     component: Component | None = None
 

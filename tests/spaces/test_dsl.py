@@ -178,6 +178,63 @@ def test_forbidden_combinations_are_never_sampled():
     assert not space.is_valid({"a": "y", "b": 2})
 
 
+TREE_PARAMS = {
+    "min_samples_leaf": {"type": "int", "low": 1, "high": 20, "default": 1},
+    "min_samples_split": {"type": "int", "low": 2, "high": 20, "default": 2},
+    "criterion": {"type": "categorical", "choices": ["gini", "entropy"]},
+}
+
+
+def test_forbidden_relations_between_two_hyperparameters_are_never_sampled():
+    space = space_of(
+        TREE_PARAMS,
+        forbidden=[{"relation": "min_samples_leaf > min_samples_split"}],
+    )
+    samples = space.sample(500, seed=4)
+    assert not any(c["min_samples_leaf"] > c["min_samples_split"] for c in samples)
+    assert any(c["min_samples_leaf"] == c["min_samples_split"] for c in samples)
+    assert not space.is_valid({"min_samples_leaf": 5, "min_samples_split": 4, "criterion": "gini"})
+    restored = spaces.load(space.definition())  # stored studies resume with it
+    assert restored.to_configspace() == space.to_configspace()
+    imported = spaces.load(space.to_configspace().to_serialized_dict())
+    assert imported.sample(50, seed=9) == space.sample(50, seed=9)
+
+
+@pytest.mark.parametrize(
+    ("relation", "message"),
+    [
+        ("min_samples_leaf >> min_samples_split", r"relation is 'left OP right' with OP one of <"),
+        ("min_samples_leaf > max_depth", r"missing hyperparameter 'max_depth'"),
+        ("min_samples_leaf < min_samples_leaf", r"two different hyperparameters"),
+        ("criterion < min_samples_leaf", r"'<' and '>' need two numeric hyperparameters"),
+        ("min_samples_split > min_samples_leaf", r"default configuration must be allowed"),
+    ],
+)
+def test_bad_forbidden_relations_name_their_entry(relation, message):
+    with pytest.raises(SpaceError, match=r"forbidden\[0\][.a-z]*: .*" + message):
+        spaces.load({"params": TREE_PARAMS, "forbidden": [{"relation": relation}]})
+
+
+def test_a_relation_stands_alone_and_a_parameter_named_relation_is_still_a_name():
+    with pytest.raises(
+        SpaceError, match=r"relation stands alone in its entry; move \['criterion'\]"
+    ):
+        spaces.load(
+            {
+                "params": TREE_PARAMS,
+                "forbidden": [
+                    {"relation": "min_samples_leaf > min_samples_split", "criterion": "gini"}
+                ],
+            }
+        )
+    params = {
+        "relation": {"type": "categorical", "choices": ["a", "b"]},
+        "x": {"type": "int", "low": 0, "high": 3},
+    }
+    space = spaces.load({"params": params, "forbidden": [{"relation": "b", "x": 0}]})
+    assert not space.is_valid({"relation": "b", "x": 0})
+
+
 def test_ordinal_constant_bool_and_quantization():
     space = space_of(
         {
