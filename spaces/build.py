@@ -3,8 +3,9 @@
 ``build`` returns a bare estimator for one step and a ``Pipeline`` otherwise. With
 ``categorical_features`` (a boolean mask or column indices of the float input matrix,
 categories coded as numbers, NaN for missing), the steps before the model apply to the
-numeric columns only and categorical columns get most-frequent imputation and one-hot
-encoding, side by side in a ``ColumnTransformer``.
+numeric columns only and categorical columns go through the space's
+``categorical_steps`` (by default most-frequent imputation and one-hot encoding), side by
+side in a ``ColumnTransformer``.
 """
 
 from __future__ import annotations
@@ -45,11 +46,16 @@ def build(
 ) -> Any:
     from sklearn.pipeline import Pipeline
 
-    steps = [(name, instantiate(step, random_state)) for name, step in plan.steps]
+    steps = _instances(plan.steps, random_state)
     categorical = _categorical_columns(categorical_features)
     if categorical is not None and categorical[0].size:
         model = steps[-1] if steps else None
-        features = _column_transformer(steps[:-1], categorical)
+        encode = (
+            _default_encoding()
+            if plan.categorical_steps is None
+            else _pipeline_or_passthrough(_instances(plan.categorical_steps, random_state))
+        )
+        features = _column_transformer(steps[:-1], encode, categorical)
         steps = [("features", features)] + ([model] if model else [])
     if not steps:
         raise SpaceError("", "this configuration builds nothing (every step skipped)")
@@ -68,20 +74,34 @@ def _categorical_columns(mask) -> tuple[np.ndarray, int | None] | None:
     return array.astype(int).ravel(), None
 
 
-def _column_transformer(numeric_steps: list[tuple[str, Any]], categorical) -> Any:
-    from sklearn.compose import ColumnTransformer
+def _instances(steps, random_state: int | None) -> list[tuple[str, Any]]:
+    return [(name, instantiate(step, random_state)) for name, step in steps]
+
+
+def _pipeline_or_passthrough(steps: list[tuple[str, Any]]) -> Any:
+    from sklearn.pipeline import Pipeline
+
+    return Pipeline(steps) if steps else "passthrough"
+
+
+def _default_encoding() -> Any:
     from sklearn.impute import SimpleImputer
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import OneHotEncoder
 
-    columns, n_columns = categorical
-    encode = Pipeline(
+    return Pipeline(
         [
             ("impute", SimpleImputer(strategy="most_frequent")),
             ("onehot", OneHotEncoder(handle_unknown="ignore", sparse_output=False)),
         ]
     )
-    numeric = Pipeline(numeric_steps) if numeric_steps else "passthrough"
+
+
+def _column_transformer(numeric_steps: list[tuple[str, Any]], encode: Any, categorical) -> Any:
+    from sklearn.compose import ColumnTransformer
+
+    columns, n_columns = categorical
+    numeric = _pipeline_or_passthrough(numeric_steps)
     if n_columns is not None:
         numeric_columns = np.setdiff1d(np.arange(n_columns), columns)
         transformers = [("numeric", numeric, numeric_columns), ("categorical", encode, columns)]

@@ -17,7 +17,7 @@ def check_components(spec: SpaceSpec, problems: Problems) -> None:
     if not spec.is_executable:
         return
     checked = []
-    for step in spec.steps:
+    for step in spec.all_steps:
         if step.component is not None:
             checked.append((step.component, "", False))
         else:
@@ -34,7 +34,7 @@ def check_components(spec: SpaceSpec, problems: Problems) -> None:
         checked.append((spec.component, "", True))
     for param in spec.params:
         for option in param.options:
-            if option.component is not None and param.name not in {s.param for s in spec.steps}:
+            if option.component is not None and param.name not in spec.step_params:
                 checked.append((option.component, option.scope, True))
     for component, scope, with_params in checked:
         _check(spec, component, scope, with_params, problems)
@@ -103,9 +103,8 @@ def _check(
 
 
 def _unused_top_level(spec: SpaceSpec, problems: Problems) -> None:
-    step_params = {s.param for s in spec.steps if s.param}
     for param in spec.in_scope(""):
-        if param.name not in step_params:
+        if param.name not in spec.step_params:
             problems.add(
                 param.path,
                 "no estimator uses this hyperparameter; add a top-level 'estimator' "

@@ -21,7 +21,16 @@ from ensembo.spaces.parse_components import COMPONENT_KEYS, parse_component, par
 from ensembo.spaces.problems import Problems, unknown_keys
 from ensembo.spaces.spec import SEPARATOR, Option, Param, SpaceSpec, parents
 
-TOP_KEYS = ("name", "description", "impute", "params", "forbidden", "steps", *COMPONENT_KEYS)
+TOP_KEYS = (
+    "name",
+    "description",
+    "impute",
+    "params",
+    "forbidden",
+    "steps",
+    "categorical_steps",
+    *COMPONENT_KEYS,
+)
 COMMON_KEYS = ("type", "when", "impute", "description")
 TYPE_KEYS = {
     "float": ("low", "high", "log", "default", "q"),
@@ -49,6 +58,16 @@ def parse(document: Any, source: str = "") -> tuple[SpaceSpec | None, Problems]:
     parser.scope(raw_params, "", "params", None)
     params = parser.resolve()
     space_rule = _rule(document.get("impute", impute.DEFAULT_RULE), "impute", problems)
+    steps = tuple(parse_steps(document.get("steps", []), params, problems))
+    categorical_steps = tuple(
+        parse_steps(
+            document.get("categorical_steps", []), params, problems, key="categorical_steps"
+        )
+    )
+    shared = {s.param for s in steps if s.param} & {s.param for s in categorical_steps}
+    for step in categorical_steps:
+        if step.param in shared:
+            problems.add(step.path, f"choice {step.param!r} is already a step of 'steps'")
     spec = SpaceSpec(
         name=str(document.get("name") or source or "space"),
         description=str(document.get("description", "")),
@@ -57,7 +76,8 @@ def parse(document: Any, source: str = "") -> tuple[SpaceSpec | None, Problems]:
         forbidden=tuple(
             parse_forbidden(document.get("forbidden", []), "forbidden", params, problems)
         ),
-        steps=tuple(parse_steps(document.get("steps", []), params, problems)),
+        steps=steps,
+        categorical_steps=categorical_steps,
         component=parse_component(document, "", problems),
     )
     return spec, problems

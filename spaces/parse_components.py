@@ -62,13 +62,16 @@ def parse_component(raw: Mapping, path: str, problems: Problems) -> Component | 
     )
 
 
-def parse_steps(raw: Any, params: list[Param], problems: Problems) -> list[Step]:
+def parse_steps(
+    raw: Any, params: list[Param], problems: Problems, key: str = "steps"
+) -> list[Step]:
+    """The pipeline entries under ``key`` (``steps`` or ``categorical_steps``)."""
     if not isinstance(raw, list):
-        problems.add("steps", f"'steps' is a list, got {raw!r}")
+        problems.add(key, f"'{key}' is a list, got {raw!r}")
         return []
     steps, seen = [], set()
     for index, entry in enumerate(raw):
-        where = f"steps[{index}]"
+        where = f"{key}[{index}]"
         if isinstance(entry, str):
             match = [p for p in params if p.name == entry and p.scope == ""]
             if not match or match[0].kind != "choice":

@@ -6,8 +6,8 @@ Rules, per component (the top level, an option, or a fixed step):
 - a choice whose chosen option declares an estimator passes that built estimator
   (e.g. AdaBoost's base learner); otherwise it passes the option name;
 - then ``pack`` gathers, ``rename`` maps (None drops), ``fixed`` adds constant arguments.
-Top-level choices listed in ``steps`` become pipeline steps instead; an option without
-an estimator in a step choice means "skip this step".
+Top-level choices listed in ``steps`` (or ``categorical_steps``) become pipeline steps
+instead; an option without an estimator in a step choice means "skip this step".
 Inactive hyperparameters are absent from ``config`` and so never reach an estimator.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from ensembo.spaces.spec import Component, Option, Param, SpaceSpec
+from ensembo.spaces.spec import Component, Option, Param, SpaceSpec, Step
 
 MODEL_STEP = "model"
 
@@ -34,32 +34,51 @@ class EstimatorPlan:
         return dict(self.arguments)
 
 
+PlannedSteps = tuple[tuple[str, EstimatorPlan], ...]
+
+
 @attrs.frozen(kw_only=True)
 class BuildPlan:
-    """Ordered pipeline steps ``(name, EstimatorPlan)``; a single step is a bare estimator."""
+    """Ordered pipeline steps ``(name, EstimatorPlan)``; a single step is a bare estimator.
 
-    steps: tuple[tuple[str, EstimatorPlan], ...]
+    ``categorical_steps``: what categorical columns go through when the build is given
+    some (the space's ``categorical_steps``); None when the space declares none, and the
+    build's default (most-frequent imputation, one-hot encoding) applies.
+    """
+
+    steps: PlannedSteps
+    categorical_steps: PlannedSteps | None = None
 
 
 class Planner:
     def __init__(self, spec: SpaceSpec):
         self.spec = spec
-        self.step_params = {s.param for s in spec.steps if s.param}
+        self.step_params = spec.step_params
 
     def plan(self, config: Mapping[str, Any]) -> BuildPlan:
-        steps = []
-        for step in self.spec.steps:
+        steps = self._pipeline(self.spec.steps, config)
+        if self.spec.component is not None:
+            steps += ((MODEL_STEP, self.component(self.spec.component, "", config)),)
+        categorical = self.spec.categorical_steps
+        return BuildPlan(
+            steps=steps,
+            categorical_steps=self._pipeline(categorical, config) if categorical else None,
+        )
+
+    def _pipeline(self, steps: tuple[Step, ...], config: Mapping[str, Any]) -> PlannedSteps:
+        """Fixed steps as declared; a choice step as its chosen option's estimator, or
+        nothing when that option has none (the step is skipped)."""
+        planned = []
+        for step in steps:
             if step.component is not None:
-                steps.append(
+                planned.append(
                     (step.name, self.component(step.component, "", config, with_params=False))
                 )
                 continue
             option = self._option(self.spec.param(step.param), config)
             if option is not None and option.component is not None:
-                steps.append((step.name, self.component(option.component, option.scope, config)))
-        if self.spec.component is not None:
-            steps.append((MODEL_STEP, self.component(self.spec.component, "", config)))
-        return BuildPlan(steps=tuple(steps))
+                planned.append((step.name, self.component(option.component, option.scope, config)))
+        return tuple(planned)
 
     def _option(self, param: Param, config: Mapping[str, Any]) -> Option | None:
         if param.name not in config:
@@ -107,7 +126,7 @@ def static_arguments(
 ) -> set[str]:
     """Every argument name ``component`` may receive, over all configurations."""
     names: set[str] = set()
-    step_params = {s.param for s in spec.steps if s.param}
+    step_params = spec.step_params
 
     def walk(current: str) -> None:
         for param in spec.in_scope(current):

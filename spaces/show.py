@@ -86,6 +86,9 @@ def render(space: Space) -> str:
     if spec is not None and spec.is_executable:
         steps = [s.name for s in spec.steps] + (["model"] if spec.component else [])
         lines.append(f"builds: {' -> '.join(steps)}")
+        if spec.categorical_steps:
+            names = " -> ".join(s.name for s in spec.categorical_steps)
+            lines.append(f"categorical columns: {names}")
         if spec.component is not None:
             lines.append(f"model: {' | '.join(ref for _, ref in spec.component.references)}")
     children: dict[tuple[str, Any], list[str]] = {}

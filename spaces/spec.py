@@ -150,11 +150,21 @@ class SpaceSpec:
     params: tuple[Param, ...]
     forbidden: tuple[tuple[Compare, ...] | Relation, ...] = ()
     steps: tuple[Step, ...] = ()
+    categorical_steps: tuple[Step, ...] = ()  # for categorical columns; () = the default
     component: Component | None = None
 
     @property
     def is_executable(self) -> bool:
         return bool(self.steps) or self.component is not None
+
+    @property
+    def all_steps(self) -> tuple[Step, ...]:
+        return self.steps + self.categorical_steps
+
+    @property
+    def step_params(self) -> set[str]:
+        """Top-level choices that are pipeline steps (not arguments of the model)."""
+        return {s.param for s in self.all_steps if s.param}
 
     def param(self, name: str) -> Param:
         for param in self.params:

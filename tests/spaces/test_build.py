@@ -153,6 +153,66 @@ def test_categorical_columns_are_one_hot_encoded_and_missing_values_handled(
         assert features.transform(X).shape[1] == 4 + 3  # 4 numeric + one-hot of 3 codes
 
 
+ENCODED_FOREST = {
+    "name": "encoded-forest",
+    "params": {
+        "encoding": {
+            "type": "choice",
+            "options": {
+                "onehot": {
+                    "estimator": "sklearn.preprocessing.OneHotEncoder",
+                    "fixed": {"handle_unknown": "ignore", "sparse_output": False},
+                    "min_frequency": {"type": "int", "low": 1, "high": 5},
+                },
+                "ordinal": {
+                    "estimator": "sklearn.preprocessing.OrdinalEncoder",
+                    "fixed": {"handle_unknown": "use_encoded_value", "unknown_value": -1},
+                },
+            },
+        },
+        "n_estimators": {"type": "int", "low": 5, "high": 20},
+    },
+    "categorical_steps": [
+        {"impute": {"estimator": "simple-imputer", "fixed": {"strategy": "most_frequent"}}},
+        "encoding",
+    ],
+    "estimator": "sklearn.ensemble.RandomForestClassifier",
+}
+
+
+def test_declared_categorical_steps_replace_the_default_encoding(tiny_classification):
+    X, y = tiny_classification
+    X = X.copy()
+    X[:, 4] = np.random.default_rng(0).integers(0, 3, size=len(X)).astype(float)
+    X[::7, 4] = np.nan
+    space = spaces.load(ENCODED_FOREST)
+    ordinal = {"encoding": "ordinal", "n_estimators": 5}
+    plan = space.plan(ordinal)
+    assert [name for name, _ in plan.categorical_steps] == ["impute", "encoding"]
+    assert dict(plan.steps)["model"].argument_dict() == {"n_estimators": 5}  # no 'encoding'
+    model = space.build(ordinal, categorical_features=[4], random_state=0).fit(X, y)
+    features = model.named_steps["features"]
+    assert features.transform(X).shape[1] == 4 + 1  # ordinal: one column, not three
+    encoder = features.named_transformers_["categorical"].named_steps["encoding"]
+    assert type(encoder).__name__ == "OrdinalEncoder"
+    onehot = {"encoding": "onehot", "encoding:onehot:min_frequency": 2, "n_estimators": 5}
+    model = space.build(onehot, categorical_features=[4]).fit(X, y)
+    assert model.named_steps["features"].transform(X).shape[1] == 4 + 3
+    assert space.build(ordinal).__class__.__name__ == "RandomForestClassifier"
+    assert "categorical columns: impute -> encoding" in space.show()
+
+
+def test_categorical_steps_errors_name_their_entry():
+    shared = dict(ENCODED_FOREST, steps=["encoding"])
+    with pytest.raises(SpaceError, match=r"categorical_steps\[1\]: choice 'encoding' is already"):
+        spaces.load(shared)
+    unknown = dict(ENCODED_FOREST, categorical_steps=["n_estimators"])
+    with pytest.raises(SpaceError, match=r"categorical_steps\[0\]: step 'n_estimators' must name"):
+        spaces.load(unknown)
+    with pytest.raises(SpaceError, match=r"categorical_steps: 'categorical_steps' is a list"):
+        spaces.load(dict(ENCODED_FOREST, categorical_steps="encoding"))
+
+
 def test_single_estimator_space_without_steps_returns_the_bare_estimator():
     space = spaces.load(
         {"estimator": "sklearn.svm.SVC", "params": {"C": {"type": "float", "low": 0.1, "high": 1}}}

@@ -40,7 +40,7 @@ def test_the_worked_cash_example_builds_and_fits(tmp_path, tiny_classification):
             space.build(config, random_state=0).fit(X, y)
 
 
-@pytest.mark.parametrize("index", [0, 1, 2])
+@pytest.mark.parametrize("index", [0, 1, 2, 3])
 def test_doc_examples_validate_cleanly(tmp_path, index):
     path = tmp_path / "example.yaml"
     path.write_text(yaml_blocks()[index])
