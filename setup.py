@@ -13,4 +13,8 @@ for package, folder in ROOTS.items():
     packages.append(package)
     packages.extend(f"{package}.{sub}" for sub in find_packages(folder))
 
+# Folders of data files only (no __init__.py) are packages too, so that setuptools ships
+# them without warning that it sees an importable package it was not told about.
+packages.append("ensembo.spaces.library")
+
 setup(packages=packages, package_dir=ROOTS)
