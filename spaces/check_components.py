@@ -32,9 +32,10 @@ def check_components(spec: SpaceSpec, problems: Problems) -> None:
                     )
     if spec.component is not None:
         checked.append((spec.component, "", True))
+    step_params = spec.step_params
     for param in spec.params:
         for option in param.options:
-            if option.component is not None and param.name not in spec.step_params:
+            if option.component is not None and param.name not in step_params:
                 checked.append((option.component, option.scope, True))
     for component, scope, with_params in checked:
         _check(spec, component, scope, with_params, problems)
