@@ -205,7 +205,7 @@ def render_report(
         spaces = [s for s in experiment.spaces if (name, s) in groups]
         if not spaces:
             continue
-        lines += [f"Reference: {PAPER[name]}", ""]
+        lines += [f"Reference: {PAPER[experiment.kind]}", ""]
         for space in spaces:
             lines += render_group(name, space, groups[(name, space)], experiment.methods)
         if len(spaces) > 1:
