@@ -16,6 +16,8 @@ several methods are read from, so one search serves every method that shares it:
   (→ BO-best, and BO-post = forward greedy selection from the 3 best), EO
   (→ EO, the ensemble held at the end, and EO-post = forward greedy over its pool) and
   EO with the sigmoid-margin loss (→ EO-sig; the default loss is the squared margin).
+  ``eo-cv`` is the same with Lévesque's 5-fold cross-validation in place of the holdout
+  (five fits per trial).
 * ``segor`` (Roschewitz et al., Table 2): regression datasets, decision-tree and MLP
   spaces. Searches: BO (→ s-m single best, s-m-ph = forward greedy with mse),
   SEGOR fixed (→ f-m) and SEGOR dynamic (→ d-m).
@@ -110,6 +112,17 @@ class Experiment:
     protocol: str = ""  # whose searches and methods it runs; default its own name
     binary: bool = False  # merge the classes into two groups of near-equal size
     max_rows: int | None = None  # stratified subsample of the dataset (per seed) above this
+    folds: int | None = None  # k-fold CV on the 70% that is not test, instead of the holdout
+
+    def validation(self) -> Any:
+        """What trials are scored on: Lacoste's fixed holdout, or Lévesque's k-fold CV
+        (out-of-fold predictions of every non-test row; the test prediction is the mean
+        of the k fold models)."""
+        from ensembo.ml import CrossValidation, Holdout
+
+        if self.folds is None:
+            return Holdout(ratio=VALIDATION_FRACTION)
+        return CrossValidation(folds=self.folds)
 
     @property
     def kind(self) -> str:
@@ -161,6 +174,7 @@ EXPERIMENTS["esmbo-large"] = attrs.evolve(
     EXPERIMENTS["esmbo"], name="esmbo-large", protocol="esmbo", datasets=KEEL_LARGE,
     binary=True, max_rows=3000,
 )
+EXPERIMENTS["eo-cv"] = attrs.evolve(EXPERIMENTS["eo"], name="eo-cv", protocol="eo", folds=5)
 
 
 def method_ensembles(kind: str, studies: dict[str, Any],
@@ -293,7 +307,7 @@ def evaluate(
 def execute(block: Block) -> dict[str, Any]:
     """Run every search of ``block``, score every method, write the record."""
     from ensembo import components, spaces
-    from ensembo.ml import Holdout, MemoryArtifactStore, Task, run_task
+    from ensembo.ml import MemoryArtifactStore, Task, run_task
     from ensembo.study import Study
 
     begin = time.perf_counter()
@@ -307,7 +321,7 @@ def execute(block: Block) -> dict[str, Any]:
         space = spaces.load(REGRESSION_SPACES.get(block.space, block.space))
         loss_name = "zero-one" if experiment.task == "classification" else "mse"
         task = Task(X_train, y_train, task=experiment.task, space=space,
-                    validation=Holdout(ratio=VALIDATION_FRACTION), loss=loss_name,
+                    validation=experiment.validation(), loss=loss_name,
                     categorical_features=categorical, seed=block.seed, X_test=X_test, y_test=y_test)
         studies, test_predictions = {}, {}
         for name, search in experiment.searches.items():
@@ -437,7 +451,8 @@ def run_ensembles(
 def main(args: Any, command: str) -> int:
     """``ensembo bench ensembles [--seeds N] [--budget N] [--workers N] [--out DIR]``.
 
-    ``--optimizers`` selects experiments (``esmbo,esmbo-large,eo,segor``; default all).
+    ``--optimizers`` selects experiments (``esmbo,esmbo-large,eo,eo-cv,segor``;
+    default all).
     """
     chosen = (
         [e.strip() for e in args.optimizers.split(",")] if args.optimizers else list(EXPERIMENTS)

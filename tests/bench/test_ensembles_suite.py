@@ -135,3 +135,23 @@ def test_per_dataset_view_averages_seeds_and_the_last_iterations():
     assert "| SMBO | 1.00 |" in per_run
     assert "| ESMBO | 1.00 |" in per_dataset
     assert "| ESMBO | – | 1.00, PB 0.50" in per_dataset  # identical errors: no evidence either way
+
+
+@pytest.mark.slow
+def test_cross_validated_eo_block_scores_out_of_fold_and_on_test(tmp_path):
+    """``eo-cv`` (Lévesque's protocol): the validation set is every non-test row, out of
+    fold, and the test predictions come from the five fold models."""
+    experiment = EXPERIMENTS["eo-cv"]
+    assert experiment.kind == "eo" and experiment.folds == 5
+    record = execute(Block(experiment="eo-cv", dataset="iris", space="cash-levesque", seed=0,
+                           budget=6, path=str(tmp_path / "block.json")))
+    assert record["status"] == "complete", record["error"]
+    X_train, X_test, *_ = load_data(experiment, "iris", seed=0)
+    assert set(record["methods"]) == set(experiment.methods)
+    for result in record["methods"].values():
+        assert len(result["test_wrong"]) == len(X_test)
+        assert result["test_loss"] == pytest.approx(result["test_wrong"].count("1") / len(X_test))
+        # a vote loss over all 105 out-of-fold rows moves in steps of 1/105
+        assert (result["validation_loss"] * len(X_train)) == pytest.approx(
+            round(result["validation_loss"] * len(X_train))
+        )
