@@ -32,7 +32,7 @@ def test_plan_interleaves_experiments_so_every_one_progresses(tmp_path):
 def test_classes_merge_largest_first_into_the_smaller_group():
     y = np.array(list("aaaaabbbbcccd"))  # 5, 4, 3, 1
     merged = merged_into_two_classes(y)
-    # a -> 0; b -> 1 (4 < 5); c -> 1 (4 < 5 still); d -> 0 (5 < 7)
+    # a -> 0; b -> 1 (group 1 is empty); c -> 1 (4 < 5); d -> 0 (5 < 7)
     assert merged.tolist() == [0] * 5 + [1] * 4 + [1] * 3 + [0]
     assert merged_into_two_classes(np.array([3, 7, 7])).tolist() == [1, 0, 0]
 
