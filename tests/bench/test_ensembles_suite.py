@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import types
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from ensembo.bench.ensembles import (
     EXPERIMENTS,
     Block,
+    PredictionsOnTest,
     execute,
     load_data,
     merged_into_two_classes,
@@ -138,12 +140,15 @@ def test_per_dataset_view_averages_seeds_and_the_last_iterations():
 
 
 @pytest.mark.slow
-def test_cross_validated_eo_block_scores_out_of_fold_and_on_test(tmp_path):
-    """``eo-cv`` (Lévesque's protocol): the validation set is every non-test row, out of
-    fold, and the test predictions come from the five fold models."""
-    experiment = EXPERIMENTS["eo-cv"]
+@pytest.mark.parametrize("name", ["eo-cv", "eo-refit"])
+def test_cross_validated_eo_block_scores_out_of_fold_and_on_test(tmp_path, name):
+    """``eo-cv`` and ``eo-refit`` (Lévesque's protocol): the validation set is every
+    non-test row, out of fold; the test predictions come from the five fold models, or
+    from the members retrained on every non-test row."""
+    experiment = EXPERIMENTS[name]
     assert experiment.kind == "eo" and experiment.folds == 5
-    record = execute(Block(experiment="eo-cv", dataset="iris", space="cash-levesque", seed=0,
+    assert experiment.refit == (name == "eo-refit")
+    record = execute(Block(experiment=name, dataset="iris", space="cash-levesque", seed=0,
                            budget=6, path=str(tmp_path / "block.json")))
     assert record["status"] == "complete", record["error"]
     X_train, X_test, *_ = load_data(experiment, "iris", seed=0)
@@ -155,3 +160,32 @@ def test_cross_validated_eo_block_scores_out_of_fold_and_on_test(tmp_path):
         assert (result["validation_loss"] * len(X_train)) == pytest.approx(
             round(result["validation_loss"] * len(X_train))
         )
+
+
+class _CountingTask:
+    """Stands in for a Task: remembers which configurations it fitted."""
+
+    X_test = np.zeros((4, 1))
+
+    def __init__(self):
+        self.fitted = []
+
+    def fit(self, config):
+        self.fitted.append(config["c"])
+        return ("refitted", config["c"])
+
+    def predict(self, model, X):
+        return np.full(len(X), 10.0 * model[1] + (model[0] == "refitted"))
+
+
+@pytest.mark.parametrize("refit", [False, True])
+def test_test_predictions_are_made_once_per_asked_trial_from_the_right_model(refit):
+    """Only the trials a method asks for are predicted (and refitted, once each); without
+    refit the search's own models predict."""
+    task = _CountingTask()
+    history = {n: types.SimpleNamespace(config={"c": n}) for n in range(5)}
+    store = types.SimpleNamespace(get=lambda number: ("search", number))
+    predictions = PredictionsOnTest(task=task, history=history, store=store, refit=refit)
+    for number in (3, 1, 3):
+        assert predictions[number][0] == 10.0 * number + refit
+    assert task.fitted == ([3, 1] if refit else [])
