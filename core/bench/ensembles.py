@@ -308,7 +308,10 @@ def evaluate(
     loss: Any,
     classification: bool,
 ) -> dict[str, Any]:
-    """Validation and test loss of ``ensemble``, combined as the loss combines on validation."""
+    """Validation loss of ``ensemble`` as its strategy scored it, and the test error of
+    what the fitted ensemble predicts: :meth:`FittedEnsemble.predict` breaks a tied vote
+    by the members' mean probability, where the vote losses count a tie as an error."""
+    from ensembo.ml.fitted_ensemble import break_vote_ties, leading_votes
     from ensembo.plugins.losses.ensemble_loss import weighted_ensemble_loss
 
     weights = np.asarray(ensemble.weights)
@@ -316,15 +319,18 @@ def evaluate(
     test = np.stack([test_predictions[n] for n in ensemble.members])
     result: dict[str, Any] = {
         "validation_loss": weighted_ensemble_loss(loss, y_val, val, weights),
-        "test_loss": weighted_ensemble_loss(loss, y_test, test, weights),
         "size": len(ensemble.members),
         "members": list(ensemble.members),
         "weights": [round(w, 6) for w in ensemble.weights],
     }
     if classification:
         votes = np.tensordot(weights, np.stack([loss.contributions(p) for p in test]), axes=1)
-        wrong = loss.ensemble_examples(y_test, votes, weights.sum())
-        result["test_wrong"] = "".join("1" if w else "0" for w in wrong.astype(bool))
+        tied = leading_votes(votes).sum(axis=1) > 1
+        wrong = break_vote_ties(votes, np.tensordot(weights, test, axes=1)) != y_test
+        result.update(test_loss=float(np.mean(wrong)), test_ties=int(np.sum(tied)),
+                      test_wrong="".join("1" if w else "0" for w in wrong))
+    else:
+        result["test_loss"] = weighted_ensemble_loss(loss, y_test, test, weights)
     return result
 
 

@@ -109,7 +109,11 @@ class FittedEnsemble(BaseEstimator):
         return self.classes_[break_vote_ties(totals, mean)]
 
 
+def leading_votes(votes: np.ndarray) -> np.ndarray:
+    """Boolean (n, k): the columns that share each row's largest vote."""
+    return votes >= votes.max(axis=1, keepdims=True) - 1e-12
+
+
 def break_vote_ties(votes: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
     """Column of the largest vote per row; among tied columns, the largest ``tiebreak``."""
-    tied = votes >= votes.max(axis=1, keepdims=True) - 1e-12
-    return np.argmax(np.where(tied, tiebreak, -np.inf), axis=1)
+    return np.argmax(np.where(leading_votes(votes), tiebreak, -np.inf), axis=1)

@@ -12,6 +12,7 @@ from ensembo.bench.ensembles import (
     EXPERIMENTS,
     Block,
     PredictionsOnTest,
+    evaluate,
     execute,
     load_data,
     merged_into_two_classes,
@@ -189,3 +190,24 @@ def test_test_predictions_are_made_once_per_asked_trial_from_the_right_model(ref
     for number in (3, 1, 3):
         assert predictions[number][0] == 10.0 * number + refit
     assert task.fitted == ([3, 1] if refit else [])
+
+
+def test_test_error_is_that_of_the_fitted_ensemble_which_breaks_tied_votes():
+    """Two members disagree on every test example: the vote ties everywhere, and the
+    test error is that of the class with the higher mean probability (what
+    ``FittedEnsemble.predict`` returns), not "every tie is an error" as on validation."""
+    from ensembo import components
+
+    sure, unsure = np.array([[0.9, 0.1], [0.2, 0.8]]), np.array([[0.4, 0.6], [0.6, 0.4]])
+    history = {0: types.SimpleNamespace(predictions=sure),
+               1: types.SimpleNamespace(predictions=unsure)}
+    ensemble = types.SimpleNamespace(members=[0, 1], weights=[1.0, 1.0])
+    y = np.array([0, 1])
+    result = evaluate(ensemble, history, {0: sure, 1: unsure}, y, y,
+                      components.build("loss", "zero-one"), classification=True)
+    assert result["validation_loss"] == 1.0  # ties counted as errors by the vote loss
+    assert result["test_ties"] == 2
+    assert result["test_loss"] == 0.0 and result["test_wrong"] == "00"
+    flipped = evaluate(ensemble, history, {0: sure, 1: unsure}, y, 1 - y,
+                       components.build("loss", "zero-one"), classification=True)
+    assert flipped["test_loss"] == 1.0 and flipped["test_wrong"] == "11"
