@@ -75,14 +75,18 @@ def _comparison(matrix: np.ndarray, methods: Sequence[str], complete: Sequence[d
     sizes = [np.median([r["methods"][m]["size"] for r in complete]) for m in methods]
     ranks, expected = average_ranks(matrix), expected_rank(matrix)
     wins = win_frequency(matrix)
+    # A tied vote is broken by the members' mean probability (records since 4202f60).
+    ties = all("test_ties" in r["methods"][m] for r in complete for m in methods)
     header = (
         "| method | average rank | expected rank (Lacoste) | mean test loss "
-        "| median ensemble size |"
+        "| median ensemble size |" + (" mean tied test votes |" if ties else "")
     )
-    lines = [header, "|---|---|---|---|---|"]
+    lines = [header, "|---" * (6 if ties else 5) + "|"]
     for i in np.argsort(ranks):
+        tied = (f" {np.mean([r['methods'][methods[i]]['test_ties'] for r in complete]):.2f} |"
+                if ties else "")
         lines.append(f"| {methods[i]} | {ranks[i]:.2f} | {expected[i]:.2f} | "
-                     f"{matrix[:, i].mean():.4f} | {sizes[i]:.0f} |")
+                     f"{matrix[:, i].mean():.4f} | {sizes[i]:.0f} |{tied}")
     if len(methods) >= 3:
         lines += ["", f"Friedman p = {friedman_test(matrix).p_value:.3g}."]
     lines += [

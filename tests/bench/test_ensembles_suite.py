@@ -117,6 +117,14 @@ def test_report_ranks_and_tests_methods():
     row = next(line for line in text.splitlines() if line.startswith("| ESMBO | 1.00"))
     assert "| 1.00 |" in row  # best on every dataset: rank 1
     assert "| ESMBO | – | 1.00, PB" in text  # wins every dataset against SMBO
+    assert "tied test votes" not in text  # records from before ties were counted
+    for i, record in enumerate(records):
+        for result in record["methods"].values():
+            result["test_ties"] = i
+    counted = render_report(records, command="c", budget=10, seeds=1)
+    assert "| mean tied test votes |" in counted
+    assert next(line for line in counted.splitlines()
+                if line.startswith("| ESMBO | 1.00")).endswith("| 1.50 |")
 
 
 def test_per_dataset_view_averages_seeds_and_the_last_iterations():
