@@ -26,10 +26,10 @@ several methods are read from, so one search serves every method that shares it:
 Protocol: a stratified test split of 30% is held out; the rest is split into training
 and a fixed validation holdout (0.4 / 0.3 / 0.3 overall, as Lacoste et al.). Models are
 trained once on the training rows (no retraining unless the experiment says ``refit``),
-and an ensemble's test error is its
-members' test predictions combined exactly as on validation — weighted majority vote
-for the zero-one loss, weighted mean for regression (targets standardized by the
-training rows). Runs are spawned processes writing one JSON record each; finished
+and an ensemble's test error is its members' test predictions combined as on validation
+— weighted majority vote for the zero-one loss, a tied vote going to the class with the
+highest mean probability as the fitted ensemble predicts it; weighted mean for
+regression (targets standardized by the training rows). Runs are spawned processes writing one JSON record each; finished
 records are not run again.
 """
 
@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
@@ -302,7 +302,7 @@ class PredictionsOnTest:
 def evaluate(
     ensemble: Any,
     history: Any,
-    test_predictions: PredictionsOnTest,
+    test_predictions: Mapping[int, np.ndarray] | PredictionsOnTest,
     y_val: np.ndarray,
     y_test: np.ndarray,
     loss: Any,
