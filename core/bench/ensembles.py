@@ -29,8 +29,8 @@ trained once on the training rows (no retraining unless the experiment says ``re
 and an ensemble's test error is its members' test predictions combined as on validation
 — weighted majority vote for the zero-one loss, a tied vote going to the class with the
 highest mean probability as the fitted ensemble predicts it; weighted mean for
-regression (targets standardized by the training rows). Runs are spawned processes writing one JSON record each; finished
-records are not run again.
+regression (targets standardized by the training rows). Runs are spawned processes
+writing one JSON record each; finished records are not run again.
 """
 
 from __future__ import annotations
