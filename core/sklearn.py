@@ -4,6 +4,8 @@
 executable space on ``(X, y)`` with the validation scheme ``cv``, keeps every trained
 model, builds the ensemble chosen by the ``ensemble`` strategy, and predicts with it.
 Constructors only store their arguments (scikit-learn's rule); ``fit`` validates them.
+``n_jobs`` evaluates trials in parallel; ``threads`` caps the BLAS and OpenMP threads of
+each model fit (default 1, ``0`` for the learners' own defaults; see ``ensembo.threads``).
 
 Fitted attributes: ``best_estimator_`` (the selected configuration's model),
 ``ensemble_`` (a :class:`~ensembo.ml.FittedEnsemble` of the strategy's members and
@@ -90,6 +92,7 @@ class _EnsemboSearch(BaseEstimator):
         categorical_features: Any = None,
         seed: int = 0,
         n_jobs: int | None = None,
+        threads: int = 1,
         storage: Any = None,
     ):
         self.space = space
@@ -103,6 +106,7 @@ class _EnsemboSearch(BaseEstimator):
         self.categorical_features = categorical_features
         self.seed = seed
         self.n_jobs = n_jobs
+        self.threads = threads
         self.storage = storage
 
     def __sklearn_tags__(self):
@@ -139,6 +143,7 @@ class _EnsemboSearch(BaseEstimator):
             loss=self.loss,
             categorical_features=_categorical_mask(self.categorical_features, X.shape[1]),
             seed=int(self.seed),
+            threads=self.threads,
         )
         study = Study(
             space,
@@ -197,6 +202,7 @@ class EnsemboClassifier(ClassifierMixin, _EnsemboSearch):
         categorical_features: Any = None,
         seed: int = 0,
         n_jobs: int | None = None,
+        threads: int = 1,
         storage: Any = None,
     ):
         super().__init__(
@@ -211,6 +217,7 @@ class EnsemboClassifier(ClassifierMixin, _EnsemboSearch):
             categorical_features=categorical_features,
             seed=seed,
             n_jobs=n_jobs,
+            threads=threads,
             storage=storage,
         )
 
@@ -239,6 +246,7 @@ class EnsemboRegressor(RegressorMixin, _EnsemboSearch):
         categorical_features: Any = None,
         seed: int = 0,
         n_jobs: int | None = None,
+        threads: int = 1,
         storage: Any = None,
     ):
         super().__init__(
@@ -253,6 +261,7 @@ class EnsemboRegressor(RegressorMixin, _EnsemboSearch):
             categorical_features=categorical_features,
             seed=seed,
             n_jobs=n_jobs,
+            threads=threads,
             storage=storage,
         )
 

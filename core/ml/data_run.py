@@ -10,6 +10,7 @@ data:
   selection_split: null           # fraction held out of the search for final selection
   final: argmin                   # argmin | posterior-mean | selection-split
   refit: true                     # retrain the selected models on all non-test rows
+  threads: 1                      # BLAS/OpenMP threads per model fit (0: the learners' default)
 ensemble: posthoc
 budget: 30
 ```
@@ -47,6 +48,7 @@ _DATA_KEYS = (
     "selection_split",
     "final",
     "refit",
+    "threads",
 )
 
 
@@ -64,6 +66,9 @@ class DataSettings:
     selection_split: float | None = None
     final: str = attrs.field(default="argmin", validator=attrs.validators.in_(SELECTIONS))
     refit: bool = True
+    threads: int = attrs.field(
+        default=1, validator=[attrs.validators.instance_of(int), attrs.validators.ge(0)]
+    )
 
     @classmethod
     def from_document(cls, document: Any) -> DataSettings:
@@ -127,6 +132,7 @@ def prepare(
         categorical_features=dataset.categorical_features,
         selection_split=settings.selection_split,
         seed=seed,
+        threads=settings.threads,
     )
     return PreparedData(dataset=dataset, task=task, X_test=X_test, y_test=y_test)
 

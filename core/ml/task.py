@@ -32,6 +32,7 @@ from ensembo.errors import ExperimentError
 from ensembo.ml.fitted_ensemble import FittedEnsemble
 from ensembo.ml.predictions import InvalidPredictionError, predict_examples
 from ensembo.ml.validation import Split, ValidationScheme, validation_scheme
+from ensembo.threads import limited_threads
 from ensembo.trials import Evaluation
 
 TASK_TYPES = ("classification", "regression")
@@ -73,6 +74,9 @@ class Task:
     ``loss`` is a registered loss (default ``zero-one`` / ``mse``), applied per example
     to (encoded targets, predictions) and averaged. ``selection_split`` is the fraction
     of rows held out as the selection split. ``n_jobs`` fits the folds in parallel.
+    ``threads`` caps the BLAS and OpenMP pools of each fit and prediction (default one
+    thread: a search trains many small models, often beside other work; ``0`` leaves the
+    learners' own defaults), see :mod:`ensembo.threads`.
     """
 
     def __init__(
@@ -90,6 +94,7 @@ class Task:
         y_test: Any = None,
         seed: int = 0,
         n_jobs: int | None = None,
+        threads: int = 1,
     ):
         if task not in TASK_TYPES:
             raise ExperimentError("task", f"unknown task {task!r}; valid: {', '.join(TASK_TYPES)}")
@@ -103,6 +108,11 @@ class Task:
         )
         self.seed = int(seed)
         self.n_jobs = n_jobs
+        if isinstance(threads, bool) or not isinstance(threads, int | np.integer) or threads < 0:
+            raise ExperimentError(
+                "threads", f"must be a non-negative integer (0: no limit), got {threads!r}"
+            )
+        self.threads = int(threads)
         self.build = _builder(space, self.categorical_features, self.seed)
         X, y = _as_matrix(X), np.asarray(y)
         if len(X) != len(y):
@@ -195,7 +205,8 @@ class Task:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
             model = self.build(config)
-            model.fit(X, y)
+            with limited_threads(self.threads):
+                model.fit(X, y)
         for warning in caught:
             if not issubclass(warning.category, ConvergenceWarning):
                 warnings.warn_explicit(
@@ -251,7 +262,8 @@ class Task:
 
     def predict(self, model: Any, X: np.ndarray) -> np.ndarray:
         """Per-example predictions of a fitted model, in the trial format."""
-        return predict_examples(model, X, self.classes)
+        with limited_threads(self.threads):
+            return predict_examples(model, X, self.classes)
 
     def _validation_predictions(self, models: list[Any], splits: tuple[Split, ...]) -> np.ndarray:
         if not self.validation.covers_all_rows:

@@ -12,7 +12,7 @@ likelihood evaluation, is what grows fastest, and a few hundred points pin the
 hyperparameters down well.
 
 Every fit and prediction runs with at most ``blas_threads`` BLAS threads (see
-:mod:`.blas`): the matrices are small, and parallel workers each running a GP would
+:mod:`ensembo.threads`): the matrices are small, and parallel workers each running a GP would
 otherwise oversubscribe the cores.
 """
 
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ensembo.plugins.surrogates.gp.blas import blas_threads
 from ensembo.plugins.surrogates.gp.hyperparameters import (
     NOISE_CEILING,
     NOISE_FLOOR,
@@ -32,6 +31,7 @@ from ensembo.plugins.surrogates.gp.mcmc import HyperparameterChain
 from ensembo.plugins.surrogates.gp.ml2 import fit_ml2
 from ensembo.plugins.surrogates.gp.posterior import Posterior, block_keys
 from ensembo.spaces import EncodedBatch
+from ensembo.threads import limited_threads
 
 HYPERPARAMETER_METHODS = ("ml2", "mcmc")
 MEAN_CHOICES = ("fit", "zero")
@@ -128,7 +128,7 @@ class GaussianProcessSurrogate:
         return block_keys(batch.signature if self.conditional else None, len(batch))
 
     def fit(self, batch: EncodedBatch, y: np.ndarray, rng: np.random.Generator) -> None:
-        with blas_threads(self.blas_threads):
+        with limited_threads(self.blas_threads, user_api="blas"):
             self._fit(batch, y, rng)
 
     def _fit(self, batch: EncodedBatch, y: np.ndarray, rng: np.random.Generator) -> None:
@@ -162,7 +162,7 @@ class GaussianProcessSurrogate:
         keys = np.concatenate([keys, self._keys(batch)])
         copy = object.__new__(GaussianProcessSurrogate)
         copy.__dict__.update(self.__dict__)
-        with blas_threads(self.blas_threads):
+        with limited_threads(self.blas_threads, user_api="blas"):
             copy.posteriors = [
                 Posterior(self.kernel, p.hyperparameters, x, standardized, keys)
                 for p in self.posteriors
@@ -179,7 +179,7 @@ class GaussianProcessSurrogate:
     def predict_samples(self, batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray]:
         """Mean and variance under each hyperparameter sample, shapes (S, n)."""
         x, keys = np.asarray(batch.values, dtype=float), self._keys(batch)
-        with blas_threads(self.blas_threads):
+        with limited_threads(self.blas_threads, user_api="blas"):
             parts = [p.predict(x, keys) for p in self.posteriors]
         means = np.stack([m for m, _ in parts]) * self._scale + self._location
         variances = np.stack([v for _, v in parts]) * self._scale**2
@@ -190,7 +190,7 @@ class GaussianProcessSurrogate:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per-sample mean (S, n), variance (S, n), d mean/dx and d variance/dx (S, n, d)."""
         x, keys = np.asarray(batch.values, dtype=float), self._keys(batch)
-        with blas_threads(self.blas_threads):
+        with limited_threads(self.blas_threads, user_api="blas"):
             parts = [p.predict_with_gradients(x, keys) for p in self.posteriors]
         s, s2 = self._scale, self._scale**2
         return (
