@@ -14,11 +14,9 @@ from ensembo.bench.ensembles import (
     PredictionsOnTest,
     evaluate,
     execute,
-    load_data,
-    merged_into_two_classes,
     plan,
-    stratified_subsample,
 )
+from ensembo.bench.ensembles_data import load_data, merged_into_two_classes, stratified_subsample
 from ensembo.bench.ensembles_report import render_report
 from ensembo.datasets import Dataset
 

