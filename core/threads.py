@@ -4,7 +4,7 @@ A GP's matrices are small, and so are most models a search trains: a pool as wid
 machine gains little there, but when several searches, workers or neighbours share the
 cores the pools oversubscribe them, and OpenMP and OpenBLAS threads spin while they
 wait. Measured on 2 busy cores: GP asks about 10x slower under Dask workers, and the
-README's main job 9 min instead of 27 s (its logistic regressions and gradient boosting
+README's main job 9 min instead of 37 s (its logistic regressions and gradient boosting
 use OpenMP). threadpoolctl caps the pools for the duration of one call and restores
 them after, so nothing outside that call changes.
 """
