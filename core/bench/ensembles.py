@@ -36,12 +36,8 @@ writing one JSON record each; finished records are not run again.
 
 from __future__ import annotations
 
-import json
-import os
 import time
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from multiprocessing import get_context
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +52,8 @@ from ensembo.bench.ensembles_data import (
     VALIDATION_FRACTION,
     load_data,
 )
-from ensembo.bench.runner import is_finished, read_record, worker_environment
+from ensembo.bench.standalone_runs import chosen_datasets, run_and_collect, write_record
+from ensembo.bench.suite import UnknownSuiteError
 
 
 @attrs.frozen(kw_only=True)
@@ -310,11 +307,7 @@ def execute(block: Block) -> dict[str, Any]:
     except Exception as error:  # a crashed block is a result, reported, not a harness crash
         record.update(status="failed", error=f"{type(error).__name__}: {error}"[-2000:])
     record["wall_seconds"] = time.perf_counter() - begin
-    path = Path(block.path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(record, indent=1, default=str))
-    os.replace(temporary, path)
+    write_record(block.path, record)
     return record
 
 
@@ -327,14 +320,17 @@ def _search_of_method(kind: str) -> dict[str, str]:
 
 
 def plan(out: Path, experiments: Sequence[str], seeds: Sequence[int], budget: int,
-         limit: int | None = None) -> list[Block]:
+         limit: int | None = None, datasets: Collection[str] | None = None) -> list[Block]:
     """Blocks interleaved across experiments and spaces (dataset i of each, then i + 1), so
-    an interrupted run leaves every experiment with the same first datasets done."""
+    an interrupted run leaves every experiment with the same first datasets done.
+
+    ``datasets`` keeps only those datasets (each experiment the ones it has)."""
     queues = []
     for name in experiments:
         experiment = EXPERIMENTS[name]
+        kept = [d for d in experiment.datasets[:limit] if datasets is None or d in datasets]
         for space in experiment.spaces:
-            queues.append([(name, d, space) for d in experiment.datasets[:limit]])
+            queues.append([(name, d, space) for d in kept])
     blocks = []
     for position in range(max(map(len, queues), default=0)):
         for queue in queues:
@@ -347,19 +343,6 @@ def plan(out: Path, experiments: Sequence[str], seeds: Sequence[int], budget: in
     return blocks
 
 
-def run_all(blocks: Sequence[Block], workers: int,
-            on_done: Callable[[dict[str, Any]], None] | None = None) -> None:
-    pending = [b for b in blocks if not is_finished(Path(b.path))]
-    if not pending:
-        return
-    with worker_environment(), ProcessPoolExecutor(
-        max_workers=max(1, workers), mp_context=get_context("spawn"), max_tasks_per_child=1
-    ) as pool:
-        for future in as_completed([pool.submit(execute, b) for b in pending]):
-            if on_done is not None:
-                on_done(future.result())
-
-
 def run_ensembles(
     *,
     experiments: Sequence[str] = tuple(EXPERIMENTS),
@@ -368,21 +351,18 @@ def run_ensembles(
     workers: int = 1,
     out: Path = Path("bench-results"),
     limit: int | None = None,
+    datasets: Collection[str] | None = None,
     command: str = "",
     progress: bool = True,
+    run: bool = True,
 ) -> Path:
-    """Run what is missing, then write ``out/ensembles/report.md``; returns its path."""
-    from tqdm import tqdm
-
+    """Run what is missing (unless ``run`` is false), then write ``out/ensembles/report.md``;
+    returns its path."""
     from ensembo.bench.ensembles_report import render_report
 
-    blocks = plan(Path(out), experiments, range(seeds), budget, limit)
-    pending = [b for b in blocks if not is_finished(Path(b.path))]
-    with tqdm(
-        total=len(pending), desc="bench ensembles", unit="block", disable=not progress
-    ) as bar:
-        run_all(pending, workers, on_done=lambda record: bar.update())
-    records = [r for r in (read_record(Path(b.path)) for b in blocks) if r is not None]
+    blocks = plan(Path(out), experiments, range(seeds), budget, limit, datasets)
+    records = run_and_collect(blocks, execute, workers=workers, label="ensembles",
+                              unit="block", progress=progress, run=run)
     report = Path(out) / "ensembles" / "report.md"
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(render_report(records, command=command or "ensembo bench ensembles",
@@ -391,21 +371,27 @@ def run_ensembles(
 
 
 def main(args: Any, command: str) -> int:
-    """``ensembo bench ensembles [--seeds N] [--budget N] [--workers N] [--out DIR]``.
+    """``ensembo bench ensembles [--optimizers E1,E2] [--problems D1,D2] [--seeds N]
+    [--budget N] [--workers N] [--out DIR] [--report-only]``.
 
     ``--optimizers`` selects experiments (``esmbo,esmbo-large,eo,eo-cv,eo-refit,eo-large,segor``;
-    default all).
+    default all); ``--problems`` selects datasets among theirs.
     """
     chosen = (
         [e.strip() for e in args.optimizers.split(",")] if args.optimizers else list(EXPERIMENTS)
     )
     unknown = sorted(set(chosen) - set(EXPERIMENTS))
     if unknown:
-        raise SystemExit(
-            f"unknown ensembles experiment(s) {unknown}; valid: {', '.join(EXPERIMENTS)}"
+        raise UnknownSuiteError(
+            f"--optimizers: unknown ensembles experiment(s) {unknown}; "
+            f"valid: {', '.join(EXPERIMENTS)}"
         )
+    datasets = chosen_datasets(
+        args, list(dict.fromkeys(d for name in chosen for d in EXPERIMENTS[name].datasets))
+    )
     report = run_ensembles(experiments=chosen, seeds=args.seeds, budget=args.budget or 50,
-                           workers=args.workers, out=args.out, command=command,
-                           progress=not args.no_progress)
+                           workers=args.workers, out=args.out, datasets=datasets,
+                           command=command, progress=not args.no_progress,
+                           run=not getattr(args, "report_only", False))
     print(f"report: {report}")
     return 0

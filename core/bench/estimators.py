@@ -25,8 +25,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ensembo.bench.runner import is_finished, read_record
-from ensembo.bench.standalone_runs import chosen_datasets, run_pending, write_record
+from ensembo.bench.standalone_runs import chosen_datasets, run_and_collect, write_record
 
 DATASETS = ("breast-cancer", "keel:crx", "keel:german", "diabetes")
 ENTRIES = ("ensembo-best", "ensembo-ensemble", "tuned-forest")
@@ -181,9 +180,10 @@ def run_estimators(
     out: Path = Path("bench-results"),
     command: str = "",
     progress: bool = True,
+    run: bool = True,
 ) -> Path:
-    from tqdm import tqdm
-
+    """Run what is missing (unless ``run`` is false), then write
+    ``out/estimators/report.md``; returns its path."""
     runs = [
         EstimatorRun(
             dataset=d,
@@ -194,10 +194,8 @@ def run_estimators(
         for d in datasets
         for s in range(seeds)
     ]
-    pending = [r for r in runs if not is_finished(Path(r.path))]
-    with tqdm(total=len(pending), desc="bench estimators", unit="run", disable=not progress) as bar:
-        run_pending(pending, execute, workers, on_done=lambda record: bar.update())
-    records = [r for r in (read_record(Path(run.path)) for run in runs) if r is not None]
+    records = run_and_collect(runs, execute, workers=workers, label="estimators",
+                              progress=progress, run=run)
     report = Path(out) / "estimators" / "report.md"
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(
@@ -209,7 +207,8 @@ def run_estimators(
 
 
 def main(args: Any, command: str) -> int:
-    """``ensembo bench estimators [--seeds N] [--budget N_TRIALS] [--workers N] [--out DIR]``."""
+    """``ensembo bench estimators [--problems A,B] [--seeds N] [--budget N_TRIALS] [--workers N]
+    [--out DIR] [--report-only]``."""
     datasets = chosen_datasets(args, DATASETS)
     report = run_estimators(
         datasets=datasets,
@@ -219,6 +218,7 @@ def main(args: Any, command: str) -> int:
         out=args.out,
         command=command,
         progress=not args.no_progress,
+        run=not getattr(args, "report_only", False),
     )
     print(f"report: {report}")
     return 0

@@ -27,8 +27,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ensembo.bench.runner import is_finished, read_record
-from ensembo.bench.standalone_runs import chosen_datasets, run_pending, write_record
+from ensembo.bench.standalone_runs import chosen_datasets, run_and_collect, write_record
 from ensembo.stats import average_ranks, wilcoxon_signed_rank, win_frequency
 
 DATASETS = (
@@ -277,17 +276,13 @@ def run_overfitting(
     surrogate: str = "gp",
     command: str = "",
     progress: bool = True,
+    run: bool = True,
 ) -> Path:
-    """Run what is missing, then write ``out/overfitting/report.md``; returns its path."""
-    from tqdm import tqdm
-
+    """Run what is missing (unless ``run`` is false), then write
+    ``out/overfitting/report.md``; returns its path."""
     runs = plan(Path(out), datasets, range(seeds), budget, space, surrogate)
-    pending = [r for r in runs if not is_finished(Path(r.path))]
-    with tqdm(
-        total=len(pending), desc="bench overfitting", unit="run", disable=not progress
-    ) as bar:
-        run_pending(pending, execute, workers, on_done=lambda record: bar.update())
-    records = [r for r in (read_record(Path(run.path)) for run in runs) if r is not None]
+    records = run_and_collect(runs, execute, workers=workers, label="overfitting",
+                              progress=progress, run=run)
     text = render(
         tables(records, list(range(seeds))),
         command=command or "ensembo bench overfitting",
@@ -302,7 +297,8 @@ def run_overfitting(
 
 
 def main(args: Any, command: str) -> int:
-    """``ensembo bench overfitting [--seeds N] [--budget N] [--workers N] [--out DIR]``."""
+    """``ensembo bench overfitting [--problems A,B] [--seeds N] [--budget N] [--workers N]
+    [--out DIR] [--report-only]``."""
     datasets = chosen_datasets(args, DATASETS)
     report = run_overfitting(
         datasets=datasets,
@@ -312,6 +308,7 @@ def main(args: Any, command: str) -> int:
         out=args.out,
         command=command,
         progress=not args.no_progress,
+        run=not getattr(args, "report_only", False),
     )
     print(f"report: {report}")
     return 0

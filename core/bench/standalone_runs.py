@@ -1,4 +1,4 @@
-"""Execute the runs of a standalone benchmark (``overfitting``, ``estimators``).
+"""Execute the runs of a standalone benchmark (``overfitting``, ``estimators``, ``ensembles``).
 
 Each run is a plain value with a ``path`` for its JSON record; ``execute(run)`` writes
 the record. Runs whose record is final are skipped, so an interrupted benchmark resumes.
@@ -18,15 +18,48 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from ensembo.bench.runner import is_finished, worker_environment
+from ensembo.bench.runner import is_finished, read_record, worker_environment
+from ensembo.bench.suite import UnknownSuiteError
 
 logger = logging.getLogger(__name__)
 
 
 def chosen_datasets(args: Any, default: Sequence[str]) -> list[str]:
-    """The datasets named by ``--problems a,b,...``, or ``default`` when none are given."""
+    """The datasets named by ``--problems a,b,...``, or ``default`` when none are given.
+
+    A name not in ``default`` stops the command before anything runs, naming it."""
     chosen = getattr(args, "problems", None)
-    return [d.strip() for d in chosen.split(",") if d.strip()] if chosen else list(default)
+    if not chosen:
+        return list(default)
+    names = [d.strip() for d in chosen.split(",") if d.strip()]
+    unknown = [n for n in names if n not in default]
+    if unknown:
+        raise UnknownSuiteError(
+            f"--problems: unknown dataset(s) {unknown}; this benchmark has: {', '.join(default)}"
+        )
+    return names
+
+
+def run_and_collect(
+    runs: Sequence[Any],
+    execute: Callable[[Any], dict[str, Any]],
+    *,
+    workers: int,
+    label: str,
+    unit: str = "run",
+    progress: bool = True,
+    run: bool = True,
+) -> list[dict[str, Any]]:
+    """Run the runs without a final record (none when ``run`` is false, as for
+    ``--report-only``), then return every final record, in the order of ``runs``."""
+    if run:
+        from tqdm import tqdm
+
+        pending = [r for r in runs if not is_finished(Path(r.path))]
+        with tqdm(total=len(pending), desc=f"bench {label}", unit=unit,
+                  disable=not progress) as bar:
+            run_pending(pending, execute, workers, on_done=lambda record: bar.update())
+    return [r for r in (read_record(Path(each.path)) for each in runs) if r is not None]
 
 
 def write_record(path: str | Path, record: dict[str, Any]) -> None:

@@ -15,9 +15,11 @@ from ensembo.bench.ensembles import (
     evaluate,
     execute,
     plan,
+    run_ensembles,
 )
 from ensembo.bench.ensembles_data import load_data, merged_into_two_classes, stratified_subsample
 from ensembo.bench.ensembles_report import render_report
+from ensembo.cli import main as cli_main
 from ensembo.datasets import Dataset
 
 
@@ -28,6 +30,29 @@ def test_plan_interleaves_experiments_so_every_one_progresses(tmp_path):
                      ("eo", "cash-levesque", "australian")]
     assert len(blocks) == 6
     assert len({b.path for b in blocks}) == 6
+
+
+def test_plan_keeps_only_the_chosen_datasets_each_experiment_has(tmp_path):
+    blocks = plan(tmp_path, ["eo-refit", "eo-large"], seeds=[0, 1], budget=10,
+                  datasets={"german", "banana"})
+    assert sorted({(b.experiment, b.dataset) for b in blocks}) == [
+        ("eo-large", "banana"), ("eo-large", "german"), ("eo-refit", "german")]
+    assert len(blocks) == 6
+
+
+def test_cli_refuses_a_dataset_no_chosen_experiment_has(tmp_path, capsys):
+    code = cli_main(["bench", "ensembles", "--optimizers", "eo-refit", "--problems",
+                     "german,banana", "--out", str(tmp_path)])
+    assert code == 2
+    assert "['banana']" in capsys.readouterr().err
+    assert not (tmp_path / "ensembles").exists()  # refused before anything ran
+
+
+def test_report_only_runs_no_block_but_writes_the_report(tmp_path):
+    report = run_ensembles(experiments=["eo-refit"], seeds=1, budget=10, out=tmp_path,
+                           datasets=["german"], run=False, progress=False)
+    assert not list((tmp_path / "ensembles").glob("eo-refit/**/*.json"))
+    assert report.exists()
 
 
 def test_classes_merge_largest_first_into_the_smaller_group():
