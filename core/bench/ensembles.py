@@ -386,9 +386,8 @@ def main(args: Any, command: str) -> int:
             f"--optimizers: unknown ensembles experiment(s) {unknown}; "
             f"valid: {', '.join(EXPERIMENTS)}"
         )
-    datasets = chosen_datasets(
-        args, list(dict.fromkeys(d for name in chosen for d in EXPERIMENTS[name].datasets))
-    )
+    theirs = list(dict.fromkeys(d for name in chosen for d in EXPERIMENTS[name].datasets))
+    datasets = chosen_datasets(args, theirs, allowed=theirs)
     report = run_ensembles(experiments=chosen, seeds=args.seeds, budget=args.budget or 50,
                            workers=args.workers, out=args.out, datasets=datasets,
                            command=command, progress=not args.no_progress,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
@@ -24,18 +24,21 @@ from ensembo.bench.suite import UnknownSuiteError
 logger = logging.getLogger(__name__)
 
 
-def chosen_datasets(args: Any, default: Sequence[str]) -> list[str]:
+def chosen_datasets(
+    args: Any, default: Sequence[str], allowed: Collection[str] | None = None
+) -> list[str]:
     """The datasets named by ``--problems a,b,...``, or ``default`` when none are given.
 
-    A name not in ``default`` stops the command before anything runs, naming it."""
+    With ``allowed``, a name outside it stops the command before anything runs, naming
+    it; without, any name the dataset loader knows may be given."""
     chosen = getattr(args, "problems", None)
     if not chosen:
         return list(default)
     names = [d.strip() for d in chosen.split(",") if d.strip()]
-    unknown = [n for n in names if n not in default]
+    unknown = [n for n in names if allowed is not None and n not in allowed]
     if unknown:
         raise UnknownSuiteError(
-            f"--problems: unknown dataset(s) {unknown}; this benchmark has: {', '.join(default)}"
+            f"--problems: unknown dataset(s) {unknown}; this benchmark has: {', '.join(allowed)}"
         )
     return names
 
