@@ -68,27 +68,62 @@ def _has_errors(complete: Sequence[dict[str, Any]], method: str) -> bool:
     return bool(complete) and "test_wrong" in complete[0]["methods"][method]
 
 
+def _sole_winners(matrix: np.ndarray, methods: Sequence[str]) -> str:
+    """How often one method alone has the lowest test loss: an average rank can hide a
+    method that wins many problems outright and loses the rest."""
+    lowest = matrix == matrix.min(axis=1, keepdims=True)
+    alone = lowest.sum(axis=1) == 1
+    counts = lowest[alone].sum(axis=0)
+    order = sorted(range(len(methods)), key=lambda i: (-counts[i], i))
+    named = ", ".join(f"{methods[i]} {counts[i]}" for i in order if counts[i])
+    shared = int((~alone).sum())
+    return (f"Lowest test loss alone on {int(alone.sum())} of {len(matrix)}"
+            + (f": {named}" if named else "") + f"; {shared} shared the lowest.")
+
+
+def _per_seed(complete: Sequence[dict[str, Any]], methods: Sequence[str],
+              order: Sequence[int]) -> list[str]:
+    """Average rank within each seed, to show whether the order holds from seed to seed."""
+    seeds = sorted({r["seed"] for r in complete})
+    lines = ["Average rank within each seed (does the order hold from seed to seed?):", "",
+             "| seed | datasets | " + " | ".join(methods[i] for i in order) + " | Friedman p |",
+             "|---" * (len(methods) + 3) + "|"]
+    for seed in seeds:
+        runs = [r for r in complete if r["seed"] == seed]
+        if len(runs) < 2:
+            continue
+        matrix = np.array([[r["methods"][m]["test_loss"] for m in methods] for r in runs])
+        ranks = average_ranks(matrix)
+        p = f"{friedman_test(matrix).p_value:.3g}" if len(methods) >= 3 else "–"
+        lines.append(f"| {seed} | {len(runs)} | " + " | ".join(f"{ranks[i]:.2f}" for i in order)
+                     + f" | {p} |")
+    return lines
+
+
 def _comparison(matrix: np.ndarray, methods: Sequence[str], complete: Sequence[dict[str, Any]],
                 pb: Callable[[str, str], float | None]) -> list[str]:
     """Rank table, Friedman test and the pairwise win / PB / Wilcoxon matrix of ``matrix``
     (problems × methods test losses) from the runs ``complete``."""
     sizes = [np.median([r["methods"][m]["size"] for r in complete]) for m in methods]
+    validation = [np.mean([r["methods"][m]["validation_loss"] for r in complete]) for m in methods]
     ranks, expected = average_ranks(matrix), expected_rank(matrix)
     wins = win_frequency(matrix)
     # A tied vote is broken by the members' mean probability (records since 4202f60).
     ties = all("test_ties" in r["methods"][m] for r in complete for m in methods)
     header = (
         "| method | average rank | expected rank (Lacoste) | mean test loss "
-        "| median ensemble size |" + (" mean tied test votes |" if ties else "")
+        "| mean validation loss (final ensemble) | median ensemble size |"
+        + (" mean tied test votes |" if ties else "")
     )
-    lines = [header, "|---" * (6 if ties else 5) + "|"]
+    lines = [header, "|---" * (7 if ties else 6) + "|"]
     for i in np.argsort(ranks):
         tied = (f" {np.mean([r['methods'][methods[i]]['test_ties'] for r in complete]):.2f} |"
                 if ties else "")
         lines.append(f"| {methods[i]} | {ranks[i]:.2f} | {expected[i]:.2f} | "
-                     f"{matrix[:, i].mean():.4f} | {sizes[i]:.0f} |{tied}")
+                     f"{matrix[:, i].mean():.4f} | {validation[i]:.4f} | {sizes[i]:.0f} |{tied}")
     if len(methods) >= 3:
         lines += ["", f"Friedman p = {friedman_test(matrix).p_value:.3g}."]
+    lines += ["", _sole_winners(matrix, methods)]
     lines += [
         "",
         (
@@ -168,6 +203,8 @@ def render_group(experiment: str, space: str, records: Sequence[dict[str, Any]],
         if runs:
             lines += ["Per run (final ensembles, one row per dataset × seed):", ""]
         lines += _comparison(matrix, methods, complete, pb)
+        if len({r["seed"] for r in complete}) > 1:
+            lines += [""] + _per_seed(complete, methods, np.argsort(average_ranks(matrix)))
         averaged = any("last" in r["methods"][methods[0]] for r in complete)
         if (runs or averaged) and datasets >= 2:
             lines += [""] + _per_dataset(complete, methods)

@@ -180,6 +180,34 @@ def test_per_dataset_view_averages_seeds_and_the_last_iterations():
     assert "| ESMBO | – | 1.00, PB 0.50" in per_dataset  # identical errors: no evidence either way
 
 
+def test_report_counts_outright_wins_and_ranks_each_seed():
+    wrong = {m: "1000000000" for m in ("ESMBO", "SMBO", "RS", "ERS")}
+    records = [
+        # seed 0: ESMBO alone lowest twice, SMBO and RS share the lowest once
+        {**fake_record("d0", {"ESMBO": 0.1, "SMBO": 0.2, "RS": 0.3, "ERS": 0.4}, wrong), "seed": 0},
+        {**fake_record("d1", {"ESMBO": 0.1, "SMBO": 0.2, "RS": 0.3, "ERS": 0.4}, wrong), "seed": 0},
+        {**fake_record("d2", {"ESMBO": 0.3, "SMBO": 0.1, "RS": 0.1, "ERS": 0.4}, wrong), "seed": 0},
+        # seed 1: the order reverses, ERS alone lowest everywhere
+        *({**fake_record(f"d{i}", {"ESMBO": 0.4, "SMBO": 0.3, "RS": 0.2, "ERS": 0.1}, wrong),
+           "seed": 1} for i in range(3)),
+    ]
+    text = render_report(records, command="c", budget=10, seeds=2)
+    per_run = text.split("Per dataset")[0]
+    assert "Lowest test loss alone on 5 of 6: ERS 3, ESMBO 2; 1 shared the lowest." in per_run
+    header = next(line for line in per_run.splitlines() if line.startswith("| seed |"))
+    order = [cell.strip() for cell in header.strip("|").split("|")][2:-1]
+    seed_rows = {line.split("|")[1].strip(): line for line in per_run.splitlines()
+                 if line.startswith(("| 0 | 3 |", "| 1 | 3 |"))}
+    ranks = {seed: dict(zip(order, [float(c) for c in row.strip("|").split("|")[2:-1]],
+                            strict=True)) for seed, row in seed_rows.items()}
+    # seed 0's ranks: ESMBO 1, 1, 3; SMBO 2, 2, 1.5; RS 3, 3, 1.5; ERS 4 (two decimals shown)
+    assert ranks["0"] == pytest.approx({"ESMBO": 5 / 3, "SMBO": 5.5 / 3, "RS": 2.5, "ERS": 4.0},
+                                       abs=0.005)
+    assert ranks["1"] == {"ESMBO": 4.0, "SMBO": 3.0, "RS": 2.0, "ERS": 1.0}
+    # one seed: no per-seed table
+    assert "within each seed" not in render_report(records[:3], command="c", budget=10, seeds=1)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["eo-cv", "eo-refit"])
 def test_cross_validated_eo_block_scores_out_of_fold_and_on_test(tmp_path, name):
