@@ -5,7 +5,9 @@ compared on test loss over the datasets where every method finished: average ran
 (Friedman mid-ranks), Lacoste's expected rank, the win-frequency matrix (ties 0.5),
 the Poisson-binomial test Pr(A ≻ B) from per-example test disagreements
 (classification) and the two-sided Wilcoxon signed-rank p-value — once per run
-(dataset × seed) and once per dataset, as the papers count.
+(dataset × seed) and once per dataset, as the papers count. Beside the ranks: each
+method's mean validation loss, how often it alone has the lowest test loss, and with
+several seeds the ranks within each seed, so one can see whether an order holds.
 """
 
 from __future__ import annotations
