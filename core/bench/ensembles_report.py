@@ -83,20 +83,21 @@ def _sole_winners(matrix: np.ndarray, methods: Sequence[str]) -> str:
             + (f": {named}" if named else "") + f"; {shared} shared the lowest.")
 
 
-def _per_seed(complete: Sequence[dict[str, Any]], methods: Sequence[str],
-              order: Sequence[int]) -> list[str]:
-    """Average rank within each seed, to show whether the order holds from seed to seed."""
-    seeds = sorted({r["seed"] for r in complete})
+def _per_seed(complete: Sequence[dict[str, Any]], matrix: np.ndarray,
+              methods: Sequence[str]) -> list[str]:
+    """Average rank within each seed of ``matrix`` (one row per run of ``complete``), to
+    show whether the order holds from seed to seed. Columns follow the overall ranks."""
+    order = np.argsort(average_ranks(matrix))
+    seeds = np.array([r["seed"] for r in complete])
     lines = ["Average rank within each seed (does the order hold from seed to seed?):", "",
              "| seed | datasets | " + " | ".join(methods[i] for i in order) + " | Friedman p |",
              "|---" * (len(methods) + 3) + "|"]
-    for seed in seeds:
-        runs = [r for r in complete if r["seed"] == seed]
+    for seed in sorted(set(seeds.tolist())):
+        runs = matrix[seeds == seed]
         if len(runs) < 2:
             continue
-        matrix = np.array([[r["methods"][m]["test_loss"] for m in methods] for r in runs])
-        ranks = average_ranks(matrix)
-        p = f"{friedman_test(matrix).p_value:.3g}" if len(methods) >= 3 else "–"
+        ranks = average_ranks(runs)
+        p = f"{friedman_test(runs).p_value:.3g}" if len(methods) >= 3 else "–"
         lines.append(f"| {seed} | {len(runs)} | " + " | ".join(f"{ranks[i]:.2f}" for i in order)
                      + f" | {p} |")
     return lines
@@ -206,7 +207,7 @@ def render_group(experiment: str, space: str, records: Sequence[dict[str, Any]],
             lines += ["Per run (final ensembles, one row per dataset × seed):", ""]
         lines += _comparison(matrix, methods, complete, pb)
         if len({r["seed"] for r in complete}) > 1:
-            lines += [""] + _per_seed(complete, methods, np.argsort(average_ranks(matrix)))
+            lines += [""] + _per_seed(complete, matrix, methods)
         averaged = any("last" in r["methods"][methods[0]] for r in complete)
         if (runs or averaged) and datasets >= 2:
             lines += [""] + _per_dataset(complete, methods)
