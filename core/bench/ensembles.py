@@ -320,16 +320,19 @@ def _search_of_method(kind: str) -> dict[str, str]:
 
 
 def plan(out: Path, experiments: Sequence[str], seeds: Sequence[int], budget: int,
-         limit: int | None = None, datasets: Collection[str] | None = None) -> list[Block]:
+         limit: int | None = None, datasets: Collection[str] | None = None,
+         spaces: Mapping[str, Collection[str]] | None = None) -> list[Block]:
     """Blocks interleaved across experiments and spaces (dataset i of each, then i + 1), so
     an interrupted run leaves every experiment with the same first datasets done.
 
-    ``datasets`` keeps only those datasets (each experiment the ones it has)."""
+    ``datasets`` keeps only those datasets (each experiment the ones it has); ``spaces``
+    maps an experiment to the spaces it keeps (an experiment it does not name keeps all)."""
     queues = []
     for name in experiments:
         experiment = EXPERIMENTS[name]
         kept = [d for d in experiment.datasets[:limit] if datasets is None or d in datasets]
-        for space in experiment.spaces:
+        kept_spaces = (spaces or {}).get(name, experiment.spaces)
+        for space in (s for s in experiment.spaces if s in kept_spaces):
             queues.append([(name, d, space) for d in kept])
     blocks = []
     for position in range(max(map(len, queues), default=0)):
@@ -352,6 +355,7 @@ def run_ensembles(
     out: Path = Path("bench-results"),
     limit: int | None = None,
     datasets: Collection[str] | None = None,
+    spaces: Mapping[str, Collection[str]] | None = None,
     command: str = "",
     progress: bool = True,
     run: bool = True,
@@ -360,7 +364,7 @@ def run_ensembles(
     returns its path."""
     from ensembo.bench.ensembles_report import render_report
 
-    blocks = plan(Path(out), experiments, range(seeds), budget, limit, datasets)
+    blocks = plan(Path(out), experiments, range(seeds), budget, limit, datasets, spaces)
     records = run_and_collect(blocks, execute, workers=workers, label="ensembles",
                               unit="block", progress=progress, run=run)
     report = Path(out) / "ensembles" / "report.md"
@@ -370,26 +374,48 @@ def run_ensembles(
     return report
 
 
+def chosen_experiments(selectors: str | None) -> tuple[list[str], dict[str, set[str]]]:
+    """The experiments named by ``--optimizers``, and the spaces kept for those named as
+    ``experiment:space`` (``esmbo-large:random-forest`` runs that space alone); an unknown
+    experiment or space stops the command before anything runs, naming it."""
+    if not selectors:
+        return list(EXPERIMENTS), {}
+    experiments: list[str] = []
+    spaces: dict[str, set[str]] = {}
+    for selector in (s.strip() for s in selectors.split(",") if s.strip()):
+        name, _, space = selector.partition(":")
+        if name not in EXPERIMENTS:
+            raise UnknownSuiteError(
+                f"--optimizers: unknown ensembles experiment {name!r}; "
+                f"valid: {', '.join(EXPERIMENTS)}"
+            )
+        if space and space not in EXPERIMENTS[name].spaces:
+            raise UnknownSuiteError(
+                f"--optimizers: {selector!r}: experiment {name!r} has no space {space!r}; "
+                f"its spaces: {', '.join(EXPERIMENTS[name].spaces)}"
+            )
+        if name not in experiments:
+            experiments.append(name)
+        if space:
+            spaces.setdefault(name, set()).add(space)
+        else:
+            spaces[name] = set(EXPERIMENTS[name].spaces)
+    return experiments, spaces
+
+
 def main(args: Any, command: str) -> int:
-    """``ensembo bench ensembles [--optimizers E1,E2] [--problems D1,D2] [--seeds N]
+    """``ensembo bench ensembles [--optimizers E1,E2:SPACE] [--problems D1,D2] [--seeds N]
     [--budget N] [--workers N] [--out DIR] [--report-only]``.
 
     ``--optimizers`` selects experiments (``esmbo,esmbo-large,eo,eo-cv,eo-refit,eo-large,segor``;
-    default all); ``--problems`` selects datasets among theirs.
+    default all), ``experiment:space`` one of an experiment's spaces; ``--problems``
+    selects datasets among theirs.
     """
-    chosen = (
-        [e.strip() for e in args.optimizers.split(",")] if args.optimizers else list(EXPERIMENTS)
-    )
-    unknown = sorted(set(chosen) - set(EXPERIMENTS))
-    if unknown:
-        raise UnknownSuiteError(
-            f"--optimizers: unknown ensembles experiment(s) {unknown}; "
-            f"valid: {', '.join(EXPERIMENTS)}"
-        )
+    chosen, spaces = chosen_experiments(args.optimizers)
     theirs = list(dict.fromkeys(d for name in chosen for d in EXPERIMENTS[name].datasets))
     datasets = chosen_datasets(args, theirs, allowed=theirs)
     report = run_ensembles(experiments=chosen, seeds=args.seeds, budget=args.budget or 50,
-                           workers=args.workers, out=args.out, datasets=datasets,
+                           workers=args.workers, out=args.out, datasets=datasets, spaces=spaces,
                            command=command, progress=not args.no_progress,
                            run=not getattr(args, "report_only", False))
     print(f"report: {report}")

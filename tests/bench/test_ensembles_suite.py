@@ -40,6 +40,40 @@ def test_plan_keeps_only_the_chosen_datasets_each_experiment_has(tmp_path):
     assert len(blocks) == 6
 
 
+def test_plan_keeps_only_the_chosen_spaces_of_an_experiment(tmp_path):
+    blocks = plan(tmp_path, ["esmbo", "eo"], seeds=[0, 1], budget=10, limit=2,
+                  spaces={"esmbo": {"random-forest"}})
+    assert sorted({(b.experiment, b.space) for b in blocks}) == [
+        ("eo", "cash-levesque"), ("esmbo", "random-forest")]
+    assert len(blocks) == 8
+
+
+@pytest.mark.parametrize(("selector", "named"), [
+    ("esmbo-large:mlp", "has no space 'mlp'"),
+    ("esmbo-larger:svm", "unknown ensembles experiment 'esmbo-larger'"),
+])
+def test_cli_refuses_an_unknown_experiment_or_space(tmp_path, capsys, selector, named):
+    code = cli_main(["bench", "ensembles", "--optimizers", selector, "--out", str(tmp_path)])
+    assert code == 2
+    assert named in capsys.readouterr().err
+    assert not (tmp_path / "ensembles").exists()
+
+
+def test_cli_plans_only_the_chosen_space(tmp_path, monkeypatch):
+    planned = []
+
+    def collect(blocks, execute, **options):
+        planned.extend(blocks)
+        return []
+
+    monkeypatch.setattr("ensembo.bench.ensembles.run_and_collect", collect)
+    code = cli_main(["bench", "ensembles", "--optimizers", "esmbo:svm,eo-refit", "--problems",
+                     "german", "--seeds", "1", "--out", str(tmp_path), "--no-progress"])
+    assert code == 0
+    assert [(b.experiment, b.space, b.dataset) for b in planned] == [
+        ("esmbo", "svm", "german"), ("eo-refit", "cash-levesque", "german")]
+
+
 def test_cli_refuses_a_dataset_no_chosen_experiment_has(tmp_path, capsys):
     code = cli_main(["bench", "ensembles", "--optimizers", "eo-refit", "--problems",
                      "german,banana", "--out", str(tmp_path)])
