@@ -100,12 +100,11 @@ def sample_risks(
     raise ValueError(f"unknown Agnostic Bayes sampler {sampler!r}; valid: {', '.join(SAMPLERS)}")
 
 
-def win_shares(risks: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+def win_shares(risks: np.ndarray) -> np.ndarray:
     """Fraction of risk samples (s, d) in which each model is the argmin.
 
     A tie splits the sample's unit equally between the tied models — the expectation of
-    the thesis's uniform random tie-breaking, without its noise. ``rng`` is unused and
-    kept so callers may switch to sampled tie-breaking without changing call sites.
+    the thesis's uniform random tie-breaking, without its noise.
     """
     risks = np.atleast_2d(risks)
     winners = risks <= risks.min(axis=1, keepdims=True) + TIE_TOLERANCE
