@@ -124,7 +124,10 @@ class Space:
             "encoding": definition.get("encoding", "index"),
         }
         if definition.get("document") is not None:
-            return cls.from_document(definition["document"], **options)
+            # A document without a name took its source's (the file name): keep it.
+            return cls.from_document(
+                definition["document"], source=definition.get("name") or "", **options
+            )
         configspace = ConfigurationSpace.from_serialized_dict(dict(definition["configspace"]))
         return cls(configspace, name=definition.get("name"), **options)
 
