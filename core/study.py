@@ -218,7 +218,7 @@ class Study:
         """Configurations for trials ``first .. first + n - 1``.
 
         Model-based suggestions are made one after the other, each with the pending
-        trials and the batch so far as pending (fantasies / constant liar in the
+        trials and the batch so far as pending (fantasies, kriging believer by default, in the
         proposer). A suggestion that repeats a trial, or that nearly equals a pending
         trial or another suggestion of the batch (see
         :class:`ensembo.execution.DistinctConfigs`; TPE and random proposers know
