@@ -7,8 +7,8 @@ the error text and the run goes on; Ctrl-C marks the running trials interrupted 
 are re-run on resume) and re-raises.
 
 With ``n_jobs`` > 1 the loop asks ``n_jobs`` trials at once — the study's proposer sees
-the others as pending (fantasies, kriging believer by default), so they differ — evaluates them in parallel
-processes (joblib) and tells each result.
+the others as pending (fantasies, kriging believer by default), so they differ —
+evaluates them in parallel processes (joblib) and tells each result.
 """
 
 from __future__ import annotations
