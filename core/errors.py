@@ -62,6 +62,10 @@ class PluginContractError(EnsemboError, TypeError):
     """A plugin factory produced an object that does not satisfy its protocol."""
 
 
+class ComponentOptionError(EnsemboError, ValueError):
+    """A registered component refused the value of one of its options."""
+
+
 class TrialError(EnsemboError, RuntimeError):
     """A trial was used in a way its state does not allow (e.g. told twice)."""
 

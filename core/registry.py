@@ -23,7 +23,12 @@ import attrs
 import pluggy
 
 from ensembo import hookspecs
-from ensembo.errors import DuplicatePluginError, PluginContractError, UnknownComponentError
+from ensembo.errors import (
+    ComponentOptionError,
+    DuplicatePluginError,
+    PluginContractError,
+    UnknownComponentError,
+)
 from ensembo.protocols import PROTOCOLS, Proposer
 
 logger = logging.getLogger(__name__)
@@ -199,13 +204,15 @@ class Registry:
     def create(self, kind: str, name: str, **options: Any) -> Any:
         """Build component ``name`` of ``kind`` with ``options`` and check its protocol."""
         entry = self.entry(kind, name)
+        label = f"{kind.replace('_', ' ')} {name!r} (from {entry.distribution})"
         try:
             component = entry.factory(**options)
         except TypeError as error:
             raise PluginContractError(
-                f"{kind.replace('_', ' ')} {name!r} (from {entry.distribution}) rejected "
-                f"options {sorted(options)}: {error}"
+                f"{label} rejected options {sorted(options)}: {error}"
             ) from error
+        except ValueError as error:  # a known option with a value the plugin refuses
+            raise ComponentOptionError(f"{label} rejected options {options}: {error}") from error
         check_protocol(kind, component, f"{name!r} (from {entry.distribution})")
         return component
 

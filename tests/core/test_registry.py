@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from ensembo import hookimpl
-from ensembo.errors import DuplicatePluginError, PluginContractError, UnknownComponentError
+from ensembo.errors import (
+    ComponentOptionError,
+    DuplicatePluginError,
+    PluginContractError,
+    UnknownComponentError,
+)
 from ensembo.plugins.initial_designs.random_design import RandomDesign
 from ensembo.registry import Registry, registry
 
@@ -74,3 +79,23 @@ def test_bad_options_name_the_plugin():
     reg = Registry.from_plugins({"dist-a": _DesignsA()})
     with pytest.raises(PluginContractError, match="'grid' \\(from dist-a\\) rejected options"):
         reg.create("initial_design", "grid", n_points=3)
+
+
+class _StrictDesign(RandomDesign):
+    def __init__(self, size: int = 1):
+        if size < 1:
+            raise ValueError(f"size must be at least 1, got {size}")
+
+
+class _StrictDesigns:
+    @hookimpl
+    def ensembo_add_initial_designs(self):
+        return {"strict": _StrictDesign}
+
+
+def test_bad_option_values_name_the_plugin_and_the_option():
+    reg = Registry.from_plugins({"dist-s": _StrictDesigns()})
+    with pytest.raises(
+        ComponentOptionError, match=r"'strict' \(from dist-s\) rejected options \{'size': 0\}"
+    ):
+        reg.create("initial_design", "strict", size=0)
