@@ -8,6 +8,7 @@ informed, and persists every state change. ``optimize`` runs the loop.
 from __future__ import annotations
 
 import logging
+import numbers
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from os import PathLike
@@ -16,7 +17,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ensembo import components, defaults, execution, spaces
+from ensembo import checks, components, defaults, execution, spaces
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.errors import StorageError, TrialError
 from ensembo.objective import to_evaluation
@@ -24,12 +25,13 @@ from ensembo.progress import ProgressBar
 from ensembo.proposal import ModelBasedProposer, RandomProposer
 from ensembo.protocols import Proposer
 from ensembo.registry import Registry, new_plugin_manager, registry
-from ensembo.storage import Storage, open_storage
+from ensembo.storage import Storage, open_existing_storage, open_storage
 from ensembo.trials import Evaluation, History, Trial, TrialState
 
 logger = logging.getLogger(__name__)
 
 STORAGE_FORMAT = 1
+TASKS = ("classification", "regression")
 _RUNNERS_UP = 4
 _RANDOM_DRAWS = 20
 _RANDOM_PURPOSE = 1000
@@ -64,9 +66,12 @@ class Study:
         metadata: Mapping[str, Any] | None = None,
     ):
         self.space = spaces.load(space)
-        self.seed = int(seed)
+        self.seed = checks.whole_number("seed", seed, 0)
+        if budget is not None:
+            checks.whole_number("budget", budget, 1)
+        if task is not None:
+            checks.one_of("task", task, TASKS)
         self.registry = registry
-        self.storage = open_storage(storage)
         self.metadata = dict(metadata or {})
         self.models: dict[int, Any] = {}
         if surrogate == defaults.AUTO:
@@ -74,7 +79,9 @@ class Study:
         if initial_design == defaults.AUTO:
             initial_design = defaults.default_initial_design()
         self.n_initial = (
-            defaults.default_n_initial(self.space) if n_initial is None else int(n_initial)
+            defaults.default_n_initial(self.space)
+            if n_initial is None
+            else checks.whole_number("n_initial", n_initial, 0)
         )
         self.context = EnsembleContext(
             y_true=None if validation_targets is None else np.asarray(validation_targets),
@@ -92,10 +99,13 @@ class Study:
             "initial_design": initial_design,
             "ensemble_strategy": ensemble,
         }
+        if loss is not None:
+            self._build("loss", loss)  # an unknown loss fails here, not after the first trial
         self.proposer = self._build_proposer()
         self.initial_design = self._build("initial_design", initial_design)
         self.strategy = self._build("ensemble_strategy", ensemble)
         self._hooks = self._observers(callbacks)
+        self.storage = open_storage(storage)  # only once every argument is known to be good
         self.history = History(self.storage.trials())
         self._initial_configs: list[dict[str, Any]] | None = None
         self._check_or_write_meta()
@@ -172,7 +182,7 @@ class Study:
         Components given as live objects were not stored and must be passed again in
         ``overrides`` (e.g. ``surrogate=my_surrogate``).
         """
-        opened = open_storage(storage)
+        opened = open_existing_storage(storage)
         meta = opened.read_meta()
         if meta is None:
             raise StorageError(f"{storage}: no study stored here")
@@ -330,7 +340,7 @@ class Study:
         ``state="failed"`` with ``error`` for a failed evaluation. A non-finite loss
         makes the trial failed.
         """
-        number = trial if isinstance(trial, int) else trial.number
+        number = _trial_number(trial)
         if not 0 <= number < len(self.history):
             raise TrialError(f"trial {number} was never asked")
         current = self.history[number]
@@ -339,7 +349,7 @@ class Study:
                 f"trial {number} is already {current.state.value}; it cannot be told twice"
             )
         now = time.time()
-        state = TrialState(state)
+        state = _trial_state(state)
         if state is TrialState.COMPLETE:
             try:
                 evaluation = to_evaluation(result)
@@ -353,7 +363,12 @@ class Study:
                     self.models[number] = evaluation.model
         else:
             finished = current.with_failure(error or state.value, now, state)
-        self._record(finished)
+        try:
+            self._record(finished)
+        except (TypeError, ValueError) as refused:  # e.g. info or predictions not storable
+            finished = current.with_failure(f"the result cannot be stored: {refused}", now)
+            self.models.pop(number, None)
+            self._record(finished)
         if finished.state is TrialState.COMPLETE:
             self.strategy.update(self.history, finished, self.context)
             self._refresh_ensemble()
@@ -409,8 +424,15 @@ class Study:
         """
         if n_trials is None and timeout is None:
             raise ValueError("give n_trials, timeout or both")
+        if n_trials is not None:
+            checks.whole_number("n_trials", n_trials, 1)
+        if timeout is not None:
+            checks.positive_seconds("timeout", timeout)
+        if not callable(objective):
+            raise TypeError(f"objective must be callable (config -> loss), got {objective!r}")
         limits = execution.TrialLimits(
-            wall_time=trial_timeout,
+            wall_time=None if trial_timeout is None
+            else checks.positive_seconds("trial_timeout", trial_timeout),
             memory=None if memory_limit is None else execution.parse_bytes(memory_limit),
         )
         backend, owned = execution.resolve_backend(n_jobs, executor)
@@ -458,3 +480,22 @@ class Study:
     def components(self) -> dict[str, Any]:
         """The component specs in use (names and options, or the objects)."""
         return dict(self._specs)
+
+
+def _trial_number(trial: Any) -> int:
+    """The number of ``trial``: a :class:`Trial` or an integer (numpy integers too)."""
+    if isinstance(trial, Trial):
+        return trial.number
+    if isinstance(trial, numbers.Integral) and not isinstance(trial, bool):
+        return int(trial)
+    raise TrialError(
+        f"tell() takes a Trial from ask() or its number, got {type(trial).__name__}: {trial!r}"
+    )
+
+
+def _trial_state(state: Any) -> TrialState:
+    try:
+        return TrialState(state)
+    except ValueError:
+        valid = ", ".join(s.value for s in TrialState)
+        raise TrialError(f"unknown trial state {state!r}; valid: {valid}") from None

@@ -22,7 +22,7 @@ from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.errors import EnsemboError, StorageError
 from ensembo.registry import Registry
 from ensembo.report.scoring import ensemble_loss
-from ensembo.storage import Storage, open_storage
+from ensembo.storage import Storage, open_existing_storage
 from ensembo.trials import History, Trial, TrialState
 
 MIN_ACTIVE = 8
@@ -218,7 +218,7 @@ def compute_report(
     storage: Storage | str | PathLike, registry: Registry | None = None
 ) -> ReportData:
     """Read ``storage`` and compute every table and series a report shows."""
-    opened = open_storage(storage)
+    opened = open_existing_storage(storage)
     try:
         meta = opened.read_meta()
         trials = tuple(opened.trials())

@@ -41,9 +41,9 @@ def write_study_report(
     registry: Registry | None = None,
 ) -> list[Path]:
     """``report.md``, ``trials.md``, ``trials.csv`` and, with matplotlib, the PNG figures."""
+    data = compute_report(storage, registry)  # before any folder is made: it may refuse
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    data = compute_report(storage, registry)
     figures: list[Path] = []
     if _plots_wanted(plots):
         from ensembo.report.plots import plot_study

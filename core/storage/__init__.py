@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from os import PathLike
 
+from ensembo.errors import StorageError
 from ensembo.storage.base import Storage
 from ensembo.storage.memory import MemoryStorage
 from ensembo.storage.sqlite import SQLiteStorage
@@ -15,10 +16,26 @@ def open_storage(target: Storage | str | PathLike | None) -> Storage:
         return MemoryStorage()
     if isinstance(target, Storage):
         return target
+    return SQLiteStorage(_path(target))
+
+
+def open_existing_storage(target: Storage | str | PathLike) -> Storage:
+    """Like :func:`open_storage`, for reading a study back: the file must already hold
+    one. A missing file or another program's database is refused and left untouched."""
+    if isinstance(target, Storage):
+        return target
+    return SQLiteStorage.existing(_path(target))
+
+
+def _path(target: str | PathLike) -> str:
+    if not isinstance(target, str | PathLike):
+        raise StorageError(
+            f"storage must be a file path or a Storage, got {type(target).__name__}: {target!r}"
+        )
     path = str(target)
-    if path.startswith("sqlite:///"):
-        path = path[len("sqlite:///") :]
-    return SQLiteStorage(path)
+    return path[len("sqlite:///") :] if path.startswith("sqlite:///") else path
 
 
-__all__ = ["MemoryStorage", "SQLiteStorage", "Storage", "open_storage"]
+__all__ = [
+    "MemoryStorage", "SQLiteStorage", "Storage", "open_existing_storage", "open_storage"
+]

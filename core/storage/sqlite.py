@@ -8,6 +8,7 @@ stored as ``.npy`` blobs so they come back with dtype and shape intact.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import sqlite3
@@ -63,6 +64,20 @@ def _blob_to_array(blob: bytes | None) -> np.ndarray | None:
     return None if blob is None else np.load(io.BytesIO(blob), allow_pickle=False)
 
 
+def _holds_study(path: Path) -> bool:
+    """Whether ``path`` has ensembo's tables, looked at through a read-only connection."""
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    try:
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as connection:
+            tables = {
+                row[0]
+                for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            }
+    except sqlite3.DatabaseError as error:
+        raise StorageError(f"{path}: not a usable ensembo study file ({error})") from error
+    return {"meta", "trials"} <= tables
+
+
 class SQLiteStorage:
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -74,6 +89,16 @@ class SQLiteStorage:
             self._connection.executescript(_SCHEMA)
         except sqlite3.DatabaseError as error:
             raise StorageError(f"{self.path}: not a usable ensembo study file ({error})") from error
+
+    @classmethod
+    def existing(cls, path: str | Path) -> SQLiteStorage:
+        """Open a file that already holds a study; never create or alter another file."""
+        path = Path(path)
+        if not path.is_file():
+            raise StorageError(f"{path}: no such study file")
+        if not _holds_study(path):
+            raise StorageError(f"{path}: no study stored here")
+        return cls(path)
 
     def read_meta(self) -> dict[str, Any] | None:
         row = self._connection.execute("SELECT value FROM meta WHERE key = 'study'").fetchone()

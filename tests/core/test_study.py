@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -123,3 +124,82 @@ def test_storage_of_another_study_is_refused(flat_space, tmp_path):
     Study(flat_space, surrogate=None, seed=1, storage=path)
     with pytest.raises(StorageError, match="different study"):
         Study(flat_space, surrogate=None, seed=2, storage=path)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"seed": -1}, "seed: must be an integer >= 0, got -1"),
+        ({"seed": 1.5}, "seed: must be an integer >= 0, got 1.5"),
+        ({"n_initial": -1}, "n_initial: must be an integer >= 0, got -1"),
+        ({"budget": 0}, "budget: must be an integer >= 1, got 0"),
+        ({"task": "ranking"}, "task: unknown value 'ranking'"),
+        ({"loss": "nope"}, "Unknown loss 'nope'"),
+        ({"ensemble": {"name": "eo", "size": 0}}, "'eo' (from ensembo) rejected options"),
+    ],
+)
+def test_bad_arguments_are_named_and_leave_no_storage_file(flat_space, tmp_path, options, message):
+    path = tmp_path / "s.db"
+    with pytest.raises(ensembo.EnsemboError, match=re.escape(message)):
+        Study(flat_space, surrogate=None, storage=path, **options)
+    assert not path.exists()
+
+
+def test_tell_names_a_bad_trial_or_state(flat_space):
+    study = Study(flat_space, surrogate=None)
+    trial = study.ask()
+    with pytest.raises(TrialError, match="takes a Trial from ask\\(\\) or its number, got str"):
+        study.tell("0", 1.0)
+    with pytest.raises(TrialError, match="unknown trial state 'done'; valid: pending"):
+        study.tell(trial, 1.0, state="done")
+    assert study.tell(np.int64(trial.number), 1.0).state is TrialState.COMPLETE
+
+
+def test_a_result_the_storage_cannot_hold_fails_its_trial_only(flat_space, tmp_path):
+    def objective(config):
+        if config["x"] > 0:
+            return {"loss": 1.0, "info": {"model": object()}}
+        return config["y"]
+
+    path = tmp_path / "s.db"
+    study = Study(flat_space, surrogate=None, storage=path).optimize(objective, n_trials=8)
+    failed = study.history.in_state(TrialState.FAILED)
+    assert failed and all("cannot be stored" in t.error for t in failed)
+    stored = Study.load(path).history
+    assert [t.state for t in stored] == [t.state for t in study.history]
+    assert len(stored.completed()) == 8 - len(failed) > 0
+
+
+def test_a_refused_result_keeps_no_model_in_memory(flat_space, tmp_path):
+    study = Study(flat_space, surrogate=None, storage=tmp_path / "s.db")
+    trial = study.ask()
+    told = study.tell(trial, Evaluation(loss=0.5, model="m", info={"x": object()}))
+    assert told.state is TrialState.FAILED
+    assert trial.number not in study.models
+
+
+def test_load_never_creates_a_file(tmp_path):
+    path = tmp_path / "typo.db"
+    with pytest.raises(StorageError, match="no such study file"):
+        Study.load(path)
+    assert not path.exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"n_trials": -1}, "n_trials: must be an integer >= 1, got -1"),
+        ({"n_trials": 2, "trial_timeout": -1}, "trial_timeout: must be a positive number"),
+        ({"timeout": "soon"}, "timeout: must be a positive number of seconds, got 'soon'"),
+    ],
+)
+def test_optimize_names_a_bad_argument(flat_space, options, message):
+    with pytest.raises(ensembo.EnsemboError, match=re.escape(message)):
+        Study(flat_space, surrogate=None).optimize(quadratic, **options)
+
+
+def test_optimize_refuses_an_objective_that_is_not_callable(flat_space):
+    study = Study(flat_space, surrogate=None)
+    with pytest.raises(TypeError, match="objective must be callable"):
+        study.optimize(5, n_trials=2)
+    assert len(study.trials) == 0

@@ -10,6 +10,7 @@ from ensembo.errors import StorageError
 from ensembo.plugins.ensembles.best import BestSingle
 from ensembo.report.data import compute_report, hyperparameter_importance, replay_ensembles
 from ensembo.report.scoring import ensemble_loss
+from ensembo.storage import SQLiteStorage
 from ensembo.trials import History, Trial, TrialState
 
 
@@ -46,8 +47,15 @@ def test_reading_a_report_leaves_a_running_trial_alone(stored_study, tmp_path):
 
 
 def test_empty_storage_is_an_error(tmp_path):
+    SQLiteStorage(tmp_path / "empty.db").close()  # ensembo's tables, no study
     with pytest.raises(StorageError, match="no study stored here"):
         compute_report(tmp_path / "empty.db")
+
+
+def test_missing_storage_is_an_error_and_is_not_created(tmp_path):
+    with pytest.raises(StorageError, match="no such study file"):
+        compute_report(tmp_path / "typo.db")
+    assert not (tmp_path / "typo.db").exists()
 
 
 def _trial(number, loss, predictions):

@@ -59,3 +59,17 @@ def test_benchmark_csv_gives_ranks_and_a_diagram(tmp_path):
 def test_missing_file_is_a_usage_error(tmp_path, capsys):
     assert main(["report", str(tmp_path / "nope.db")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["report", "resume"])
+def test_another_programs_database_is_refused_and_left_untouched(tmp_path, capsys, command):
+    import sqlite3
+
+    path = tmp_path / "people.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE people (name TEXT)")
+    before = path.read_bytes()
+    assert main([command, str(path)]) == 2
+    assert f"{path}: no study stored here" in capsys.readouterr().err
+    assert path.read_bytes() == before
+    assert not (tmp_path / "people-report").exists()
