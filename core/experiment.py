@@ -25,6 +25,7 @@ from typing import Any
 import attrs
 import yaml
 
+from ensembo import checks
 from ensembo.errors import ExperimentError
 from ensembo.execution.settings import ExecutionSettings
 
@@ -102,7 +103,7 @@ def _check_keys(document: Mapping[str, Any]) -> None:
     for key in document:
         if key not in _KEYS:
             close = difflib.get_close_matches(str(key), sorted(_KEYS), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = f"; did you mean {close[0]!r}?" if close else "."
             raise ExperimentError(
                 str(key), f"unknown key{hint} Valid keys: {', '.join(sorted(_KEYS))}"
             )
@@ -112,10 +113,21 @@ def _check_keys(document: Mapping[str, Any]) -> None:
     budget = document["budget"]
     if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:
         raise ExperimentError("budget", f"must be a positive integer, got {budget!r}")
-    seed = document.get("seed", 0)
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise ExperimentError("seed", f"must be an integer, got {seed!r}")
+    checks.whole_number("seed", document.get("seed", 0), 0)
+    _check_optional_values(document)
     ExecutionSettings.from_document(document.get("execution"))
+
+
+def _check_optional_values(document: Mapping[str, Any]) -> None:
+    """Types of the optional scalar keys (null means absent)."""
+    if document.get("n_initial") is not None:
+        checks.whole_number("n_initial", document["n_initial"], 0)
+    if document.get("timeout") is not None:
+        checks.positive_seconds("timeout", document["timeout"])
+    for key in ("storage", "name"):
+        value = document.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ExperimentError(key, f"must be a string, got {value!r}")
 
 
 def parse_experiment(document: Any, base_dir: Path | str = ".") -> Experiment:
@@ -142,7 +154,8 @@ def load_experiment(path: str | Path) -> Experiment:
     try:
         return parse_experiment(document, path.parent)
     except ExperimentError as error:
-        raise ExperimentError(f"{path}: {error.path}", error.message) from error
+        where = f"{path}: {error.path}" if error.path else str(path)
+        raise ExperimentError(where, error.message) from error
 
 
 def import_callable(reference: Any, key: str, base_dir: Path | None = None) -> Callable[..., Any]:

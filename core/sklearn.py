@@ -25,7 +25,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ensembo import defaults, spaces
+from ensembo import checks, defaults, spaces
 from ensembo.errors import ExperimentError
 from ensembo.ml.artifacts import artifact_store_for
 from ensembo.ml.final import finalize
@@ -122,8 +122,15 @@ class _EnsemboSearch(BaseEstimator):
             or self.n_trials < 1
         ):
             raise ExperimentError("n_trials", f"must be a positive integer, got {self.n_trials!r}")
-        if not isinstance(self.seed, int | np.integer) or isinstance(self.seed, bool):
-            raise ExperimentError("seed", f"must be an integer, got {self.seed!r}")
+        checks.whole_number("seed", self.seed, 0)
+        n_jobs = self.n_jobs
+        if n_jobs is not None and (
+            not isinstance(n_jobs, int | np.integer) or isinstance(n_jobs, bool) or n_jobs == 0
+        ):
+            raise ExperimentError(
+                "n_jobs", f"must be None or a non-zero integer as joblib reads it (-1: one per "
+                f"CPU), got {n_jobs!r}"
+            )
 
     def fit(self, X: Any, y: Any) -> _EnsemboSearch:
         self._check_params()

@@ -22,6 +22,7 @@ rebuilds the same task and continues the stored study.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,6 +38,7 @@ from ensembo.ml.final import ensemble_validation_loss, finalize
 from ensembo.ml.loop import finished_count, run_task
 from ensembo.ml.selection import SELECTIONS
 from ensembo.ml.task import Task
+from ensembo.ml.validation import validation_scheme
 from ensembo.study import Study
 
 _DATA_KEYS = (
@@ -51,6 +53,12 @@ _DATA_KEYS = (
     "threads",
 )
 
+_FRACTION = [
+    attrs.validators.instance_of((int, float)),
+    attrs.validators.gt(0.0),
+    attrs.validators.lt(1.0),
+]
+
 
 @attrs.frozen(kw_only=True)
 class DataSettings:
@@ -59,13 +67,14 @@ class DataSettings:
     dataset: str
     target: str | None = None
     task: str | None = None
-    test: float = attrs.field(
-        default=0.25, validator=[attrs.validators.gt(0.0), attrs.validators.lt(1.0)]
-    )
+    test: float = attrs.field(default=0.25, validator=_FRACTION)
     validation: Any = 0.33
-    selection_split: float | None = None
+    selection_split: float | None = attrs.field(
+        default=None,
+        validator=attrs.validators.optional(_FRACTION),
+    )
     final: str = attrs.field(default="argmin", validator=attrs.validators.in_(SELECTIONS))
-    refit: bool = True
+    refit: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
     threads: int = attrs.field(
         default=1, validator=[attrs.validators.instance_of(int), attrs.validators.ge(0)]
     )
@@ -81,14 +90,29 @@ class DataSettings:
         for key in document:
             if key not in _DATA_KEYS:
                 close = difflib.get_close_matches(str(key), _DATA_KEYS, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
+                hint = f"; did you mean {close[0]!r}?" if close else "."
                 raise ExperimentError(
                     f"data.{key}", f"unknown key{hint} Valid keys: {', '.join(_DATA_KEYS)}"
                 )
         try:
-            return cls(**dict(document))
+            settings = cls(**dict(document))
         except (TypeError, ValueError) as error:
-            raise ExperimentError("data", f"invalid settings {dict(document)}: {error}") from error
+            raise _settings_error(error) from error
+        try:
+            validation_scheme(settings.validation)
+        except ExperimentError as error:
+            raise ExperimentError(f"data.{error.path}", error.message) from error
+        return settings
+
+
+def _settings_error(error: Exception) -> ExperimentError:
+    """attrs packs (message, attribute, ...) into some errors; keep the message and name
+    the key it quotes (``'test' must be < 1.0: 1.5`` -> ``data.test``)."""
+    first = error.args[0] if error.args else error
+    message = str(first) if isinstance(first, str) else str(error)
+    quoted = re.match(r"'(\w+)' must", message)
+    key = quoted.group(1) if quoted and quoted.group(1) in _DATA_KEYS else None
+    return ExperimentError(f"data.{key}" if key else "data", message)
 
 
 @attrs.frozen(kw_only=True)

@@ -138,23 +138,26 @@ def validation_scheme(spec: object) -> ValidationScheme:
             "validation", f"expected a number of folds, a holdout ratio or a mapping, got {spec!r}"
         )
     if isinstance(spec, int):
-        return CrossValidation(folds=spec)
+        return _scheme("kfold", {"folds": spec})
     if isinstance(spec, float):
-        return Holdout(ratio=spec)
+        return _scheme("holdout", {"ratio": spec})
     if isinstance(spec, dict):
         options = dict(spec)
-        kind = options.pop("scheme", "holdout")
-        factories = {"holdout": Holdout, "kfold": CrossValidation}
-        if kind not in factories:
-            raise ExperimentError(
-                "validation.scheme", f"unknown scheme {kind!r}; valid: holdout, kfold"
-            )
-        try:
-            return factories[kind](**options)
-        except (TypeError, ValueError) as error:
-            raise ExperimentError(
-                "validation", f"invalid {kind} options {options}: {error}"
-            ) from error
+        return _scheme(options.pop("scheme", "holdout"), options)
     raise ExperimentError(
         "validation", f"expected a number of folds, a holdout ratio or a mapping, got {spec!r}"
     )
+
+
+_SCHEMES = {"holdout": Holdout, "kfold": CrossValidation}
+
+
+def _scheme(kind: object, options: dict) -> ValidationScheme:
+    if not isinstance(kind, str) or kind not in _SCHEMES:
+        raise ExperimentError(
+            "validation.scheme", f"unknown scheme {kind!r}; valid: holdout, kfold"
+        )
+    try:
+        return _SCHEMES[kind](**options)
+    except (TypeError, ValueError) as error:
+        raise ExperimentError("validation", f"invalid {kind} options {options}: {error}") from error

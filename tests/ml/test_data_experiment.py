@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -45,6 +46,21 @@ def test_run_prints_the_error_table_and_resume_reprints_it(tmp_path, capsys):
     assert again.split("\n\n")[-1] == first.split("\n\n")[-1]
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("validation", 1, "data.validation: invalid kfold options"),
+        ("validation", 1.5, "data.validation: invalid holdout options"),
+        ("test", 1.5, "data.test: 'test' must be < 1.0"),
+        ("selection_split", 2, "data.selection_split: 'selection_split' must be < 1.0"),
+        ("refit", "maybe", "data.refit: 'refit' must be <class 'bool'>"),
+    ],
+)
+def test_bad_data_values_name_their_key(key, value, message):
+    with pytest.raises(ExperimentError, match=re.escape(message)):
+        DataSettings.from_document({"dataset": "iris", key: value})
+
+
 def test_data_replaces_the_objective_and_its_keys_are_checked():
     parse_experiment({"space": "svm", "data": "iris", "budget": 3})
     with pytest.raises(ExperimentError, match="objective: required key is missing"):
@@ -53,5 +69,5 @@ def test_data_replaces_the_objective_and_its_keys_are_checked():
         ExperimentError, match="data.valdation: unknown key; did you mean 'validation'"
     ):
         DataSettings.from_document({"dataset": "iris", "valdation": 3})
-    with pytest.raises(ExperimentError, match="invalid settings"):
+    with pytest.raises(ExperimentError, match=r"data.final: 'final' must be in \('argmin'"):
         DataSettings.from_document({"dataset": "iris", "final": "median"})

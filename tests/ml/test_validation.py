@@ -63,3 +63,16 @@ def test_specs():
         validation_scheme({"scheme": "loo"})
     with pytest.raises(ExperimentError, match="invalid holdout options"):
         validation_scheme({"scheme": "holdout", "ratio": 1.5})
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (1, r"invalid kfold options \{'folds': 1\}: 'folds' must be >= 2"),
+        (1.5, r"invalid holdout options \{'ratio': 1.5\}: 'ratio' must be < 1.0"),
+        ({"scheme": ["kfold"]}, r"unknown scheme \['kfold'\]"),
+    ],
+)
+def test_out_of_range_shorthands_are_experiment_errors(spec, message):
+    with pytest.raises(ExperimentError, match=message):
+        validation_scheme(spec)

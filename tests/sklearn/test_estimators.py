@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
 
+from ensembo.errors import ExperimentError
 from ensembo.ml import FittedEnsemble
 from ensembo.sklearn import EnsemboClassifier, EnsemboRegressor
 
@@ -64,6 +67,20 @@ def test_invalid_parameters_are_reported_at_fit(tree_space):
     X, y = make_classification(n_samples=40, random_state=0)
     with pytest.raises(ValueError, match="n_trials: must be a positive integer, got 0"):
         EnsemboClassifier(tree_space, n_trials=0).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"seed": -1}, "seed: must be an integer >= 0, got -1"),
+        ({"n_jobs": 0}, "n_jobs: must be None or a non-zero integer"),
+        ({"cv": 1}, "validation: invalid kfold options {'folds': 1}"),
+    ],
+)
+def test_out_of_range_parameters_name_themselves(tree_space, params, message):
+    X, y = make_classification(n_samples=40, random_state=0)
+    with pytest.raises(ExperimentError, match=re.escape(message)):
+        EnsemboClassifier(tree_space, n_trials=2, **params).fit(X, y)
 
 
 def test_n_jobs_evaluates_trials_in_parallel_batches(tree_space):

@@ -1,0 +1,57 @@
+"""Experiment files: every value is checked before anything runs or is stored."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ensembo.cli import main
+from ensembo.errors import ExperimentError
+from ensembo.experiment import load_experiment, parse_experiment
+
+BASE = {"space": "svm", "objective": "math:fabs", "budget": 3}
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("seed", -1, "seed: must be an integer >= 0, got -1"),
+        ("n_initial", "abc", "n_initial: must be an integer >= 0, got 'abc'"),
+        ("n_initial", -2, "n_initial: must be an integer >= 0, got -2"),
+        ("timeout", "abc", "timeout: must be a positive number of seconds, got 'abc'"),
+        ("timeout", 0, "timeout: must be a positive number of seconds, got 0"),
+        ("storage", 5, "storage: must be a string, got 5"),
+        ("name", [1], "name: must be a string, got [1]"),
+    ],
+)
+def test_bad_values_name_their_key(key, value, message):
+    with pytest.raises(ExperimentError, match=re.escape(message)):
+        parse_experiment({**BASE, key: value})
+
+
+def test_a_document_that_is_not_a_mapping_names_the_file_once(tmp_path):
+    path = tmp_path / "list.yaml"
+    path.write_text("- a\n")
+    with pytest.raises(ExperimentError) as caught:
+        load_experiment(path)
+    assert str(caught.value) == f"{path}: an experiment must be a mapping of keys, got list"
+
+
+@pytest.mark.parametrize(
+    ("component", "message"),
+    [
+        ("ensemble: {name: eo, size: 0}", "ensemble strategy 'eo' (from ensembo) rejected options"),
+        ("surrogate: {name: gp, kernel: nope}", "surrogate 'gp' (from ensembo) rejected options"),
+    ],
+)
+def test_bad_component_option_value_exits_2_without_traceback(tmp_path, capsys, component, message):
+    path = tmp_path / "experiment.yaml"
+    path.write_text(
+        "space: {params: {x: {type: float, low: 0.0, high: 1.0}}}\n"
+        f"objective: math:fabs\nbudget: 2\nstorage: study.db\n{component}\n"
+    )
+    assert main(["run", "--no-progress", str(path)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("ensembo: error: ") and message in error
+    assert not (tmp_path / "study.db").exists()
