@@ -26,6 +26,7 @@ from ensembo import hookspecs
 from ensembo.errors import (
     ComponentOptionError,
     DuplicatePluginError,
+    EnsemboError,
     PluginContractError,
     UnknownComponentError,
 )
@@ -211,6 +212,8 @@ class Registry:
             raise PluginContractError(
                 f"{label} rejected options {sorted(options)}: {error}"
             ) from error
+        except EnsemboError:
+            raise  # the plugin's own error already names it (docs/plugin-authoring.md)
         except ValueError as error:  # a known option with a value the plugin refuses
             raise ComponentOptionError(f"{label} rejected options {options}: {error}") from error
         check_protocol(kind, component, f"{name!r} (from {entry.distribution})")

@@ -8,6 +8,7 @@ from ensembo import hookimpl
 from ensembo.errors import (
     ComponentOptionError,
     DuplicatePluginError,
+    EnsemboError,
     PluginContractError,
     UnknownComponentError,
 )
@@ -81,10 +82,16 @@ def test_bad_options_name_the_plugin():
         reg.create("initial_design", "grid", n_points=3)
 
 
+class _OwnOptionError(EnsemboError, ValueError):
+    """A plugin's own error, which already names the plugin."""
+
+
 class _StrictDesign(RandomDesign):
-    def __init__(self, size: int = 1):
+    def __init__(self, size: int = 1, step: float = 1.0):
         if size < 1:
             raise ValueError(f"size must be at least 1, got {size}")
+        if step <= 0:
+            raise _OwnOptionError(f"initial design 'strict': option 'step' must be > 0, got {step}")
 
 
 class _StrictDesigns:
@@ -99,3 +106,10 @@ def test_bad_option_values_name_the_plugin_and_the_option():
         ComponentOptionError, match=r"'strict' \(from dist-s\) rejected options \{'size': 0\}"
     ):
         reg.create("initial_design", "strict", size=0)
+
+
+def test_a_plugins_own_error_passes_unchanged():
+    reg = Registry.from_plugins({"dist-s": _StrictDesigns()})
+    with pytest.raises(_OwnOptionError) as caught:
+        reg.create("initial_design", "strict", step=0.0)
+    assert str(caught.value) == "initial design 'strict': option 'step' must be > 0, got 0.0"
