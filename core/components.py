@@ -13,16 +13,24 @@ from typing import Any
 from ensembo.errors import ExperimentError
 from ensembo.registry import Registry, check_protocol, registry
 
+# The experiment-file key of each component kind, where the two differ.
+_EXPERIMENT_KEYS = {"ensemble_strategy": "ensemble"}
+
 
 def split_spec(kind: str, spec: Any) -> tuple[str, dict[str, Any]] | None:
     """``(name, options)`` for a name or mapping spec, ``None`` for an object."""
+    key = _EXPERIMENT_KEYS.get(kind, kind)
     if isinstance(spec, str):
         return spec, {}
     if isinstance(spec, Mapping):
         if "name" not in spec:
-            raise ExperimentError(kind, f"a component mapping needs a 'name' key, got {dict(spec)}")
+            raise ExperimentError(key, f"a component mapping needs a 'name' key, got {dict(spec)}")
         options = {k: v for k, v in spec.items() if k != "name"}
         return str(spec["name"]), options
+    if isinstance(spec, int | float | list | tuple | set):  # never a component object
+        raise ExperimentError(
+            key, f"expected a plugin name or a mapping with a 'name' key, got {spec!r}"
+        )
     return None
 
 

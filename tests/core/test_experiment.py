@@ -55,3 +55,24 @@ def test_bad_component_option_value_exits_2_without_traceback(tmp_path, capsys, 
     error = capsys.readouterr().err
     assert error.startswith("ensembo: error: ") and message in error
     assert not (tmp_path / "study.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("component", "message"),
+    [
+        ("ensemble: 5", "ensemble: expected a plugin name or a mapping with a 'name' key, got 5"),
+        ("surrogate: [gp]", "surrogate: expected a plugin name or a mapping with a 'name' key"),
+        ("ensemble: {size: 3}", "ensemble: a component mapping needs a 'name' key"),
+    ],
+)
+def test_a_component_that_is_neither_name_nor_mapping_is_named_by_its_key(
+    tmp_path, capsys, component, message
+):
+    path = tmp_path / "experiment.yaml"
+    path.write_text(
+        "space: {params: {x: {type: float, low: 0.0, high: 1.0}}}\n"
+        f"objective: math:fabs\nbudget: 2\nstorage: study.db\n{component}\n"
+    )
+    assert main(["run", "--no-progress", str(path)]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "study.db").exists()
