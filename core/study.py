@@ -120,9 +120,11 @@ class Study:
     def _build_proposer(self) -> Proposer:
         surrogate_spec = self._specs["surrogate"]
         if surrogate_spec is None:
+            self._check_unused_acquisition()
             return RandomProposer()
         surrogate = self._build("surrogate", surrogate_spec)
         if isinstance(surrogate, Proposer):
+            self._check_unused_acquisition()
             return surrogate
         optimizer_spec = self._specs["acquisition_optimizer"]
         if optimizer_spec == defaults.AUTO:
@@ -134,6 +136,14 @@ class Study:
             self._build("acquisition_optimizer", optimizer_spec),
             fantasy=defaults.default_fantasy(),
         )
+
+    def _check_unused_acquisition(self) -> None:
+        """Build the acquisition parts a proposer without a model will not use, so a
+        misspelt name or a bad option is still refused rather than silently ignored."""
+        for kind in ("acquisition", "acquisition_optimizer"):
+            parts = components.split_spec(kind, self._specs[kind])
+            if parts is None or parts[0] != defaults.AUTO:  # "auto" as stored: {"name": "auto"}
+                self._build(kind, self._specs[kind])
 
     def _observers(self, callbacks: Iterable[Any]):
         manager = new_plugin_manager()

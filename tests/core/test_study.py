@@ -10,7 +10,7 @@ import pytest
 
 import ensembo
 from ensembo import Evaluation, Study, TrialState
-from ensembo.errors import StorageError, TrialError
+from ensembo.errors import ComponentOptionError, StorageError, TrialError, UnknownComponentError
 
 
 def quadratic(config):
@@ -203,3 +203,13 @@ def test_optimize_refuses_an_objective_that_is_not_callable(flat_space):
     with pytest.raises(TypeError, match="objective must be callable"):
         study.optimize(5, n_trials=2)
     assert len(study.trials) == 0
+
+
+@pytest.mark.parametrize("surrogate", [None, "tpe"])
+def test_acquisition_parts_a_proposer_will_not_use_are_still_checked(flat_space, surrogate):
+    with pytest.raises(UnknownComponentError, match="eii"):
+        Study(flat_space, surrogate=surrogate, acquisition="eii")
+    with pytest.raises(ComponentOptionError, match="lbfgs"):
+        Study(flat_space, surrogate=surrogate,
+              acquisition_optimizer={"name": "lbfgs", "restarts": -3})
+    Study(flat_space, surrogate=surrogate)  # the defaults are fine
