@@ -123,6 +123,8 @@ class _EnsemboSearch(BaseEstimator):
         ):
             raise ExperimentError("n_trials", f"must be a positive integer, got {self.n_trials!r}")
         checks.whole_number("seed", self.seed, 0)
+        if not isinstance(self.refit, bool | np.bool_):
+            raise ExperimentError("refit", f"must be True or False, got {self.refit!r}")
         n_jobs = self.n_jobs
         if n_jobs is not None and (
             not isinstance(n_jobs, int | np.integer) or isinstance(n_jobs, bool) or n_jobs == 0

@@ -75,6 +75,7 @@ def test_invalid_parameters_are_reported_at_fit(tree_space):
         ({"seed": -1}, "seed: must be an integer >= 0, got -1"),
         ({"n_jobs": 0}, "n_jobs: must be None or a non-zero integer"),
         ({"cv": 1}, "validation: invalid kfold options {'folds': 1}"),
+        ({"refit": "maybe"}, "refit: must be True or False, got 'maybe'"),
     ],
 )
 def test_out_of_range_parameters_name_themselves(tree_space, params, message):
