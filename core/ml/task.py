@@ -24,6 +24,7 @@ from typing import Any
 
 import joblib
 import numpy as np
+from sklearn.base import is_classifier, is_regressor
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 
@@ -47,19 +48,28 @@ def _as_matrix(X: Any) -> np.ndarray:
 
 
 def _builder(
-    space: Any, categorical_features: np.ndarray | None, seed: int
+    space: Any, categorical_features: np.ndarray | None, seed: int, task: str
 ) -> Callable[[dict[str, Any]], Any]:
     """``config -> unfitted estimator`` through the executable space's
-    ``build(config, *, categorical_features, random_state)``."""
+    ``build(config, *, categorical_features, random_state)``.
+
+    The default configuration is built once, so a space that cannot build, or that
+    builds the other kind of estimator (a regressor for a classification task), is
+    refused before the first trial instead of failing every one."""
     build = getattr(space, "build", None)
+    name = getattr(space, "name", space)
     try:
         if build is None:
             raise TypeError("it has no build(config)")
-        build(space.default())
+        default = build(space.default())
     except Exception as error:  # whatever the space raises, the user must hear which space
+        raise ExperimentError("space", f"space {name!r} is not executable: {error}") from error
+    other_kind = is_regressor if task == "classification" else is_classifier
+    if other_kind(default):
+        final = default.steps[-1][1] if hasattr(default, "steps") else default  # a Pipeline
         raise ExperimentError(
-            "space", f"space {getattr(space, 'name', space)!r} is not executable: {error}"
-        ) from error
+            "space", f"space {name!r} builds a {type(final).__name__}, not a model for {task}"
+        )
     mask = (
         None
         if categorical_features is None or not np.any(categorical_features)
@@ -113,7 +123,7 @@ class Task:
                 "threads", f"must be a non-negative integer (0: no limit), got {threads!r}"
             )
         self.threads = int(threads)
-        self.build = _builder(space, self.categorical_features, self.seed)
+        self.build = _builder(space, self.categorical_features, self.seed, task)
         X, y = _as_matrix(X), np.asarray(y)
         if len(X) != len(y):
             raise ExperimentError("data.y", f"{len(X)} rows of features but {len(y)} targets")

@@ -84,6 +84,15 @@ def test_out_of_range_parameters_name_themselves(tree_space, params, message):
         EnsemboClassifier(tree_space, n_trials=2, **params).fit(X, y)
 
 
+def test_a_space_of_the_other_task_is_refused_before_any_trial():
+    X, y = make_classification(n_samples=40, random_state=0)
+    with pytest.raises(ExperimentError, match="'cash-regression' builds a .*Regressor, not a "
+                                              "model for classification"):
+        EnsemboClassifier(space="cash-regression", n_trials=2).fit(X, y)
+    with pytest.raises(ExperimentError, match="not a model for regression"):
+        EnsemboRegressor(space="cash-classification", n_trials=2).fit(X, y.astype(float))
+
+
 def test_n_jobs_evaluates_trials_in_parallel_batches(tree_space):
     X, y = make_classification(n_samples=120, n_features=5, random_state=2)
     model = EnsemboClassifier(tree_space, n_trials=4, cv=3, surrogate=None, n_jobs=2).fit(X, y)
