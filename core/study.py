@@ -7,6 +7,7 @@ informed, and persists every state change. ``optimize`` runs the loop.
 
 from __future__ import annotations
 
+import json
 import logging
 import numbers
 import time
@@ -184,6 +185,12 @@ class Study:
                 "use Study.load(storage) to resume it or choose a new storage path"
             )
         self.metadata = {**stored.get("metadata", {}), **self.metadata}
+        current = json.loads(json.dumps(self._meta()))  # compared in its stored (JSON) form
+        changed = sorted(key for key in current if current[key] != stored.get(key))
+        if changed:
+            # The study continues with this call's settings; a later resume must use them too.
+            logger.info("updating the stored study's %s", ", ".join(changed))
+            self.storage.write_meta(current)
 
     @classmethod
     def load(cls, storage: Storage | str | PathLike, **overrides: Any) -> Study:

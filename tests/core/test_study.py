@@ -213,3 +213,13 @@ def test_acquisition_parts_a_proposer_will_not_use_are_still_checked(flat_space,
         Study(flat_space, surrogate=surrogate,
               acquisition_optimizer={"name": "lbfgs", "restarts": -3})
     Study(flat_space, surrogate=surrogate)  # the defaults are fine
+
+
+def test_a_study_reopened_with_other_components_is_resumed_with_them(flat_space, tmp_path):
+    path = tmp_path / "s.db"
+    Study(flat_space, surrogate=None, budget=3, storage=path).optimize(
+        lambda c: c["y"], n_trials=2)
+    Study(flat_space, surrogate="rf", budget=5, storage=path)  # e.g. an edited experiment file
+    resumed = Study.load(path)
+    assert resumed.components()["surrogate"] == {"name": "rf"}
+    assert resumed.context.budget == 5 and len(resumed.history) == 2
