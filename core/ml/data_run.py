@@ -22,7 +22,6 @@ rebuilds the same task and continues the stored study.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -94,25 +93,18 @@ class DataSettings:
                 raise ExperimentError(
                     f"data.{key}", f"unknown key{hint} Valid keys: {', '.join(_DATA_KEYS)}"
                 )
+        for field in attrs.fields(cls):  # one key at a time, so the error can name it
+            if field.name in document and field.validator is not None:
+                try:
+                    field.validator(None, field, document[field.name])
+                except (TypeError, ValueError) as error:
+                    first = error.args[0] if error.args else error  # attrs packs a tuple
+                    raise ExperimentError(f"data.{field.name}", str(first)) from error
         try:
-            settings = cls(**dict(document))
-        except (TypeError, ValueError) as error:
-            raise _settings_error(error) from error
-        try:
-            validation_scheme(settings.validation)
+            validation_scheme(document.get("validation", attrs.fields(cls).validation.default))
         except ExperimentError as error:
             raise ExperimentError(f"data.{error.path}", error.message) from error
-        return settings
-
-
-def _settings_error(error: Exception) -> ExperimentError:
-    """attrs packs (message, attribute, ...) into some errors; keep the message and name
-    the key it quotes (``'test' must be < 1.0: 1.5`` -> ``data.test``)."""
-    first = error.args[0] if error.args else error
-    message = str(first) if isinstance(first, str) else str(error)
-    quoted = re.match(r"'(\w+)' must", message)
-    key = quoted.group(1) if quoted and quoted.group(1) in _DATA_KEYS else None
-    return ExperimentError(f"data.{key}" if key else "data", message)
+        return cls(**dict(document))
 
 
 @attrs.frozen(kw_only=True)
