@@ -68,6 +68,9 @@ def parse(document: Any, source: str = "") -> tuple[SpaceSpec | None, Problems]:
     for step in categorical_steps:
         if step.param in shared:
             problems.add(step.path, f"choice {step.param!r} is already a step of 'steps'")
+    for key in ("name", "description"):
+        if key in document and not isinstance(document[key], str):
+            problems.add(key, f"must be a string, got {document[key]!r}")
     spec = SpaceSpec(
         name=str(document.get("name") or source or "space"),
         description=str(document.get("description", "")),

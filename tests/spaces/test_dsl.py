@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from ConfigSpace import (
@@ -363,6 +364,12 @@ BAD = [
 def test_bad_input_is_a_space_error_naming_the_path(params, message):
     with pytest.raises(SpaceError, match=message):
         spaces.load({"name": "bad", "params": params})
+
+
+@pytest.mark.parametrize(("key", "value"), [("name", 5), ("description", ["a"])])
+def test_name_and_description_must_be_strings(key, value):
+    with pytest.raises(SpaceError, match=re.escape(f"{key}: must be a string, got {value!r}")):
+        spaces.load({key: value, "params": {"x": {"type": "float", "low": 0, "high": 1}}})
 
 
 def test_unknown_top_level_key_and_missing_params():
