@@ -319,6 +319,7 @@ class Study:
 
     def ask_batch(self, n: int) -> list[Trial]:
         """Hand out ``n`` trials: interrupted ones to re-run first, then new ones."""
+        n = checks.whole_number("n", n, 1)
         requeued = self.history.in_state(TrialState.INTERRUPTED)[:n]
         trials = [
             attrs.evolve(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ensembo import Study, TrialState
 from ensembo.execution import DistinctConfigs
 from ensembo.spaces import load
@@ -78,3 +80,11 @@ def test_with_trials_pending_the_runners_up_come_with_the_first_call(flat_space)
     refined = study.ask()  # its best repeats the running trial: a runner-up, same call
     assert proposer.counts == [1, 4]
     assert refined.config != running.config and refined.config["y"] == 2.0
+
+
+@pytest.mark.parametrize("n", [0, -1, 1.5])
+def test_a_batch_needs_a_positive_whole_size(n):
+    study = Study({"params": {"x": {"type": "float", "low": 0.0, "high": 1.0}}}, surrogate=None)
+    with pytest.raises(ValueError, match=r"n: must be an integer >= 1"):
+        study.ask_batch(n)
+    assert len(study.history) == 0
