@@ -14,12 +14,12 @@ from ensembo.errors import ExperimentError
 from ensembo.registry import Registry, check_protocol, registry
 
 # The experiment-file key of each component kind, where the two differ.
-_EXPERIMENT_KEYS = {"ensemble_strategy": "ensemble"}
+EXPERIMENT_KEYS = {"ensemble_strategy": "ensemble"}
 
 
 def split_spec(kind: str, spec: Any) -> tuple[str, dict[str, Any]] | None:
     """``(name, options)`` for a name or mapping spec, ``None`` for an object."""
-    key = _EXPERIMENT_KEYS.get(kind, kind)
+    key = EXPERIMENT_KEYS.get(kind, kind)
     if isinstance(spec, str):
         return spec, {}
     if isinstance(spec, Mapping):

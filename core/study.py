@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import numbers
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from os import PathLike
@@ -27,7 +26,7 @@ from ensembo.proposal import ModelBasedProposer, RandomProposer
 from ensembo.protocols import Proposer
 from ensembo.registry import Registry, new_plugin_manager, registry
 from ensembo.storage import Storage, open_existing_storage, open_storage
-from ensembo.trials import Evaluation, History, Trial, TrialState
+from ensembo.trials import Evaluation, History, Trial, TrialState, trial_number
 
 logger = logging.getLogger(__name__)
 
@@ -214,9 +213,8 @@ class Study:
             "validation_targets": meta.get("validation_targets"),
             "metadata": meta.get("metadata"),
         }
-        keyword = {"ensemble_strategy": "ensemble"}
         for kind, spec in meta["components"].items():
-            kwargs[keyword.get(kind, kind)] = spec
+            kwargs[components.EXPERIMENT_KEYS.get(kind, kind)] = spec
         kwargs.update(overrides)
         missing = [k for k, v in kwargs.items() if v is None and k in ("acquisition", "ensemble")]
         if missing:
@@ -358,7 +356,7 @@ class Study:
         ``state="failed"`` with ``error`` for a failed evaluation. A non-finite loss
         makes the trial failed.
         """
-        number = _trial_number(trial)
+        number = trial_number(trial)
         if not 0 <= number < len(self.history):
             raise TrialError(f"trial {number} was never asked")
         current = self.history[number]
@@ -367,7 +365,7 @@ class Study:
                 f"trial {number} is already {current.state.value}; it cannot be told twice"
             )
         now = time.time()
-        state = _trial_state(state)
+        state = TrialState.parse(state)
         if state is TrialState.COMPLETE:
             try:
                 evaluation = to_evaluation(result)
@@ -499,21 +497,3 @@ class Study:
         """The component specs in use (names and options, or the objects)."""
         return dict(self._specs)
 
-
-def _trial_number(trial: Any) -> int:
-    """The number of ``trial``: a :class:`Trial` or an integer (numpy integers too)."""
-    if isinstance(trial, Trial):
-        return trial.number
-    if isinstance(trial, numbers.Integral) and not isinstance(trial, bool):
-        return int(trial)
-    raise TrialError(
-        f"tell() takes a Trial from ask() or its number, got {type(trial).__name__}: {trial!r}"
-    )
-
-
-def _trial_state(state: Any) -> TrialState:
-    try:
-        return TrialState(state)
-    except ValueError:
-        valid = ", ".join(s.value for s in TrialState)
-        raise TrialError(f"unknown trial state {state!r}; valid: {valid}") from None

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import enum
 import math
+import numbers
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
 import numpy as np
+
+from ensembo.errors import TrialError
 
 
 # Not enum.StrEnum: its str()/format() give the value ("complete") where this public enum
@@ -30,6 +33,15 @@ class TrialState(str, enum.Enum):  # noqa: UP042 - keep str()/f-string output un
     @property
     def finished(self) -> bool:
         return self in (TrialState.COMPLETE, TrialState.FAILED)
+
+    @classmethod
+    def parse(cls, state: Any) -> TrialState:
+        """``state`` as a TrialState; an unknown one is a TrialError listing the valid ones."""
+        try:
+            return cls(state)
+        except ValueError:
+            valid = ", ".join(s.value for s in cls)
+            raise TrialError(f"unknown trial state {state!r}; valid: {valid}") from None
 
 
 def _optional_array(value: Any) -> np.ndarray | None:
@@ -217,3 +229,14 @@ class History(Sequence[Trial]):
         """Running minimum of the loss over complete trials, in trial order."""
         losses = self.losses()
         return np.minimum.accumulate(losses) if losses.size else losses
+
+
+def trial_number(trial: Any) -> int:
+    """The number of ``trial``: a :class:`Trial` or an integer (numpy integers too)."""
+    if isinstance(trial, Trial):
+        return trial.number
+    if isinstance(trial, numbers.Integral) and not isinstance(trial, bool):
+        return int(trial)
+    raise TrialError(
+        f"tell() takes a Trial from ask() or its number, got {type(trial).__name__}: {trial!r}"
+    )
