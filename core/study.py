@@ -360,6 +360,12 @@ class Study:
         if not 0 <= number < len(self.history):
             raise TrialError(f"trial {number} was never asked")
         current = self.history[number]
+        if isinstance(trial, Trial) and trial.config != current.config:
+            raise TrialError(
+                f"trial {number} given to tell() was not asked by this study: its "
+                f"configuration {trial.config} differs from this study's trial {number} "
+                f"({current.config})"
+            )
         if current.state.finished:
             raise TrialError(
                 f"trial {number} is already {current.state.value}; it cannot be told twice"

@@ -155,6 +155,15 @@ def test_tell_names_a_bad_trial_or_state(flat_space):
     assert study.tell(np.int64(trial.number), 1.0).state is TrialState.COMPLETE
 
 
+def test_tell_refuses_a_trial_asked_by_another_study(flat_space):
+    study = Study(flat_space, surrogate=None, seed=0)
+    study.ask()
+    stranger = Study(flat_space, surrogate=None, seed=1).ask()
+    with pytest.raises(TrialError, match="trial 0 given to tell\\(\\) was not asked by this study"):
+        study.tell(stranger, 1.0)
+    assert study.history[0].state is TrialState.RUNNING
+
+
 def test_a_result_the_storage_cannot_hold_fails_its_trial_only(flat_space, tmp_path):
     def objective(config):
         if config["x"] > 0:
