@@ -26,7 +26,7 @@ from ensembo.proposal import ModelBasedProposer, RandomProposer
 from ensembo.protocols import Proposer
 from ensembo.registry import Registry, new_plugin_manager, registry
 from ensembo.storage import Storage, open_existing_storage, open_storage
-from ensembo.trials import Evaluation, History, Trial, TrialState, trial_number
+from ensembo.trials import Evaluation, History, Trial, TrialState
 
 logger = logging.getLogger(__name__)
 
@@ -356,20 +356,8 @@ class Study:
         ``state="failed"`` with ``error`` for a failed evaluation. A non-finite loss
         makes the trial failed.
         """
-        number = trial_number(trial)
-        if not 0 <= number < len(self.history):
-            raise TrialError(f"trial {number} was never asked")
-        current = self.history[number]
-        if isinstance(trial, Trial) and trial.config != current.config:
-            raise TrialError(
-                f"trial {number} given to tell() was not asked by this study: its "
-                f"configuration {trial.config} differs from this study's trial {number} "
-                f"({current.config})"
-            )
-        if current.state.finished:
-            raise TrialError(
-                f"trial {number} is already {current.state.value}; it cannot be told twice"
-            )
+        current = self.history.awaiting_result(trial)
+        number = current.number
         now = time.time()
         state = TrialState.parse(state)
         if state is TrialState.COMPLETE:

@@ -225,18 +225,37 @@ class History(Sequence[Trial]):
             self._best_known = True
         return self._best
 
+    def awaiting_result(self, trial: Trial | int) -> Trial:
+        """This history's trial that ``tell`` may finish: asked here and not yet told.
+
+        ``trial`` is a :class:`Trial` from ``ask()`` or its number (numpy integers too);
+        a Trial handed out by another study is refused even when its number exists here.
+        """
+        if isinstance(trial, Trial):
+            number = trial.number
+        elif isinstance(trial, numbers.Integral) and not isinstance(trial, bool):
+            number = int(trial)
+        else:
+            raise TrialError(
+                f"tell() takes a Trial from ask() or its number, "
+                f"got {type(trial).__name__}: {trial!r}"
+            )
+        if not 0 <= number < len(self._trials):
+            raise TrialError(f"trial {number} was never asked")
+        current = self._trials[number]
+        if isinstance(trial, Trial) and trial.config != current.config:
+            raise TrialError(
+                f"trial {number} given to tell() was not asked by this study: its "
+                f"configuration {trial.config} differs from this study's trial {number} "
+                f"({current.config})"
+            )
+        if current.state.finished:
+            raise TrialError(
+                f"trial {number} is already {current.state.value}; it cannot be told twice"
+            )
+        return current
+
     def best_so_far(self) -> np.ndarray:
         """Running minimum of the loss over complete trials, in trial order."""
         losses = self.losses()
         return np.minimum.accumulate(losses) if losses.size else losses
-
-
-def trial_number(trial: Any) -> int:
-    """The number of ``trial``: a :class:`Trial` or an integer (numpy integers too)."""
-    if isinstance(trial, Trial):
-        return trial.number
-    if isinstance(trial, numbers.Integral) and not isinstance(trial, bool):
-        return int(trial)
-    raise TrialError(
-        f"tell() takes a Trial from ask() or its number, got {type(trial).__name__}: {trial!r}"
-    )
