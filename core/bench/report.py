@@ -62,50 +62,81 @@ def tables(
     records: Sequence[dict[str, Any]], optimizers: Sequence[str], problems: Sequence[str]
 ) -> Tables:
     done = _complete(records)
-    index = _by(done, "problem", "optimizer", "seed")
     seeds = sorted({r["seed"] for r in records})
     rows = []
     for problem in problems:
         row_records = [r for r in done if r["problem"] == problem]
-        if not row_records:
-            continue
-        scores = {
-            o: {r["seed"]: final_score(r) for r in row_records if r["optimizer"] == o}
-            for o in optimizers
-        }
-        present = [o for o in optimizers if scores[o]]
-        mean_rank = _mean_ranks(scores, present, seeds)
-        tests = {
-            o: {
-                r["seed"]: r["incumbent_test_loss"]
-                for r in row_records
-                if r["optimizer"] == o and r.get("incumbent_test_loss") is not None
-            }
-            for o in present
-        }
-        rows.append(
-            ProblemRow(
-                problem=problem,
-                optimum=row_records[0].get("optimum"),
-                budget=row_records[0].get("budget"),
-                median={o: float(np.median(list(scores[o].values()))) for o in present},
-                low={o: min(scores[o].values()) for o in present},
-                high={o: max(scores[o].values()) for o in present},
-                mean_rank=mean_rank,
-                test_median={o: float(np.median(list(t.values()))) for o, t in tests.items() if t},
-                test_mean_rank=_mean_ranks(tests, [o for o in present if tests[o]], seeds),
-            )
-        )
+        if row_records:
+            rows.append(_problem_row(problem, row_records, optimizers, seeds))
     ranked = [o for o in optimizers if rows and all(o in row.mean_rank for row in rows)]
-    average_rank = {o: float(np.mean([row.mean_rank[o] for row in rows])) for o in ranked}
     test_ranked = [o for o in optimizers if rows and all(o in row.test_mean_rank for row in rows)]
-    average_test_rank = {
-        o: float(np.mean([row.test_mean_rank[o] for row in rows])) for o in test_ranked
-    }
     friedman = None
     if len(ranked) >= 3 and len(rows) >= 2:
         result = friedman_test([[row.median[o] for o in ranked] for row in rows])
         friedman = (result.statistic, result.p_value, result.critical_difference)
+    ratio, head_to_head = _against_anchors(done, optimizers, problems, seeds)
+    return Tables(
+        optimizers=tuple(optimizers),
+        rows=tuple(rows),
+        average_rank={o: float(np.mean([row.mean_rank[o] for row in rows])) for o in ranked},
+        average_test_rank={
+            o: float(np.mean([row.test_mean_rank[o] for row in rows])) for o in test_ranked
+        },
+        overhead=_median_overheads(done, optimizers),
+        overhead_ratio=ratio,
+        head_to_head=head_to_head,
+        friedman=friedman,
+        not_complete=tuple(
+            (
+                r["problem"],
+                r["optimizer"],
+                r["seed"],
+                r.get("status", "?"),
+                _last_line(r.get("error")),
+            )
+            for r in records
+            if r.get("status") != "complete"
+        ),
+        missing=_why_missing(records, rows, optimizers),
+    )
+
+
+def _problem_row(
+    problem: str,
+    row_records: Sequence[dict[str, Any]],
+    optimizers: Sequence[str],
+    seeds: Sequence[int],
+) -> ProblemRow:
+    """One problem's medians, ranges and ranks over the seeds each optimizer completed."""
+    scores = {
+        o: {r["seed"]: final_score(r) for r in row_records if r["optimizer"] == o}
+        for o in optimizers
+    }
+    present = [o for o in optimizers if scores[o]]
+    tests = {
+        o: {
+            r["seed"]: r["incumbent_test_loss"]
+            for r in row_records
+            if r["optimizer"] == o and r.get("incumbent_test_loss") is not None
+        }
+        for o in present
+    }
+    return ProblemRow(
+        problem=problem,
+        optimum=row_records[0].get("optimum"),
+        budget=row_records[0].get("budget"),
+        median={o: float(np.median(list(scores[o].values()))) for o in present},
+        low={o: min(scores[o].values()) for o in present},
+        high={o: max(scores[o].values()) for o in present},
+        mean_rank=_mean_ranks(scores, present, seeds),
+        test_median={o: float(np.median(list(t.values()))) for o, t in tests.items() if t},
+        test_mean_rank=_mean_ranks(tests, [o for o in present if tests[o]], seeds),
+    )
+
+
+def _median_overheads(
+    done: Sequence[dict[str, Any]], optimizers: Sequence[str]
+) -> dict[str, float]:
     overhead = {}
     for o in optimizers:
         values = [
@@ -115,6 +146,18 @@ def tables(
         ]
         if values:
             overhead[o] = float(np.median(values))
+    return overhead
+
+
+def _against_anchors(
+    done: Sequence[dict[str, Any]],
+    optimizers: Sequence[str],
+    problems: Sequence[str],
+    seeds: Sequence[int],
+) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], tuple[int, int, int, float]]]:
+    """Per (ensembo entry, anchor): the median overhead ratio and the sign test on scores,
+    both over the (problem, seed) runs the two share."""
+    index = _by(done, "problem", "optimizer", "seed")
     ratio, head_to_head = {}, {}
     for mine in (o for o in optimizers if not is_anchor(o)):
         for anchor in (o for o in optimizers if is_anchor(o)):
@@ -137,11 +180,13 @@ def tables(
             )
             test = sign_test([final_score(a) for a, _ in pairs], [final_score(b) for _, b in pairs])
             head_to_head[(mine, anchor)] = (test.wins, test.losses, test.ties, test.p_value)
-    not_complete = tuple(
-        (r["problem"], r["optimizer"], r["seed"], r.get("status", "?"), _last_line(r.get("error")))
-        for r in records
-        if r.get("status") != "complete"
-    )
+    return ratio, head_to_head
+
+
+def _why_missing(
+    records: Sequence[dict[str, Any]], rows: Sequence[ProblemRow], optimizers: Sequence[str]
+) -> dict[tuple[str, str], str]:
+    """For each (problem, optimizer) with no complete run: the states its runs ended in."""
     missing = {}
     for row in rows:
         for o in optimizers:
@@ -152,18 +197,7 @@ def tables(
                     if r["problem"] == row.problem and r["optimizer"] == o
                 }
                 missing[(row.problem, o)] = "/".join(sorted(states)) or "not run"
-    return Tables(
-        optimizers=tuple(optimizers),
-        rows=tuple(rows),
-        average_rank=average_rank,
-        average_test_rank=average_test_rank,
-        overhead=overhead,
-        overhead_ratio=ratio,
-        head_to_head=head_to_head,
-        friedman=friedman,
-        not_complete=not_complete,
-        missing=missing,
-    )
+    return missing
 
 
 def _mean_ranks(
@@ -184,12 +218,32 @@ def _number(value: float | None) -> str:
 
 
 def render(t: Tables, *, title: str, command: str, plots: dict[str, str] | None = None) -> str:
+    lines = [f"## {title}", "", f"Command: `{command}`", ""]
+    lines += _score_table(t)
+    lines += _test_table(t)
+    lines += _rank_table(t)
+    lines += _anchor_tables(t)
+    if t.not_complete:
+        lines += ["", "### Runs not completed", ""]
+        lines += [
+            f"- {p} / {o} / seed {s}: {status} — {error}"
+            for p, o, s, status, error in t.not_complete
+        ]
+    if plots:
+        lines += ["", "### Convergence (median best-so-far over seeds)", ""]
+        lines += [f"![{problem}]({path})" for problem, path in plots.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _table_head(first: str, columns: Sequence[str]) -> list[str]:
+    return [f"| {first} | " + " | ".join(columns) + " |", "|" + "---|" * (len(columns) + 1)]
+
+
+def _score_table(t: Tables) -> list[str]:
     has_optimum = any(row.optimum is not None for row in t.rows)
     score_name = "final simple regret" if has_optimum else "validation error of the incumbent"
-    lines = [f"## {title}", "", f"Command: `{command}`", ""]
-    lines += [f"### Median {score_name} [min–max over seeds] (mean rank within the problem)", ""]
-    header = "| problem | " + " | ".join(t.optimizers) + " |"
-    lines += [header, "|" + "---|" * (len(t.optimizers) + 1)]
+    lines = [f"### Median {score_name} [min–max over seeds] (mean rank within the problem)", ""]
+    lines += _table_head("problem", t.optimizers)
     for row in t.rows:
         label = row.problem
         if row.optimum is not None:
@@ -206,22 +260,23 @@ def render(t: Tables, *, title: str, command: str, plots: dict[str, str] | None 
                 f"{_number(row.median[o])} [{_number(row.low[o])}–{_number(row.high[o])}]{rank}"
             )
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    if any(row.test_median for row in t.rows):
-        lines += [
-            "",
-            "### Median test error of the incumbent (chosen on validation)",
-            "",
-            header,
-            "|" + "---|" * (len(t.optimizers) + 1),
-        ]
-        for row in t.rows:
-            lines.append(
-                f"| {row.problem} | "
-                + " | ".join(_number(row.test_median.get(o)) for o in t.optimizers)
-                + " |"
-            )
+    return lines
+
+
+def _test_table(t: Tables) -> list[str]:
+    if not any(row.test_median for row in t.rows):
+        return []
+    lines = ["", "### Median test error of the incumbent (chosen on validation)", ""]
+    lines += _table_head("problem", t.optimizers)
+    for row in t.rows:
+        cells = [_number(row.test_median.get(o)) for o in t.optimizers]
+        lines.append(f"| {row.problem} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _rank_table(t: Tables) -> list[str]:
     test_column = " average rank on test error |" if t.average_test_rank else ""
-    lines += [
+    lines = [
         "",
         "### Average rank over problems (lower is better)",
         "",
@@ -243,47 +298,34 @@ def render(t: Tables, *, title: str, command: str, plots: dict[str, str] | None 
                 f"p = {p_value:.3g}; Nemenyi critical difference (α = 0.05) = {cd:.2f} ranks."
             ),
         ]
-    if t.overhead_ratio:
-        anchors = [o for o in t.optimizers if is_anchor(o)]
-        mine = [o for o in t.optimizers if not is_anchor(o)]
-        lines += [
-            "",
-            "### Overhead ratio ensembo / anchor (median of per-(problem, seed) ratios)",
-            "",
-            "| ensembo entry | " + " | ".join(anchors) + " |",
-            "|" + "---|" * (len(anchors) + 1),
-        ]
-        for m in mine:
-            lines.append(
-                f"| {m} | "
-                + " | ".join(_number(t.overhead_ratio.get((m, a))) for a in anchors)
-                + " |"
-            )
-        lines += [
-            "",
-            "### Head to head: ensembo entry vs anchor over (problem, seed) pairs",
-            "",
-            "wins/losses/ties of the ensembo entry on the final score, two-sided sign-test p.",
-            "",
-            "| ensembo entry | " + " | ".join(anchors) + " |",
-            "|" + "---|" * (len(anchors) + 1),
-        ]
-        for m in mine:
-            cells = []
-            for a in anchors:
-                if (m, a) in t.head_to_head:
-                    w, lost, tie, p = t.head_to_head[(m, a)]
-                    cells.append(f"{w}/{lost}/{tie} (p={p:.2g})")
-                else:
-                    cells.append("–")
-            lines.append(f"| {m} | " + " | ".join(cells) + " |")
-    if t.not_complete:
-        lines += ["", "### Runs not completed", ""]
-        lines += [
-            f"- {p} / {o} / seed {s}: {status} — {error}"
-            for p, o, s, status, error in t.not_complete
-        ]
-    if plots:
-        lines += ["", "### Convergence (median best-so-far over seeds)", ""]
-        lines += [f"![{problem}]({path})" for problem, path in plots.items()]
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def _anchor_tables(t: Tables) -> list[str]:
+    if not t.overhead_ratio:
+        return []
+    anchors = [o for o in t.optimizers if is_anchor(o)]
+    mine = [o for o in t.optimizers if not is_anchor(o)]
+    lines = ["", "### Overhead ratio ensembo / anchor (median of per-(problem, seed) ratios)", ""]
+    lines += _table_head("ensembo entry", anchors)
+    for m in mine:
+        cells = [_number(t.overhead_ratio.get((m, a))) for a in anchors]
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "### Head to head: ensembo entry vs anchor over (problem, seed) pairs",
+        "",
+        "wins/losses/ties of the ensembo entry on the final score, two-sided sign-test p.",
+        "",
+    ]
+    lines += _table_head("ensembo entry", anchors)
+    for m in mine:
+        cells = []
+        for a in anchors:
+            if (m, a) in t.head_to_head:
+                w, lost, tie, p = t.head_to_head[(m, a)]
+                cells.append(f"{w}/{lost}/{tie} (p={p:.2g})")
+            else:
+                cells.append("–")
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    return lines
