@@ -1,17 +1,21 @@
-"""How well each ML-II start policy fits the GP along a real search (26 Nov).
+"""How far apart ML-II start policies end, fit by fit, along a real search (26 Nov).
 
 ``python -m ensembo.bench.ml2_starts --experiment esmbo --dataset pima --space svm
 --search smbo`` runs one search of an ensembles experiment (``ensembo bench ensembles``)
 and records the data of every GP fit it makes. Each start policy then replays the whole
 sequence of fits, carrying its own previous optimum from fit to fit as a study does:
 
-* ``previous`` — one L-BFGS-B run from the previous optimum (ensembo before 26 Nov);
-* ``previous+neutral`` — that run and one from the neutral start (the warm fit now);
+* ``previous`` — one L-BFGS-B run from the previous optimum (ensembo's warm fit);
+* ``previous+neutral`` — that run and one from the neutral start;
 * ``cold-2`` / ``cold-4`` — the neutral start and 1 or 3 draws from the priors.
 
 For each policy the table counts the fits whose negative log posterior is more than
-1 nat above the best any policy reached on that fit, and gives the median gap. The
-search itself is steered by the installed code's policy; only the replays differ.
+1 nat above the best any policy reached on that fit, gives the median gap, and the
+median noise variance the policy settled on (standardized targets): on objectives with
+plateaus (many trials with the same loss) the highest posterior is often a mode with
+the noise at its floor that interpolates the plateaus, so "a better optimum" is not by
+itself a better surrogate. The search is steered by ensembo's own fits; only the
+replays differ.
 """
 
 from __future__ import annotations
@@ -64,9 +68,10 @@ def _best_of(fit: tuple[Any, ...], starts: list[np.ndarray]) -> tuple[float, np.
 
 
 def replay(fits: list[tuple[Any, ...]], seed: int = 0) -> dict[str, np.ndarray]:
-    """Objective each policy reaches at each fit (lower is better)."""
+    """Objective (lower is better) and noise variance each policy reaches at each fit,
+    as arrays of shape (fits, 2)."""
     rng = np.random.default_rng(seed)
-    reached = {policy: [] for policy in POLICIES}
+    reached: dict[str, list[tuple[float, float]]] = {policy: [] for policy in POLICIES}
     previous: dict[str, np.ndarray | None] = {"previous": None, "previous+neutral": None}
     for fit in fits:
         d = fit[1].shape[1]
@@ -78,20 +83,26 @@ def replay(fits: list[tuple[Any, ...]], seed: int = 0) -> dict[str, np.ndarray]:
             else:
                 starts = [last] if policy == "previous" else [last, neutral]
             value, previous[policy] = _best_of(fit, starts)
-            reached[policy].append(value)
-        reached["cold-2"].append(_best_of(fit, [neutral, draws[0]])[0])
-        reached["cold-4"].append(_best_of(fit, [neutral, *draws])[0])
+            reached[policy].append((value, _noise(previous[policy])))
+        for policy, starts in (("cold-2", [neutral, draws[0]]), ("cold-4", [neutral, *draws])):
+            value, vector = _best_of(fit, starts)
+            reached[policy].append((value, _noise(vector)))
     return {policy: np.array(values) for policy, values in reached.items()}
 
 
+def _noise(vector: np.ndarray) -> float:
+    return float(Hyperparameters.from_vector(vector).noise)
+
+
 def table(reached: dict[str, np.ndarray]) -> str:
-    best = np.min(np.vstack(list(reached.values())), axis=0)
-    lines = ["| policy | fits | fits > 1 nat from the best | median gap (nats) | largest gap |",
-             "|---|---|---|---|---|"]
+    best = np.min(np.vstack([values[:, 0] for values in reached.values()]), axis=0)
+    header = ("| policy | fits | fits > 1 nat from the best | median gap (nats) | largest gap "
+              "| median noise variance |")
+    lines = [header, "|---|---|---|---|---|---|"]
     for policy, values in reached.items():
-        gap = values - best
+        gap = values[:, 0] - best
         lines.append(f"| {policy} | {len(gap)} | {int((gap > 1).sum())} | "
-                     f"{np.median(gap):.2f} | {gap.max():.1f} |")
+                     f"{np.median(gap):.2f} | {gap.max():.1f} | {np.median(values[:, 1]):.1e} |")
     return "\n".join(lines)
 
 

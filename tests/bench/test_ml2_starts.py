@@ -31,9 +31,10 @@ def test_every_fit_is_recorded_and_replayed_by_every_policy():
     assert [len(f[2]) for f in fits] == list(range(8, 15))
     reached = ml2_starts.replay(fits)
     assert set(reached) == set(ml2_starts.POLICIES)
-    assert all(len(values) == len(fits) and np.all(np.isfinite(values))
+    assert all(values.shape == (len(fits), 2) and np.all(np.isfinite(values))
                for values in reached.values())
+    assert all(np.all(values[:, 1] > 0) for values in reached.values())  # noise variances
     # cold-4's starts include cold-2's, so it never ends worse
-    assert np.all(reached["cold-4"] <= reached["cold-2"] + 1e-9)
+    assert np.all(reached["cold-4"][:, 0] <= reached["cold-2"][:, 0] + 1e-9)
     rows = ml2_starts.table(reached).splitlines()[2:]
     assert [row.split(" | ")[0].strip("| ") for row in rows] == list(ml2_starts.POLICIES)

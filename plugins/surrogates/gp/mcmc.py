@@ -2,8 +2,7 @@
 
 The chain persists between fits: the data change by one point per iteration, so the
 last state is already near the new posterior and a short burn-in suffices (as in
-Spearmint). The first fit, and any fit told to ``restart`` (the earlier targets
-changed), burns in longer from the ML-II-like neutral start.
+Spearmint). The first fit burns in longer from the ML-II-like neutral start.
 """
 
 from __future__ import annotations
@@ -36,7 +35,6 @@ class HyperparameterChain:
         keys: np.ndarray,
         rng: np.random.Generator,
         bounds: np.ndarray,
-        restart: bool = False,
     ) -> list[Hyperparameters]:
         d = x.shape[1]
         geometry = training_geometry(x, keys)
@@ -47,7 +45,7 @@ class HyperparameterChain:
             value += log_prior(vector, jacobian=True)[0]
             return value if np.isfinite(value) else -np.inf
 
-        if restart or self._state is None or len(self._state) != d + 3:
+        if self._state is None or len(self._state) != d + 3:
             state, sweeps = Hyperparameters.initial(d).to_vector(), self.burn_in
         else:
             state, sweeps = self._state, self.continue_burn_in

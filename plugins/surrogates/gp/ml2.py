@@ -1,12 +1,9 @@
 """Type-II maximum likelihood (MAP with the priors as penalties).
 
-Multi-start L-BFGS-B on the log-space vector. A cold fit starts from a neutral point
-and random draws from the priors. A warm fit starts from the previous optimum (usually
-a few iterations from the new one) *and* the neutral point: alone, the previous optimum
-keeps a fit in whatever mode it once found, and on the SVM space's flat, multimodal
-likelihood that mode was below the best one by a median of 16 nats over a search's fits
-(``docs/benchmarks.md``, 26 Nov); one more run from the neutral point found the best
-one at every fit.
+Multi-start L-BFGS-B on the log-space vector: the previous optimum (warm start, which
+is usually within a few iterations of the new one), a neutral start, and random
+starts from the priors. Few starts keep the per-iteration cost low; the warm start
+carries what earlier restarts found.
 """
 
 from __future__ import annotations
@@ -53,15 +50,15 @@ def fit_ml2(
 ) -> Hyperparameters:
     """Best hyperparameters over L-BFGS-B runs.
 
-    A warm fit (``previous``) runs from it and the neutral start; a cold fit uses
-    ``restarts`` runs from the neutral start and prior draws.
+    A warm start (``previous``) is one run; a cold fit uses ``restarts`` runs from the
+    neutral start and prior draws.
     """
     d = x.shape[1]
     geometry = training_geometry(x, keys)
-    starts = [Hyperparameters.initial(d).to_vector()]
     if previous is not None and len(previous.lengthscales) == d:
-        starts.insert(0, previous.to_vector())
+        starts = [previous.to_vector()]
     else:
+        starts = [Hyperparameters.initial(d).to_vector()]
         while len(starts) < restarts:
             starts.append(sample_vector(d, rng))
     best_vector, best_value = starts[0], np.inf

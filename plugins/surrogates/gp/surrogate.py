@@ -11,12 +11,6 @@ always uses every point — the O(n^3) hyperparameter search, repeated for every
 likelihood evaluation, is what grows fastest, and a few hundred points pin the
 hyperparameters down well.
 
-Warm starts (the previous ML-II optimum, the MCMC chain's last state) assume the data
-only grew since the last fit. An ensemble strategy that re-labels the history (EO's
-slot targets, ESMBO's bootstrap replicates) breaks that: the earlier points' targets
-are a different function each iteration, so those fits start cold, as Lévesque
-reinitializes slice sampling at every EO iteration (thesis L1095).
-
 Every fit and prediction runs with at most ``blas_threads`` BLAS threads (see
 :mod:`ensembo.threads`): the matrices are small, and parallel workers each running a GP would
 otherwise oversubscribe the cores.
@@ -127,7 +121,6 @@ class GaussianProcessSurrogate:
             else None
         )
         self._previous: Hyperparameters | None = None
-        self._last_fit: tuple[np.ndarray, np.ndarray] | None = None  # (x, y) of the last fit
         self.posteriors: list[Posterior] = []
         self._location, self._scale = 0.0, 1.0
 
@@ -138,33 +131,19 @@ class GaussianProcessSurrogate:
         with limited_threads(self.blas_threads, user_api="blas"):
             self._fit(batch, y, rng)
 
-    def _extends_last_fit(self, x: np.ndarray, y: np.ndarray) -> bool:
-        """Whether the last fit's points come first in ``x``, with the same targets."""
-        if self._last_fit is None:
-            return False
-        last_x, last_y = self._last_fit
-        n = len(last_y)
-        return (n <= len(y) and last_x.shape[1:] == x.shape[1:]
-                and np.array_equal(last_x, x[:n]) and np.array_equal(last_y, y[:n], equal_nan=True))
-
     def _fit(self, batch: EncodedBatch, y: np.ndarray, rng: np.random.Generator) -> None:
         x = np.asarray(batch.values, dtype=float)
-        y = np.asarray(y, dtype=float)
-        warm = self._extends_last_fit(x, y)
-        self._last_fit = (x, y)
         keys = self._keys(batch)
         standardized, self._location, self._scale = standardize(y)
         rows = fitting_rows(standardized, self.fit_subset, rng)
         fit_x, fit_y, fit_keys = x[rows], standardized[rows], keys[rows]
         bounds = vector_bounds(x.shape[1], self.noise_floor, self.fit_mean)
         if self._chain is not None:
-            samples = self._chain.sample(self.kernel, fit_x, fit_y, fit_keys, rng, bounds,
-                                         restart=not warm)
+            samples = self._chain.sample(self.kernel, fit_x, fit_y, fit_keys, rng, bounds)
         else:
             samples = [
                 fit_ml2(
-                    self.kernel, fit_x, fit_y, fit_keys, rng, self._previous if warm else None,
-                    self.restarts, bounds,
+                    self.kernel, fit_x, fit_y, fit_keys, rng, self._previous, self.restarts, bounds
                 )
             ]
             self._previous = samples[0]

@@ -125,69 +125,6 @@ def test_two_hundred_duplicated_points_do_not_raise():
     assert np.all(np.isfinite(constant.predict(_batch(x[:3]))[0]))
 
 
-def test_a_warm_start_in_a_poor_mode_still_reaches_the_neutral_starts_optimum():
-    """Noisy data with a 'everything is noise' local optimum: L-BFGS-B from there stays
-    there, so a warm fit also runs from the neutral start."""
-    from scipy.optimize import minimize
-
-    from ensembo.plugins.surrogates.gp.ml2 import fit_ml2, negative_log_posterior
-    from ensembo.plugins.surrogates.gp.posterior import training_geometry
-
-    rng = np.random.default_rng(25)
-    x = rng.uniform(size=(20, 2))
-    y = np.sin(10 * x[:, 0]) + 0.3 * rng.normal(size=20)
-    y = (y - y.mean()) / y.std()
-    keys, bounds, kernel = block_keys(None, 20), vector_bounds(2), Matern52()
-    args = (kernel, x, y, keys, training_geometry(x, keys))
-    noise_mode = Hyperparameters(lengthscales=np.full(2, 50.0), amplitude=0.05, noise=0.9, mean=0.0)
-    stuck = minimize(negative_log_posterior, noise_mode.to_vector(), args=args, jac=True,
-                     method="L-BFGS-B", bounds=bounds).fun
-    cold = fit_ml2(kernel, x, y, keys, rng, None, 1, bounds)
-    warm = fit_ml2(kernel, x, y, keys, rng, noise_mode, 1, bounds)
-    best = negative_log_posterior(cold.to_vector(), *args)[0]
-    assert stuck > best + 1.0  # the trap is real
-    assert negative_log_posterior(warm.to_vector(), *args)[0] <= best + 1e-6
-
-
-def _record_warm_starts(monkeypatch):
-    """Calls of the surrogate's ML-II and MCMC fits: was each one warm (True) or cold?"""
-    from ensembo.plugins.surrogates.gp import mcmc, surrogate
-
-    calls = []
-    fit_ml2, sample = surrogate.fit_ml2, mcmc.HyperparameterChain.sample
-
-    def recorded_fit_ml2(kernel, x, y, keys, rng, previous, *rest):
-        calls.append(previous is not None)
-        return fit_ml2(kernel, x, y, keys, rng, previous, *rest)
-
-    def recorded_sample(self, *args, restart=False):
-        calls.append(self._state is not None and not restart)
-        return sample(self, *args, restart=restart)
-
-    monkeypatch.setattr(surrogate, "fit_ml2", recorded_fit_ml2)
-    monkeypatch.setattr(mcmc.HyperparameterChain, "sample", recorded_sample)
-    return calls
-
-
-@pytest.mark.parametrize("method", ["ml2", "mcmc"])
-def test_fits_start_warm_only_while_earlier_targets_are_unchanged(monkeypatch, method):
-    """EO and ESMBO re-label the history every iteration: a warm start from the last fit
-    of a different function can stay in its optimum (Lévesque restarts slice sampling at
-    every EO iteration), so those fits start cold, and appended points keep warm starts."""
-    calls = _record_warm_starts(monkeypatch)
-    rng = np.random.default_rng(8)
-    x, y = rng.uniform(size=(12, 2)), rng.normal(size=12)
-    gp = GaussianProcessSurrogate(hyperparameters=method, samples=2, burn_in=2)
-    gp.fit(_batch(x[:10]), y[:10], rng)  # first fit: cold
-    gp.fit(_batch(x[:11]), y[:11], rng)  # one point appended: warm
-    relabelled = y.copy()
-    relabelled[3] += 0.5
-    gp.fit(_batch(x[:11]), relabelled[:11], rng)  # an earlier target changed: cold
-    gp.fit(_batch(x), relabelled, rng)  # appended to the relabelled fit: warm
-    gp.fit(_batch(x[::-1]), relabelled[::-1], rng)  # same points, another order: cold
-    assert calls == [False, True, False, True, False]
-
-
 def test_mcmc_on_duplicated_points_does_not_raise():
     rng = np.random.default_rng(6)
     x = np.repeat(rng.uniform(size=(2, 3)), 25, axis=0)
