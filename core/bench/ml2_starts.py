@@ -11,11 +11,12 @@ sequence of fits, carrying its own previous optimum from fit to fit as a study d
 
 For each policy the table counts the fits whose negative log posterior is more than
 1 nat above the best any policy reached on that fit, gives the median gap, and the
-median noise variance the policy settled on (standardized targets): on objectives with
-plateaus (many trials with the same loss) the highest posterior is often a mode with
-the noise at its floor that interpolates the plateaus, so "a better optimum" is not by
-itself a better surrogate. The search is steered by ensembo's own fits; only the
-replays differ.
+median noise variance the policy settled on (standardized targets). On objectives with
+plateaus (many trials with the same loss) the posterior has a mode with the noise at its
+floor that interpolates the plateaus beside a noisier one; which is higher depends on
+the trials and which a fit finds depends on its path, so "a better optimum on this
+search" is not by itself a better policy. The search is steered by ensembo's own fits;
+only the replays differ.
 """
 
 from __future__ import annotations
