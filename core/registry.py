@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
+import inspect
 import logging
 import os
 import traceback
@@ -211,6 +212,7 @@ class Registry:
         except TypeError as error:
             raise PluginContractError(
                 f"{label} rejected options {sorted(options)}: {error}"
+                + _valid_options_hint(entry.factory, options)
             ) from error
         except EnsemboError:
             raise  # the plugin's own error already names it (docs/plugin-authoring.md)
@@ -250,3 +252,19 @@ def reload_registry() -> Registry:
     registry.cache_clear()
     importlib.invalidate_caches()
     return registry()
+
+
+def _valid_options_hint(factory: Any, options: Mapping[str, Any]) -> str:
+    """'; unknown: …; its options: …' when the factory's signature tells them, else ''."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return ""
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return ""
+    names = [p.name for p in parameters
+             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"]
+    unknown = sorted(set(options) - set(names))
+    if not unknown:
+        return ""
+    return f"; unknown: {', '.join(unknown)}; its options: {', '.join(names) or 'none'}"

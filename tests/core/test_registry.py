@@ -82,6 +82,12 @@ def test_bad_options_name_the_plugin():
         reg.create("initial_design", "grid", n_points=3)
 
 
+def test_an_unknown_option_is_named_with_the_valid_ones():
+    reg = Registry.from_plugins({"dist-s": _StrictDesigns()})
+    with pytest.raises(PluginContractError, match=r"unknown: sise; its options: size, step$"):
+        reg.create("initial_design", "strict", sise=2)
+
+
 class _OwnOptionError(EnsemboError, ValueError):
     """A plugin's own error, which already names the plugin."""
 
