@@ -243,38 +243,42 @@ def evaluate(
     return result
 
 
+def experiment_task(experiment: Experiment, dataset: str, space: str, seed: int) -> Any:
+    """The ``Task`` every search of an (experiment, dataset, space, seed) block runs on."""
+    from ensembo import spaces
+    from ensembo.ml import Task
+
+    X_train, X_test, y_train, y_test, categorical = load_data(experiment, dataset, seed)
+    return Task(X_train, y_train, task=experiment.task,
+                space=spaces.load(REGRESSION_SPACES.get(space, space)),
+                validation=experiment.validation(),
+                loss="zero-one" if experiment.task == "classification" else "mse",
+                categorical_features=categorical, seed=seed, X_test=X_test, y_test=y_test)
+
+
+def search_study(task: Any, search: Search, seed: int, budget: int) -> Any:
+    """A fresh study for one of an experiment's searches on ``task``."""
+    from ensembo.study import Study
+
+    return Study(task.space, surrogate=search.surrogate, ensemble=search.ensemble, seed=seed,
+                 loss=task.loss_spec, task=task.task, budget=budget,
+                 validation_targets=task.validation_targets())
+
+
 def execute(block: Block) -> dict[str, Any]:
     """Run every search of ``block``, score every method, write the record."""
-    from ensembo import components, spaces
-    from ensembo.ml import MemoryArtifactStore, Task, run_task
-    from ensembo.study import Study
+    from ensembo.ml import MemoryArtifactStore, run_task
 
     begin = time.perf_counter()
     experiment = EXPERIMENTS[block.experiment]
     record: dict[str, Any] = {**attrs.asdict(block), "status": "complete", "error": None,
                               "searches": {}, "methods": {}}
     try:
-        X_train, X_test, y_train, y_test, categorical = load_data(
-            experiment, block.dataset, block.seed
-        )
-        space = spaces.load(REGRESSION_SPACES.get(block.space, block.space))
-        loss_name = "zero-one" if experiment.task == "classification" else "mse"
-        task = Task(X_train, y_train, task=experiment.task, space=space,
-                    validation=experiment.validation(), loss=loss_name,
-                    categorical_features=categorical, seed=block.seed, X_test=X_test, y_test=y_test)
+        task = experiment_task(experiment, block.dataset, block.space, block.seed)
         studies, test_predictions = {}, {}
         for name, search in experiment.searches.items():
             started = time.perf_counter()
-            study = Study(
-                space,
-                surrogate=search.surrogate,
-                ensemble=search.ensemble,
-                seed=block.seed,
-                loss=loss_name,
-                task=experiment.task,
-                budget=block.budget,
-                validation_targets=task.validation_targets(),
-            )
+            study = search_study(task, search, block.seed, block.budget)
             store = MemoryArtifactStore()
             run_task(study, task, block.budget, store=store)
             test_predictions[name] = PredictionsOnTest(task=task, history=study.history,
@@ -285,7 +289,7 @@ def execute(block: Block) -> dict[str, Any]:
                 "completed": len(study.history.completed()),
                 "best_validation_loss": study.best_trial.loss,
             }
-        loss = components.build("loss", loss_name)
+        loss = task.loss
         search_of = _search_of_method(experiment.kind)
 
         def score(ensembles: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize
 
-from ensembo.bench.ensembles import EXPERIMENTS
+from ensembo.bench.ensembles import EXPERIMENTS, experiment_task, search_study
 from ensembo.plugins.surrogates.gp import surrogate as gp_surrogate
 from ensembo.plugins.surrogates.gp.hyperparameters import Hyperparameters, sample_vector
 from ensembo.plugins.surrogates.gp.ml2 import negative_log_posterior
@@ -110,22 +110,11 @@ def table(reached: dict[str, np.ndarray]) -> str:
 def run_search(experiment_name: str, dataset: str, space_name: str, search_name: str,
                seed: int, budget: int) -> None:
     """One search of an ensembles experiment, as ``ensembo bench ensembles`` runs it."""
-    from ensembo import spaces
-    from ensembo.bench.ensembles_data import load_data
-    from ensembo.ml import Task, run_task
-    from ensembo.study import Study
+    from ensembo.ml import run_task
 
     experiment = EXPERIMENTS[experiment_name]
-    X_train, X_test, y_train, y_test, categorical = load_data(experiment, dataset, seed)
-    space = spaces.load(space_name)
-    task = Task(X_train, y_train, task="classification", space=space,
-                validation=experiment.validation(), loss="zero-one",
-                categorical_features=categorical, seed=seed, X_test=X_test, y_test=y_test)
-    search = experiment.searches[search_name]
-    study = Study(space, surrogate=search.surrogate, ensemble=search.ensemble, seed=seed,
-                  loss="zero-one", task="classification", budget=budget,
-                  validation_targets=task.validation_targets())
-    run_task(study, task, budget)
+    task = experiment_task(experiment, dataset, space_name, seed)
+    run_task(search_study(task, experiment.searches[search_name], seed, budget), task, budget)
 
 
 def main(argv: list[str] | None = None) -> None:
