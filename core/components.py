@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ensembo.errors import ExperimentError
+from ensembo.errors import ComponentOptionError, ExperimentError, PluginContractError
 from ensembo.registry import Registry, check_protocol, registry
 
 # The experiment-file key of each component kind, where the two differ.
@@ -41,7 +41,11 @@ def build(kind: str, spec: Any, reg: Registry | None = None) -> Any:
         check_protocol(kind, spec, type(spec).__name__)
         return spec
     name, options = parts
-    return (reg or registry()).create(kind, name, **options)
+    try:
+        return (reg or registry()).create(kind, name, **options)
+    except (ComponentOptionError, PluginContractError) as error:
+        key = EXPERIMENT_KEYS.get(kind, kind)  # the experiment key, also the Study argument
+        raise type(error)(f"{key}: {error}") from error
 
 
 def describe(kind: str, spec: Any) -> dict[str, Any] | None:

@@ -41,11 +41,15 @@ def test_a_document_that_is_not_a_mapping_names_the_file_once(tmp_path):
 @pytest.mark.parametrize(
     ("component", "message"),
     [
-        ("ensemble: {name: eo, size: 0}", "ensemble strategy 'eo' (from ensembo) rejected options"),
-        ("surrogate: {name: gp, kernel: nope}", "surrogate 'gp' (from ensembo) rejected options"),
+        ("ensemble: {name: eo, size: 0}",
+         "ensemble: ensemble strategy 'eo' (from ensembo) rejected options"),
+        ("surrogate: {name: gp, kernel: nope}",
+         "surrogate: surrogate 'gp' (from ensembo) rejected options"),
+        ("ensemble: {name: posthoc, strat: 3}",
+         "ensemble: ensemble strategy 'posthoc' (from ensembo) rejected options ['strat']"),
     ],
 )
-def test_bad_component_option_value_exits_2_without_traceback(tmp_path, capsys, component, message):
+def test_bad_component_option_exits_2_without_traceback(tmp_path, capsys, component, message):
     path = tmp_path / "experiment.yaml"
     path.write_text(
         "space: {params: {x: {type: float, low: 0.0, high: 1.0}}}\n"
