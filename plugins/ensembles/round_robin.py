@@ -24,6 +24,7 @@ resumed study replays the same slot history; pending trials never enter the pool
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Collection
 from typing import Any
 
@@ -43,6 +44,10 @@ from ensembo.plugins.losses.ensemble_loss import EnsembleLoss
 from ensembo.trials import History, Trial
 
 SIZES = ("fixed", "grow", "dynamic")
+# Lévesque re-optimized each of 12 slots about 16 times (200 trials) and 7 slots about
+# 14 times (100 trials); a slot revisited fewer times than this keeps early, often poor,
+# models, and without replacement a fixed E must hold ``slots`` distinct ones (L864).
+FEW_VISITS_PER_SLOT = 5
 
 
 @attrs.frozen(kw_only=True)
@@ -105,6 +110,7 @@ class RoundRobinEnsemble:
         self._absorbed: set[int] = set()
         self._cache = TrialCache()
         self._losses: dict[tuple, EnsembleLoss] = {}
+        self._budget_checked = False
 
     # --- losses and pool ------------------------------------------------------------
 
@@ -118,7 +124,20 @@ class RoundRobinEnsemble:
                        candidates=self._cache.candidates(pool, loss, spec),
                        y=pool.y, index={n: i for i, n in enumerate(pool.numbers)})
 
+    def _warn_if_budget_is_short(self, context: EnsembleContext) -> None:
+        if self.size != "fixed" or not context.budget or self._budget_checked:
+            return
+        self._budget_checked = True
+        if context.budget < FEW_VISITS_PER_SLOT * self.slots:
+            warnings.warn(
+                f"{self.name}: {self.slots} slots with a budget of {context.budget} trials "
+                f"re-optimize each slot about {context.budget // self.slots} times, so the "
+                f"ensemble keeps early, often poor, models; use a budget of at least "
+                f"{FEW_VISITS_PER_SLOT * self.slots} trials, fewer slots, or post=True "
+                f"(Lévesque used 12 slots with 200 trials)", UserWarning, stacklevel=2)
+
     def _pool(self, history: History, context: EnsembleContext) -> Pool:
+        self._warn_if_budget_is_short(context)
         pool = build_pool(history, context, self.name, self._cache)
         if len(pool) and pool.task != self.task:
             raise ValueError(

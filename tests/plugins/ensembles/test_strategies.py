@@ -11,6 +11,7 @@ from ensembo.plugins.ensembles.eo import EnsembleOptimization
 from ensembo.plugins.ensembles.esmbo import ESMBO
 from ensembo.plugins.ensembles.pool import MissingPredictionsError, build_pool
 from ensembo.plugins.ensembles.posthoc import PostHocSelection
+from ensembo.plugins.ensembles.round_robin import RoundRobinEnsemble
 from ensembo.plugins.ensembles.segor import SEGOR
 from ensembo.plugins.losses.classification import ZeroOneLoss
 from ensembo.plugins.losses.ensemble_loss import weighted_ensemble_loss
@@ -135,6 +136,28 @@ def test_eo_post_rebuilds_by_forward_selection(make_classification):
     history, context = make_classification(THIRDS, 6)
     ensemble = EnsembleOptimization(size=2, post=True).ensemble(history, context)
     assert set(ensemble.members) == {0, 1, 2}
+
+
+@pytest.mark.parametrize(("budget", "size", "warns"), [
+    (20, "fixed", True),  # 12 slots, each revisited once or twice
+    (60, "fixed", False),  # five visits a slot
+    (None, "fixed", False),  # no budget known: nothing to compare with
+    (20, "grow", False),  # a growing ensemble has no fixed slots to fill
+])
+def test_a_budget_too_short_for_the_slots_is_warned_about_once(
+    make_classification, recwarn, budget, size, warns
+):
+    history, context = make_classification(THIRDS, 6, budget=budget)
+    strategy = RoundRobinEnsemble(target_loss="squared-margin", refill_loss="zero-one",
+                                  size=size)
+    for _ in range(3):
+        strategy.targets(history, context)
+    messages = [str(w.message) for w in recwarn if issubclass(w.category, UserWarning)]
+    if warns:
+        assert len(messages) == 1 and "12 slots with a budget of 20 trials" in messages[0]
+        assert "at least 60 trials" in messages[0]
+    else:
+        assert messages == []
 
 
 def test_a_resumed_strategy_replays_the_same_slots(make_classification):
