@@ -131,7 +131,7 @@ class RoundRobinEnsemble:
         if context.budget < FEW_VISITS_PER_SLOT * self.slots:
             warnings.warn(
                 f"{self.name}: {self.slots} slots with a budget of {context.budget} trials "
-                f"re-optimize each slot about {context.budget // self.slots} times, so the "
+                f"re-optimize each slot {context.budget / self.slots:.1f} times on average, so the "
                 f"ensemble keeps early, often poor, models; use a budget of at least "
                 f"{FEW_VISITS_PER_SLOT * self.slots} trials, fewer slots, or post=True "
                 f"(Lévesque used 12 slots with 200 trials)", UserWarning, stacklevel=2)
