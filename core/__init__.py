@@ -13,7 +13,7 @@ from ensembo.errors import (
     TrialError,
     UnknownComponentError,
 )
-from ensembo.hookspecs import hookimpl
+from ensembo.hookspecs import declares_options, hookimpl
 from ensembo.registry import registry
 from ensembo.study import Study
 from ensembo.trials import Evaluation, History, Trial, TrialState
@@ -38,6 +38,7 @@ __all__ = [
     "TrialError",
     "TrialState",
     "UnknownComponentError",
+    "declares_options",
     "hookimpl",
     "registry",
 ]

@@ -6,11 +6,14 @@ may accept a subset of them, so new arguments can be added without breaking plug
 
 Registration hooks (``ensembo_add_*``) return a mapping of registry name -> factory.
 A factory is a callable taking the user's options as keyword arguments and returning a
-component satisfying the matching protocol in :mod:`ensembo.protocols`.
+component satisfying the matching protocol in :mod:`ensembo.protocols`. Its signature is
+what ``ensembo plugins NAME`` and the unknown-option error list; a factory that takes
+``**options`` names them with :func:`declares_options`.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +29,22 @@ hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 Factory = Callable[..., Any]
+
+
+def declares_options(source: Any, *, without: tuple[str, ...] = ()) -> Any:
+    """Decorate a factory that takes ``**options`` with the options of ``source`` (a
+    settings class or the constructor it forwards to), so that ``ensembo plugins NAME``
+    and the unknown-option error can list them."""
+    signature = inspect.signature(source)
+    kept = [p for p in signature.parameters.values() if p.name not in without]
+
+    def decorate(factory: Any) -> Any:
+        factory.__signature__ = signature.replace(
+            parameters=kept, return_annotation=inspect.Signature.empty)
+        return factory
+
+    return decorate
+
 
 # --- registration: one hook per component kind ---------------------------------------
 

@@ -254,17 +254,26 @@ def reload_registry() -> Registry:
     return registry()
 
 
-def _valid_options_hint(factory: Any, options: Mapping[str, Any]) -> str:
-    """'; unknown: …; its options: …' when the factory's signature tells them, else ''."""
+NO_DEFAULT = inspect.Parameter.empty
+
+
+def factory_options(factory: Any) -> dict[str, Any] | None:
+    """Keyword options of a component factory and their defaults (``NO_DEFAULT`` if
+    required); ``None`` when the signature cannot tell (``**kwargs``, builtins)."""
     try:
         parameters = inspect.signature(factory).parameters.values()
     except (TypeError, ValueError):
-        return ""
+        return None
     if any(p.kind is p.VAR_KEYWORD for p in parameters):
-        return ""
-    names = [p.name for p in parameters
-             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"]
-    unknown = sorted(set(options) - set(names))
+        return None
+    return {p.name: p.default for p in parameters
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"}
+
+
+def _valid_options_hint(factory: Any, options: Mapping[str, Any]) -> str:
+    """'; unknown: …; its options: …' when the factory's signature tells them, else ''."""
+    known = factory_options(factory)
+    unknown = sorted(set(options) - set(known or options))
     if not unknown:
         return ""
-    return f"; unknown: {', '.join(unknown)}; its options: {', '.join(names) or 'none'}"
+    return f"; unknown: {', '.join(unknown)}; its options: {', '.join(known) or 'none'}"

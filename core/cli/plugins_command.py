@@ -1,10 +1,17 @@
-"""``ensembo plugins``: every registered component with its kind and distribution."""
+"""``ensembo plugins [NAME]``: every registered component with its kind and distribution,
+or one component's description and options (what a spec ``{name: NAME, ...}`` takes)."""
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import json
+import sys
+from typing import Any
 
-from ensembo.registry import registry
+from ensembo.errors import EnsemboError
+from ensembo.registry import NO_DEFAULT, PluginEntry, factory_options, registry
+from ensembo.spaces.components import LazyEstimator, import_path
 
 KIND_TITLES = {
     "surrogate": "surrogates",
@@ -19,13 +26,16 @@ KIND_TITLES = {
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("plugins", help="list registered plugins")
+    parser = subparsers.add_parser("plugins", help="list registered plugins, or show one")
+    parser.add_argument("name", nargs="?", help="show this component's description and options")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(handler=run)
 
 
 def run(args) -> int:
     reg = registry()
+    if args.name:
+        return show(reg.entries(), args.name, as_json=args.json)
     entries = [
         {"kind": e.kind, "name": e.name, "distribution": e.distribution} for e in reg.entries()
     ]
@@ -58,3 +68,65 @@ def run(args) -> int:
         distributions = " and ".join(conflict["distributions"])
         print(f"conflict: {conflict['kind']} {conflict['name']!r} from {distributions}")
     return 0
+
+
+
+def _summary(target: Any) -> str:
+    """First paragraph of the target's own docstring, else of its module's."""
+    own = target.__dict__.get("__doc__") if isinstance(target, type) else target.__doc__
+    doc = inspect.cleandoc(own or sys.modules.get(target.__module__, object).__doc__ or "")
+    return " ".join(doc.split("\n\n")[0].split())
+
+
+def describe(entry: PluginEntry) -> dict[str, Any]:
+    """Kind, name, distribution, a one-paragraph summary and the options with defaults."""
+    item: dict[str, Any] = {"kind": entry.kind, "name": entry.name,
+                            "distribution": entry.distribution}
+    if entry.kind == "space":  # a space's factory gives its definition file
+        return {**item, "summary": f"definition: {entry.factory()} (ensembo space show "
+                                   f"{entry.name})", "options": {}}
+    target = entry.factory
+    if isinstance(target, LazyEstimator):  # describe the class it stands for
+        target = import_path(target.path)
+    options = factory_options(target)
+    return {
+        **item, "summary": _summary(target),
+        "options": None if options is None else {
+            name: None if default is NO_DEFAULT else repr(default)
+            for name, default in options.items()
+        },
+    }
+
+
+def show(entries: list[PluginEntry], name: str, *, as_json: bool) -> int:
+    found = [describe(e) for e in entries if e.name == name]
+    if not found:
+        close = difflib.get_close_matches(name, sorted({e.name for e in entries}), n=3)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise EnsemboError(f"no registered component is called {name!r}{hint}")
+    if as_json:
+        print(json.dumps(found, indent=2))
+        return 0
+    for number, item in enumerate(found):
+        if number:
+            print()
+        print(f"{item['name']} ({item['kind'].replace('_', ' ')}, from {item['distribution']})")
+        if item["summary"]:
+            print(f"  {item['summary']}")
+        _print_options(item)
+    return 0
+
+
+def _print_options(item: dict[str, Any]) -> None:
+    options = item["options"]
+    if item["kind"] == "space":
+        return
+    if options is None:
+        print("  options: not declared (the factory takes **kwargs)")
+    elif not options:
+        print("  options: none")
+    else:
+        print("  options:")
+        width = max(map(len, options))
+        for option, default in options.items():
+            print(f"    {option:<{width}}  {'(required)' if default is None else default}")

@@ -22,6 +22,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.stats import qmc
 
+from ensembo.hookspecs import declares_options
 from ensembo.plugins.acquisition_optimizers.continuous_relaxation import ContinuousRelaxation
 from ensembo.plugins.acquisition_optimizers.selection import (
     best_distinct,
@@ -43,6 +44,7 @@ class LbfgsSettings:
     max_iterations: int = attrs.field(default=100, validator=attrs.validators.ge(1))
 
 
+@declares_options(LbfgsSettings)
 class LbfgsOptimizer:
     """Options: ``n_sobol``, ``n_random`` (candidate pool sizes), ``n_starts`` (best
     candidates ascended), ``n_branch_starts`` (at most this many further starts, the

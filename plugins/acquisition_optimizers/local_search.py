@@ -22,6 +22,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ensembo.hookspecs import declares_options
 from ensembo.plugins.acquisition_optimizers.neighbourhood import OneExchangeNeighbourhood
 from ensembo.plugins.acquisition_optimizers.random_search import default_samples
 from ensembo.plugins.acquisition_optimizers.selection import best_distinct, vector_keys
@@ -80,6 +81,7 @@ class _Climbs:
     running: np.ndarray
 
 
+@declares_options(LocalSearchSettings)
 class LocalSearchOptimizer:
     """One-exchange hill climbing with plateau walks, plus interleaved random picks."""
 

@@ -21,6 +21,7 @@ import numpy as np
 import sklearn
 from sklearn.tree import DecisionTreeRegressor
 
+from ensembo.hookspecs import declares_options
 from ensembo.spaces import EncodedBatch
 
 MIN_VARIANCE = 1e-10
@@ -46,6 +47,7 @@ class ForestSettings:
     log_targets: bool = False
 
 
+@declares_options(ForestSettings)
 class RandomForestSurrogate:
     """Mean and variance from an ensemble of bootstrapped regression trees."""
 

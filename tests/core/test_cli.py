@@ -141,3 +141,36 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
     with sqlite3.connect(db) as connection:
         total = connection.execute("SELECT COUNT(*) FROM trials").fetchone()[0]
     assert total == budget
+
+
+def test_plugins_name_shows_the_options_and_defaults_of_each_match(capsys):
+    from ensembo.cli import main
+
+    assert main(["plugins", "random"]) == 0  # an acquisition optimizer and an initial design
+    text = capsys.readouterr().out
+    assert "random (acquisition optimizer, from ensembo)" in text
+    assert "random (initial design, from ensembo)" in text
+    assert main(["plugins", "gp", "--json"]) == 0  # a **options factory that declares them
+    (gp,) = json.loads(capsys.readouterr().out)
+    assert gp["options"]["kernel"] == "'matern52'" and gp["options"]["restarts"] == "2"
+    assert main(["plugins", "eo"]) == 0
+    assert "    size         12\n" in capsys.readouterr().out
+
+
+def test_plugins_name_unknown_suggests_close_names(capsys):
+    from ensembo.cli import main
+
+    assert main(["plugins", "eos"]) == 2
+    assert "no registered component is called 'eos'; did you mean 'eo'?" in capsys.readouterr().err
+
+
+def test_an_undeclared_kwargs_factory_says_so():
+    from ensembo.cli.plugins_command import describe
+    from ensembo.registry import PluginEntry
+
+    def factory(**options):
+        """A third party's design."""
+
+    entry = PluginEntry(kind="initial_design", name="x", distribution="d", factory=factory)
+    assert describe(entry) == {"kind": "initial_design", "name": "x", "distribution": "d",
+                               "summary": "A third party's design.", "options": None}

@@ -119,3 +119,10 @@ def test_a_plugins_own_error_passes_unchanged():
     with pytest.raises(_OwnOptionError) as caught:
         reg.create("initial_design", "strict", step=0.0)
     assert str(caught.value) == "initial design 'strict': option 'step' must be > 0, got 0.0"
+
+
+def test_a_kwargs_factory_that_declares_its_options_lists_them_on_a_typo():
+    with pytest.raises(PluginContractError, match=r"unknown: kernal; its options: kernel, "):
+        registry().create("surrogate", "gp", kernal="laplace")
+    with pytest.raises(PluginContractError, match=r"unknown: n_tree; its options: n_trees, "):
+        registry().create("surrogate", "rf", n_tree=5)

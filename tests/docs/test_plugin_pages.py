@@ -38,3 +38,32 @@ def test_overview_lists_exactly_the_built_ins():
     for kind in PAGE_OF_KIND:
         built_in = {e.name for e in registry().entries(kind) if e.distribution == OWN_DISTRIBUTION}
         assert rows[kind] == built_in, kind
+
+
+def _documentation_of(text: str, name: str) -> str:
+    """Where a page documents ``name``: its own section (heading to next heading), else
+    its row of the page's table. A section may say it takes the options "of `other`"."""
+    match = re.search(rf"^##+ `{re.escape(name)}`.*?(?=^##+ |\Z)", text, re.M | re.S)
+    if not match:
+        rows = [line for line in text.splitlines() if line.startswith(f"| `{name}` |")]
+        return "\n".join(rows)
+    section = match.group(0)
+    for other in re.findall(r"those of `([^`]+)`", section):
+        section += _documentation_of(text, other)
+    return section
+
+
+@pytest.mark.parametrize("kind", sorted(PAGE_OF_KIND))
+def test_every_declared_option_is_documented_with_its_component(kind):
+    from ensembo.registry import factory_options
+
+    text = (PAGES / PAGE_OF_KIND[kind]).read_text()
+    missing = {}
+    for entry in registry().entries(kind):
+        if entry.distribution != OWN_DISTRIBUTION:
+            continue
+        documentation = _documentation_of(text, entry.name)
+        absent = [o for o in factory_options(entry.factory) or {} if f"`{o}`" not in documentation]
+        if absent:
+            missing[entry.name] = absent
+    assert not missing, f"{PAGE_OF_KIND[kind]}: options not documented: {missing}"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ensembo.hookspecs import declares_options
 from ensembo.plugins.surrogates.gp.hyperparameters import (
     NOISE_CEILING,
     NOISE_FLOOR,
@@ -220,11 +221,13 @@ class GaussianProcessSurrogate:
         return mean, np.maximum(variance, 0.0), d_mean, d_variance
 
 
+@declares_options(GaussianProcessSurrogate)
 def gp(**options) -> GaussianProcessSurrogate:
     """Factory for ``gp``: imputed encoding, one kernel over every configuration."""
     return GaussianProcessSurrogate(**options)
 
 
+@declares_options(GaussianProcessSurrogate, without=("conditional",))
 def gp_conditional(**options) -> GaussianProcessSurrogate:
     """Factory for ``gp-cond``: Lévesque's conditional kernel."""
     if "conditional" in options:

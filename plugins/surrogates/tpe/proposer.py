@@ -42,6 +42,7 @@ from ConfigSpace.hyperparameters import (
 )
 
 from ensembo.errors import SpaceError
+from ensembo.hookspecs import declares_options
 from ensembo.plugins.acquisition_optimizers.trial_vectors import TrialVectors
 from ensembo.plugins.surrogates.tpe.parzen import ColumnKinds, ParzenEstimator
 from ensembo.spaces import Space
@@ -129,6 +130,7 @@ class _UnitScale:
         return unit
 
 
+@declares_options(TPESettings)
 class TreeParzenProposer:
     """TPE as a :class:`~ensembo.protocols.Proposer` (registry name ``tpe``)."""
 
