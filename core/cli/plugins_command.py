@@ -70,11 +70,11 @@ def run(args) -> int:
     return 0
 
 
-
 def _summary(target: Any) -> str:
     """First paragraph of the target's own docstring, else of its module's."""
     own = target.__dict__.get("__doc__") if isinstance(target, type) else target.__doc__
-    doc = inspect.cleandoc(own or sys.modules.get(target.__module__, object).__doc__ or "")
+    module = sys.modules.get(getattr(target, "__module__", None) or "")
+    doc = inspect.cleandoc(own or getattr(module, "__doc__", None) or "")
     return " ".join(doc.split("\n\n")[0].split())
 
 
