@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import attrs
@@ -11,6 +11,7 @@ from tqdm import tqdm
 from ensembo.bench import plots, report, runner
 from ensembo.bench.optimizers import make_optimizer
 from ensembo.bench.optimizers.ensembo_optimizer import EnsemboOptimizer
+from ensembo.bench.seeds import seed_list
 from ensembo.bench.suite import get_suite
 
 
@@ -34,7 +35,7 @@ def run_benchmark(
     suite: str,
     *,
     optimizers: Sequence[str] | None = None,
-    seeds: int = 3,
+    seeds: int | Iterable[int] = 3,
     budget: int | None = None,
     problems: Sequence[str] | None = None,
     workers: int = 1,
@@ -47,7 +48,7 @@ def run_benchmark(
     chosen = get_suite(suite)
     optimizers = list(optimizers or chosen.default_optimizers)
     check_optimizers(optimizers)
-    runs = runner.plan(suite, optimizers, range(seeds), budget, Path(out), problems)
+    runs = runner.plan(suite, optimizers, seed_list(seeds), budget, Path(out), problems)
     missing = [run for run in runs if not runner.is_finished(Path(run.path), run.budget)]
     pending = missing if execute else []
     with tqdm(total=len(pending), desc=f"bench {suite}", unit="run", disable=not progress) as bar:

@@ -37,7 +37,7 @@ writing one JSON record each; finished records are not run again.
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,7 @@ from ensembo.bench.ensembles_data import (
     VALIDATION_FRACTION,
     load_data,
 )
+from ensembo.bench.seeds import seed_list
 from ensembo.bench.standalone_runs import chosen_datasets, run_and_collect, write_record
 from ensembo.bench.suite import UnknownSuiteError
 
@@ -353,7 +354,7 @@ def plan(out: Path, experiments: Sequence[str], seeds: Sequence[int], budget: in
 def run_ensembles(
     *,
     experiments: Sequence[str] = tuple(EXPERIMENTS),
-    seeds: int = 1,
+    seeds: int | Iterable[int] = 1,
     budget: int = 50,
     workers: int = 1,
     out: Path = Path("bench-results"),
@@ -368,13 +369,13 @@ def run_ensembles(
     returns its path."""
     from ensembo.bench.ensembles_report import render_report
 
-    blocks = plan(Path(out), experiments, range(seeds), budget, limit, datasets, spaces)
+    blocks = plan(Path(out), experiments, seed_list(seeds), budget, limit, datasets, spaces)
     records = run_and_collect(blocks, execute, workers=workers, label="ensembles",
                               unit="block", progress=progress, run=run)
     report = Path(out) / "ensembles" / "report.md"
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(render_report(records, command=command or "ensembo bench ensembles",
-                                    budget=budget, seeds=seeds))
+                                    budget=budget, seeds=len(seed_list(seeds))))
     return report
 
 

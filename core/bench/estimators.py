@@ -18,13 +18,14 @@ are given to ensembo as such; the forests see their integer codes.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 import numpy as np
 
+from ensembo.bench.seeds import seed_list
 from ensembo.bench.standalone_runs import chosen_datasets, run_and_collect, write_record
 
 DATASETS = ("breast-cancer", "keel:crx", "keel:german", "diabetes")
@@ -174,7 +175,7 @@ def render(records: Sequence[dict[str, Any]], *, command: str, n_trials: int, se
 def run_estimators(
     *,
     datasets: Sequence[str] = DATASETS,
-    seeds: int = 3,
+    seeds: int | Iterable[int] = 3,
     n_trials: int = 30,
     workers: int = 1,
     out: Path = Path("bench-results"),
@@ -192,7 +193,7 @@ def run_estimators(
             path=str(Path(out) / "estimators" / d.replace(":", "_") / f"seed-{s}.json"),
         )
         for d in datasets
-        for s in range(seeds)
+        for s in seed_list(seeds)
     ]
     records = run_and_collect(runs, execute, workers=workers, label="estimators",
                               progress=progress, run=run)
@@ -200,7 +201,8 @@ def run_estimators(
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(
         render(
-            records, command=command or "ensembo bench estimators", n_trials=n_trials, seeds=seeds
+            records, command=command or "ensembo bench estimators", n_trials=n_trials,
+            seeds=len(seed_list(seeds)),
         )
     )
     return report

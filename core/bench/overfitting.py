@@ -20,13 +20,14 @@ finished records are not run again, so an interrupted benchmark resumes.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 import numpy as np
 
+from ensembo.bench.seeds import seed_list
 from ensembo.bench.standalone_runs import chosen_datasets, run_and_collect, write_record
 from ensembo.stats import average_ranks, wilcoxon_signed_rank, win_frequency
 
@@ -268,7 +269,7 @@ def render(t: OverfittingTables, *, command: str, budget: int, seeds: int, space
 def run_overfitting(
     *,
     datasets: Sequence[str] = DATASETS,
-    seeds: int = 3,
+    seeds: int | Iterable[int] = 3,
     budget: int = 50,
     workers: int = 1,
     out: Path = Path("bench-results"),
@@ -280,14 +281,14 @@ def run_overfitting(
 ) -> Path:
     """Run what is missing (unless ``run`` is false), then write
     ``out/overfitting/report.md``; returns its path."""
-    runs = plan(Path(out), datasets, range(seeds), budget, space, surrogate)
+    runs = plan(Path(out), datasets, seed_list(seeds), budget, space, surrogate)
     records = run_and_collect(runs, execute, workers=workers, label="overfitting",
                               progress=progress, run=run)
     text = render(
-        tables(records, list(range(seeds))),
+        tables(records, seed_list(seeds)),
         command=command or "ensembo bench overfitting",
         budget=budget,
-        seeds=seeds,
+        seeds=len(seed_list(seeds)),
         space=space,
     )
     report = Path(out) / "overfitting" / "report.md"

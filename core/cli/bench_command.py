@@ -5,6 +5,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from ensembo.bench.seeds import parse_seeds
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -18,7 +20,8 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--problems", help="comma-separated subset of the suite's problems")
     parser.add_argument(
-        "--seeds", type=int, default=3, help="seeds 0..N-1 per optimizer (default 3)"
+        "--seeds", type=parse_seeds, default=parse_seeds("3"),
+        help="N: seeds 0..N-1 per optimizer (default 3); or a list such as 0,5-9"
     )
     parser.add_argument(
         "--budget", type=int, help="evaluations per run (default: each problem's own)"

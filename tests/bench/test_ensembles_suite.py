@@ -74,6 +74,22 @@ def test_cli_plans_only_the_chosen_space(tmp_path, monkeypatch):
         ("esmbo", "svm", "german"), ("eo-refit", "cash-levesque", "german")]
 
 
+def test_cli_plans_a_list_of_seeds_and_keeps_it_in_the_reported_command(tmp_path, monkeypatch):
+    planned = []
+
+    def collect(blocks, execute, **options):
+        planned.extend(blocks)
+        return []
+
+    monkeypatch.setattr("ensembo.bench.ensembles.run_and_collect", collect)
+    code = cli_main(["bench", "ensembles", "--optimizers", "eo-large", "--problems", "german",
+                     "--seeds", "0,5-6", "--out", str(tmp_path), "--no-progress"])
+    assert code == 0
+    assert [b.seed for b in planned] == [0, 5, 6]
+    report = (tmp_path / "ensembles" / "report.md").read_text()
+    assert "--seeds 0,5-6" in report and "3 seed(s)" in report
+
+
 def test_cli_refuses_a_dataset_no_chosen_experiment_has(tmp_path, capsys):
     code = cli_main(["bench", "ensembles", "--optimizers", "eo-refit", "--problems",
                      "german,banana", "--out", str(tmp_path)])
