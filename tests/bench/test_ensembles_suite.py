@@ -59,7 +59,8 @@ def test_cli_refuses_an_unknown_experiment_or_space(tmp_path, capsys, selector, 
     assert not (tmp_path / "ensembles").exists()
 
 
-def test_cli_plans_only_the_chosen_space(tmp_path, monkeypatch):
+def _planned_blocks(monkeypatch) -> list:
+    """The blocks the next ``ensembo bench ensembles`` plans; none of them runs."""
     planned = []
 
     def collect(blocks, execute, **options):
@@ -67,6 +68,11 @@ def test_cli_plans_only_the_chosen_space(tmp_path, monkeypatch):
         return []
 
     monkeypatch.setattr("ensembo.bench.ensembles.run_and_collect", collect)
+    return planned
+
+
+def test_cli_plans_only_the_chosen_space(tmp_path, monkeypatch):
+    planned = _planned_blocks(monkeypatch)
     code = cli_main(["bench", "ensembles", "--optimizers", "esmbo:svm,eo-refit", "--problems",
                      "german", "--seeds", "1", "--out", str(tmp_path), "--no-progress"])
     assert code == 0
@@ -75,13 +81,7 @@ def test_cli_plans_only_the_chosen_space(tmp_path, monkeypatch):
 
 
 def test_cli_plans_a_list_of_seeds_and_keeps_it_in_the_reported_command(tmp_path, monkeypatch):
-    planned = []
-
-    def collect(blocks, execute, **options):
-        planned.extend(blocks)
-        return []
-
-    monkeypatch.setattr("ensembo.bench.ensembles.run_and_collect", collect)
+    planned = _planned_blocks(monkeypatch)
     code = cli_main(["bench", "ensembles", "--optimizers", "eo-large", "--problems", "german",
                      "--seeds", "0,5-6", "--out", str(tmp_path), "--no-progress"])
     assert code == 0
