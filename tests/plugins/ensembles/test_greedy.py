@@ -102,6 +102,7 @@ def test_forward_greedy_counts_match_the_trace():
     assert {i: c for i, c in enumerate(counts) if c} == trace.counts()
 
 
+@pytest.mark.filterwarnings("ignore:.*slots with a budget:UserWarning")  # 40 trials on purpose
 @pytest.mark.parametrize("name", ["agnostic-bayes", "esmbo", "eo"])
 def test_other_strategies_kept_current_equal_a_fresh_one_after_every_trial(name):
     rng = np.random.default_rng(5)

@@ -30,6 +30,7 @@ def regression_objective(y):
     return objective
 
 
+@pytest.mark.filterwarnings("ignore:.*slots with a budget:UserWarning")  # 16 trials on purpose
 @pytest.mark.parametrize("ensemble", ["best", "posthoc", "agnostic-bayes", "esmbo", "eo", "segor"])
 def test_strategy_survives_parallel_asks_and_builds_an_ensemble(ensemble):
     rng = np.random.default_rng(0)
