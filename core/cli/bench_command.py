@@ -21,7 +21,8 @@ def register(subparsers) -> None:
     parser.add_argument("--problems", help="comma-separated subset of the suite's problems")
     parser.add_argument(
         "--seeds", type=parse_seeds, default=parse_seeds("3"),
-        help="N: seeds 0..N-1 per optimizer (default 3); or a list such as 0,5-9"
+        help="N: seeds 0..N-1 per optimizer (default 3); or a list such as 0,5-9 "
+        "(seed 7 alone: 7-7)",
     )
     parser.add_argument(
         "--budget", type=int, help="evaluations per run (default: each problem's own)"
