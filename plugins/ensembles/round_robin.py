@@ -45,8 +45,8 @@ from ensembo.trials import History, Trial
 
 SIZES = ("fixed", "grow", "dynamic")
 # Lévesque re-optimized each of 12 slots about 16 times (200 trials) and 7 slots about
-# 14 times (100 trials); a slot revisited fewer times than this keeps early, often poor,
-# models, and without replacement a fixed E must hold ``slots`` distinct ones (L864).
+# 14 times (100 trials); without replacement a fixed E must hold ``slots`` distinct
+# models (L862), and a slot revisited fewer times than this keeps early, often poor, ones.
 FEW_VISITS_PER_SLOT = 5
 
 
@@ -125,7 +125,9 @@ class RoundRobinEnsemble:
                        y=pool.y, index={n: i for i, n in enumerate(pool.numbers)})
 
     def _warn_if_budget_is_short(self, context: EnsembleContext) -> None:
-        if self.size != "fixed" or not context.budget or self._budget_checked:
+        # With replacement a revisited slot can always take a copy of the best model, so a
+        # visit or two purges the early ones; distinct slots (EO) need every slot good.
+        if self.size != "fixed" or self.replacement or not context.budget or self._budget_checked:
             return
         self._budget_checked = True
         if context.budget < FEW_VISITS_PER_SLOT * self.slots:

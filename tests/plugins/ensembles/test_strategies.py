@@ -143,13 +143,15 @@ def test_eo_post_rebuilds_by_forward_selection(make_classification):
     (60, "fixed", False),  # five visits a slot
     (None, "fixed", False),  # no budget known: nothing to compare with
     (20, "grow", False),  # a growing ensemble has no fixed slots to fill
+    (20, "replacement", False),  # a revisited slot can copy the best model
 ])
 def test_a_budget_too_short_for_the_slots_is_warned_about_once(
     make_classification, recwarn, budget, size, warns
 ):
     history, context = make_classification(THIRDS, 6, budget=budget)
-    strategy = RoundRobinEnsemble(target_loss="squared-margin", refill_loss="zero-one",
-                                  size=size)
+    strategy = RoundRobinEnsemble(
+        target_loss="squared-margin", refill_loss="zero-one",
+        size="fixed" if size == "replacement" else size, replacement=size == "replacement")
     for _ in range(3):
         strategy.targets(history, context)
     messages = [str(w.message) for w in recwarn if issubclass(w.category, UserWarning)]
