@@ -369,13 +369,14 @@ def run_ensembles(
     returns its path."""
     from ensembo.bench.ensembles_report import render_report
 
-    blocks = plan(Path(out), experiments, seed_list(seeds), budget, limit, datasets, spaces)
+    chosen_seeds = seed_list(seeds)
+    blocks = plan(Path(out), experiments, chosen_seeds, budget, limit, datasets, spaces)
     records = run_and_collect(blocks, execute, workers=workers, label="ensembles",
                               unit="block", progress=progress, run=run)
     report = Path(out) / "ensembles" / "report.md"
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(render_report(records, command=command or "ensembo bench ensembles",
-                                    budget=budget, seeds=len(seed_list(seeds))))
+                                    budget=budget, seeds=len(chosen_seeds)))
     return report
 
 

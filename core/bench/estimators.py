@@ -185,6 +185,7 @@ def run_estimators(
 ) -> Path:
     """Run what is missing (unless ``run`` is false), then write
     ``out/estimators/report.md``; returns its path."""
+    chosen_seeds = seed_list(seeds)
     runs = [
         EstimatorRun(
             dataset=d,
@@ -193,7 +194,7 @@ def run_estimators(
             path=str(Path(out) / "estimators" / d.replace(":", "_") / f"seed-{s}.json"),
         )
         for d in datasets
-        for s in seed_list(seeds)
+        for s in chosen_seeds
     ]
     records = run_and_collect(runs, execute, workers=workers, label="estimators",
                               progress=progress, run=run)
@@ -202,7 +203,7 @@ def run_estimators(
     report.write_text(
         render(
             records, command=command or "ensembo bench estimators", n_trials=n_trials,
-            seeds=len(seed_list(seeds)),
+            seeds=len(chosen_seeds),
         )
     )
     return report

@@ -55,9 +55,9 @@ def recorded_fits() -> Iterator[list[tuple[Any, ...]]]:
         gp_surrogate.fit_ml2 = fit_ml2
 
 
-def _best_of(fit: tuple[Any, ...], starts: list[np.ndarray]) -> tuple[float, np.ndarray]:
-    kernel, x, y, keys, bounds = fit
-    arguments = (kernel, x, y, keys, training_geometry(x, keys))
+def _best_of(arguments: tuple[Any, ...], bounds: np.ndarray,
+             starts: list[np.ndarray]) -> tuple[float, np.ndarray]:
+    """Lowest negative log posterior over L-BFGS-B runs from ``starts``, and where."""
     best = (np.inf, starts[0])
     for start in starts:
         result = minimize(negative_log_posterior, np.clip(start, bounds[:, 0], bounds[:, 1]),
@@ -74,8 +74,9 @@ def replay(fits: list[tuple[Any, ...]], seed: int = 0) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     reached: dict[str, list[tuple[float, float]]] = {policy: [] for policy in POLICIES}
     previous: dict[str, np.ndarray | None] = {"previous": None, "previous+neutral": None}
-    for fit in fits:
-        d = fit[1].shape[1]
+    for kernel, x, y, keys, bounds in fits:
+        arguments = (kernel, x, y, keys, training_geometry(x, keys))  # shared by every run
+        d = x.shape[1]
         neutral = Hyperparameters.initial(d).to_vector()
         draws = [sample_vector(d, rng) for _ in range(3)]
         for policy, last in previous.items():
@@ -83,10 +84,10 @@ def replay(fits: list[tuple[Any, ...]], seed: int = 0) -> dict[str, np.ndarray]:
                 starts = [neutral, draws[0]]  # the first fit of a search is cold
             else:
                 starts = [last] if policy == "previous" else [last, neutral]
-            value, previous[policy] = _best_of(fit, starts)
+            value, previous[policy] = _best_of(arguments, bounds, starts)
             reached[policy].append((value, _noise(previous[policy])))
         for policy, starts in (("cold-2", [neutral, draws[0]]), ("cold-4", [neutral, *draws])):
-            value, vector = _best_of(fit, starts)
+            value, vector = _best_of(arguments, bounds, starts)
             reached[policy].append((value, _noise(vector)))
     return {policy: np.array(values) for policy, values in reached.items()}
 

@@ -281,14 +281,15 @@ def run_overfitting(
 ) -> Path:
     """Run what is missing (unless ``run`` is false), then write
     ``out/overfitting/report.md``; returns its path."""
-    runs = plan(Path(out), datasets, seed_list(seeds), budget, space, surrogate)
+    chosen_seeds = seed_list(seeds)
+    runs = plan(Path(out), datasets, chosen_seeds, budget, space, surrogate)
     records = run_and_collect(runs, execute, workers=workers, label="overfitting",
                               progress=progress, run=run)
     text = render(
-        tables(records, seed_list(seeds)),
+        tables(records, chosen_seeds),
         command=command or "ensembo bench overfitting",
         budget=budget,
-        seeds=len(seed_list(seeds)),
+        seeds=len(chosen_seeds),
         space=space,
     )
     report = Path(out) / "overfitting" / "report.md"
