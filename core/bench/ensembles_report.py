@@ -32,6 +32,9 @@ PAPER = {
              "0.67 (RF); expected ranks ESMBO 2.35/2.25, SMBO 2.54/2.89.",
     "eo": "Lévesque Table 4.6 (8 methods, budget 200, 5-fold CV, test error averaged over 10 "
           "repetitions): ranks EO-sig 2.47, EO-sqm 2.75, EO-C 2.86, BO-post 3.78, BO-best 4.81.",
+    "eo-ties": "no paper table: an ablation of EO on the two-class sets. Compare with EO of "
+               "`eo-large` on the same datasets and seeds (12 members, a tie counted as an "
+               "error by the zero-one refill; Lévesque breaks a tie at random, thesis L1044).",
     "segor": "Roschewitz et al. Table 2 (11 methods, budget 100): DT ranks f-m 4.12, d-m 5.50, "
              "s-m-ph 6.19, s-m 10.19; MLP f-m 7.25, d-m 3.88, s-m-ph 5.56, s-m 9.38.",
 }

@@ -13,10 +13,23 @@ from ensembo.plugins.losses.votes import LossInputError, VoteLoss
 
 
 class ZeroOneLoss(VoteLoss):
-    """1 when the vote is wrong. A tie between the true class and another counts as an
-    error, which is what Lévesque's Table 4.2 reports for an even ensemble."""
+    """1 when the vote is wrong.
 
-    integral = True
+    ``tie="error"`` (default) counts a tie between the true class and another as an
+    error, which is what Lévesque's Table 4.2 reports for an even ensemble.
+    ``tie="half"`` charges it half an error: the expected loss when the tie is broken at
+    random between two classes, as his vote does ("the winning label is randomly chosen",
+    thesis L1044). A tie of three or more classes is also charged a half.
+    """
+
+    TIE_RULES = ("error", "half")
+
+    def __init__(self, tie: str = "error"):
+        if tie not in self.TIE_RULES:
+            raise ValueError(f"tie must be one of {', '.join(self.TIE_RULES)}, got {tie!r}")
+        self.tie = tie
+        # Whole-number losses let the greedy steps count instead of summing (votes.py).
+        self.integral = tie == "error"
 
     def __call__(self, y_true: np.ndarray, predictions: np.ndarray) -> np.ndarray:
         predictions = np.asarray(predictions)
@@ -25,7 +38,9 @@ class ZeroOneLoss(VoteLoss):
         return super().__call__(y_true, predictions)
 
     def per_example(self, v_true, v_wrong, size):
-        return (v_true <= v_wrong).astype(float)
+        wrong = (v_true < v_wrong).astype(float)
+        tied = v_true == v_wrong
+        return wrong + (1.0 if self.integral else 0.5) * tied
 
 
 class LogLoss:

