@@ -25,6 +25,7 @@ from ensembo.stats import (
     pb_test_from_counts,
     wilcoxon_signed_rank,
     win_frequency,
+    without_float_noise,
 )
 
 PAPER = {
@@ -172,8 +173,8 @@ def _per_dataset(complete: Sequence[dict[str, Any]], methods: Sequence[str]) -> 
             else result["test_loss"]
         )
 
-    matrix = np.array([[np.mean([run_loss(r, m) for r in runs]) for m in methods]
-                       for runs in by_dataset.values()])
+    matrix = without_float_noise([[np.mean([run_loss(r, m) for r in runs]) for m in methods]
+                                  for runs in by_dataset.values()])
 
     def pb(a: str, b: str) -> float | None:
         if not (_has_errors(complete, a) and _has_errors(complete, b)):

@@ -13,7 +13,12 @@ from ensembo.stats.poisson_binomial import (
     pb_test_from_counts,
     poisson_binomial_pmf,
 )
-from ensembo.stats.ranking import average_ranks, expected_rank, win_frequency
+from ensembo.stats.ranking import (
+    average_ranks,
+    expected_rank,
+    win_frequency,
+    without_float_noise,
+)
 from ensembo.stats.sign_test import SignTestResult, sign_test
 from ensembo.stats.wilcoxon import WilcoxonResult, wilcoxon_signed_rank
 
@@ -33,4 +38,5 @@ __all__ = [
     "sign_test",
     "win_frequency",
     "wilcoxon_signed_rank",
+    "without_float_noise",
 ]

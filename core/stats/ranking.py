@@ -18,6 +18,19 @@ def _loss_matrix(losses) -> np.ndarray:
     return matrix
 
 
+def without_float_noise(losses, digits: int = 12) -> np.ndarray:
+    """``losses`` rounded to ``digits`` significant digits.
+
+    A mean of error rates depends on the order it is summed in by the last bit, so two
+    methods with the same errors over the seeds in another order would compare unequal;
+    ranks, win frequencies and paired tests must see that as the tie it is.
+    """
+    values = np.asarray(losses, dtype=float)
+    magnitude = np.floor(np.log10(np.abs(np.where(values == 0.0, 1.0, values))))
+    scale = 10.0 ** (digits - 1 - magnitude)
+    return np.round(values * scale) / scale
+
+
 def average_ranks(losses) -> np.ndarray:
     """Mean rank of each method (1 = lowest loss; ties share mid-ranks), as in Friedman."""
     return rankdata(_loss_matrix(losses), axis=1).mean(axis=0)

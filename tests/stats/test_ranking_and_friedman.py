@@ -8,6 +8,7 @@ from ensembo.stats import (
     friedman_test,
     nemenyi_critical_difference,
     win_frequency,
+    without_float_noise,
 )
 
 LOSSES = np.array([[0.1, 0.2, 0.3], [0.3, 0.1, 0.2], [0.2, 0.3, 0.1], [0.1, 0.1, 0.4]])
@@ -58,3 +59,12 @@ def test_nemenyi_critical_difference_uses_demsar_table(k, q):
 def test_friedman_needs_three_methods():
     with pytest.raises(ValueError, match=">= 3 methods"):
         friedman_test(np.ones((4, 2)))
+
+
+def test_means_of_the_same_errors_summed_in_another_order_tie():
+    first, second = np.mean([0.1, 0.2, 0.3]), np.mean([0.3, 0.2, 0.1])
+    assert first != second  # the last bit differs
+    losses = without_float_noise([[first, second, 0.25], [0.0, -1e-3, 123.456789]])
+    assert losses[0, 0] == losses[0, 1]
+    assert average_ranks(losses[:1]).tolist() == [1.5, 1.5, 3.0]
+    np.testing.assert_array_equal(losses[1], [0.0, -1e-3, 123.456789])
