@@ -22,14 +22,14 @@ class ZeroOneLoss(VoteLoss):
     thesis L1044). A tie of three or more classes is also charged a half.
     """
 
-    TIE_RULES = ("error", "half")
+    TIE_COST = {"error": 1.0, "half": 0.5}
 
     def __init__(self, tie: str = "error"):
-        if tie not in self.TIE_RULES:
-            raise ValueError(f"tie must be one of {', '.join(self.TIE_RULES)}, got {tie!r}")
-        self.tie = tie
+        if tie not in self.TIE_COST:
+            raise ValueError(f"tie must be one of {', '.join(self.TIE_COST)}, got {tie!r}")
+        self.tie, self.tie_cost = tie, self.TIE_COST[tie]
         # Whole-number losses let the greedy steps count instead of summing (votes.py).
-        self.integral = tie == "error"
+        self.integral = self.tie_cost == 1.0
 
     def __call__(self, y_true: np.ndarray, predictions: np.ndarray) -> np.ndarray:
         predictions = np.asarray(predictions)
@@ -38,9 +38,7 @@ class ZeroOneLoss(VoteLoss):
         return super().__call__(y_true, predictions)
 
     def per_example(self, v_true, v_wrong, size):
-        wrong = (v_true < v_wrong).astype(float)
-        tied = v_true == v_wrong
-        return wrong + (1.0 if self.integral else 0.5) * tied
+        return (v_true < v_wrong) + self.tie_cost * (v_true == v_wrong)
 
 
 class LogLoss:
