@@ -186,13 +186,15 @@ def method_ensembles(kind: str, studies: dict[str, Any],
                 "RS": read("rs", BestSingle()), "ERS": read("rs", ESMBO())}
     if trials is not None:
         raise ValueError(f"scoring earlier iterations is not supported for {kind!r}")
-    if kind in ("eo", "eo-ties"):
-        bo = {"BO-post": read("bo", PostHocSelection()), "BO-best": read("bo", BestSingle())}
-        if kind == "eo-ties":
-            return {"EO-11": studies["eo-11"].ensemble, "EO-half": studies["eo-half"].ensemble,
-                    **bo}
+    def bo() -> dict[str, Any]:
+        return {"BO-post": read("bo", PostHocSelection()), "BO-best": read("bo", BestSingle())}
+
+    if kind == "eo":
         return {"EO": studies["eo"].ensemble, "EO-sig": studies["eo-sig"].ensemble,
-                "EO-post": read("eo", EnsembleOptimization(post=True)), **bo}
+                "EO-post": read("eo", EnsembleOptimization(post=True)), **bo()}
+    if kind == "eo-ties":
+        return {"EO-11": studies["eo-11"].ensemble, "EO-half": studies["eo-half"].ensemble,
+                **bo()}
     return {"f-m": studies["segor-fixed"].ensemble, "d-m": studies["segor-dynamic"].ensemble,
             "s-m-ph": read("bo", PostHocSelection(loss="mse")), "s-m": read("bo", BestSingle())}
 
