@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import types
 
+import attrs
 import numpy as np
 import pytest
 
@@ -160,6 +161,24 @@ def test_tie_ablation_is_eo_large_on_its_two_class_sets_with_odd_size_or_half_ti
     assert half.refill_loss_spec == {"name": "zero-one", "tie": "half"}
     assert set(_search_of_method(ablation.kind)) == set(ablation.methods)
     assert set(_search_of_method(ablation.kind).values()) == set(ablation.searches)
+
+
+def test_matern_ablation_is_eo_large_searched_with_levesques_chapter_4_surrogate():
+    from ensembo.bench.ensembles import search_study
+
+    matern, large = EXPERIMENTS["eo-matern"], EXPERIMENTS["eo-large"]
+    assert attrs.evolve(matern, name="eo-large", searches=large.searches) == large
+    assert set(matern.searches) == set(large.searches)
+    for name, search in matern.searches.items():
+        assert search.ensemble == large.searches[name].ensemble
+        assert (search.surrogate, search.acquisition_optimizer) == ("gp", "local-search")
+    task = types.SimpleNamespace(space="cash-levesque", loss_spec="zero-one",
+                                 task="classification", validation_targets=lambda: None)
+    study = search_study(task, matern.searches["bo"], seed=0, budget=10)
+    assert study.components()["surrogate"] == "gp"
+    assert study.components()["acquisition_optimizer"] == "local-search"
+    default = search_study(task, large.searches["bo"], seed=0, budget=10).components()
+    assert (default["surrogate"], default["acquisition_optimizer"]) == ("gp-cond", "lbfgs")
 
 
 @pytest.mark.slow
