@@ -165,10 +165,11 @@ EXPERIMENTS["eo-ties"] = attrs.evolve(
     },
     methods=("EO-11", "EO-half", "BO-post", "BO-best"),
 )
-# Lévesque's ch. 4 surrogate (Table 4.6's BO-best is his GP-matern-ls, thesis L1169):
-# Matérn-5/2 on imputed inactive values, local-search acquisition, in place of ensembo's
-# conditional kernel and L-BFGS. ML-II is kept: his slice sampling costs about 14 times
-# the GP's CPU on this space (171 s against 12 s per 200-trial search, docs/benchmarks.md).
+# Lévesque's ch. 4 surrogate (inactive hyperparameters imputed, thesis L1169; Table 4.6's
+# BO-best row is his GP-matern-ls row of Table 5.2): Matérn-5/2 on imputed values and
+# local-search acquisition, in place of ensembo's conditional kernel and L-BFGS. ML-II is
+# kept: slice sampling (``hyperparameters=mcmc``) costs about 14 times its CPU on this
+# space (171 s against 12 s per 200-trial search, docs/benchmarks.md).
 EXPERIMENTS["eo-matern"] = attrs.evolve(
     EXPERIMENTS["eo-large"], name="eo-matern",
     searches={name: attrs.evolve(search, surrogate="gp", acquisition_optimizer="local-search")
