@@ -169,7 +169,7 @@ EXPERIMENTS["eo-ties"] = attrs.evolve(
 # BO-best row is his GP-matern-ls row of Table 5.2): Matérn-5/2 on imputed values and
 # local-search acquisition, in place of ensembo's conditional kernel and L-BFGS. ML-II is
 # kept: slice sampling (``hyperparameters=mcmc``) costs about 14 times its CPU on this
-# space (171 s against 12 s per 200-trial search, docs/benchmarks.md).
+# space (about 170 s against 12 s per 200-trial search, docs/benchmarks.md).
 EXPERIMENTS["eo-matern"] = attrs.evolve(
     EXPERIMENTS["eo-large"], name="eo-matern",
     searches={name: attrs.evolve(search, surrogate="gp", acquisition_optimizer="local-search")
