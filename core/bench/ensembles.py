@@ -26,6 +26,8 @@ several methods are read from, so one search serves every method that shares it:
   ``eo-matern`` is ``eo-large`` with Lévesque's ch. 4 surrogate for every search:
   Matérn-5/2 on imputed inactive values with local-search acquisition (his GP-matern-ls)
   instead of ensembo's conditional kernel with L-BFGS.
+  ``eo-mcmc`` is ``eo-matern`` with its GP hyperparameters slice-sampled, as his were,
+  instead of fitted by maximum marginal likelihood.
 * ``segor`` (Roschewitz et al., Table 2): regression datasets, decision-tree and MLP
   spaces. Searches: BO (→ s-m single best, s-m-ph = forward greedy with mse),
   SEGOR fixed (→ f-m) and SEGOR dynamic (→ d-m).
@@ -66,7 +68,7 @@ from ensembo.bench.suite import UnknownSuiteError
 
 @attrs.frozen(kw_only=True)
 class Search:
-    surrogate: str | None  # None: random search; "auto": the study default (GP)
+    surrogate: str | dict[str, Any] | None  # None: random search; "auto": the study default
     ensemble: Any = "best"
     acquisition_optimizer: str = "auto"  # "auto": the study default for the surrogate
 
@@ -167,13 +169,19 @@ EXPERIMENTS["eo-ties"] = attrs.evolve(
 )
 # Lévesque's ch. 4 surrogate (inactive hyperparameters imputed, thesis L1169; Table 4.6's
 # BO-best row is his GP-matern-ls row of Table 5.2): Matérn-5/2 on imputed values and
-# local-search acquisition, in place of ensembo's conditional kernel and L-BFGS. ML-II is
-# kept: slice sampling (``hyperparameters=mcmc``) costs about 14 times its CPU on this
-# space (about 170 s against 12 s per 200-trial search, docs/benchmarks.md).
+# local-search acquisition, in place of ensembo's conditional kernel and L-BFGS, with
+# ML-II hyperparameters.
 EXPERIMENTS["eo-matern"] = attrs.evolve(
     EXPERIMENTS["eo-large"], name="eo-matern",
     searches={name: attrs.evolve(search, surrogate="gp", acquisition_optimizer="local-search")
               for name, search in EXPERIMENTS["eo-large"].searches.items()},
+)
+# ... and with his hyperparameters slice-sampled (10 samples, the acquisition averaged over
+# them): about 10 times the proposal CPU (76 s against 7.5 s per 200-trial search).
+EXPERIMENTS["eo-mcmc"] = attrs.evolve(
+    EXPERIMENTS["eo-matern"], name="eo-mcmc",
+    searches={name: attrs.evolve(search, surrogate={"name": "gp", "hyperparameters": "mcmc"})
+              for name, search in EXPERIMENTS["eo-matern"].searches.items()},
 )
 
 
@@ -451,7 +459,8 @@ def main(args: Any, command: str) -> int:
     [--budget N] [--workers N] [--out DIR] [--report-only]``.
 
     ``--optimizers`` selects experiments (``esmbo,esmbo-large,eo,eo-cv,eo-refit,eo-large,
-    eo-ties,eo-matern,segor``; default all), ``experiment:space`` one of an experiment's spaces;
+    eo-ties,eo-matern,eo-mcmc,segor``; default all), ``experiment:space`` one of an
+    experiment's spaces;
     ``--problems`` selects datasets among theirs.
     """
     chosen, spaces = chosen_experiments(args.optimizers)

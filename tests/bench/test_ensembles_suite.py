@@ -181,6 +181,20 @@ def test_matern_ablation_is_eo_large_searched_with_levesques_chapter_4_surrogate
     assert (default["surrogate"], default["acquisition_optimizer"]) == ("gp-cond", "lbfgs")
 
 
+def test_mcmc_ablation_is_the_matern_ablation_with_slice_sampled_hyperparameters():
+    from ensembo import components
+    from ensembo.bench.ensembles import search_study
+
+    mcmc, matern = EXPERIMENTS["eo-mcmc"], EXPERIMENTS["eo-matern"]
+    assert attrs.evolve(mcmc, name="eo-matern", searches=matern.searches) == matern
+    for name, search in mcmc.searches.items():
+        assert attrs.evolve(search, surrogate="gp") == matern.searches[name]
+    task = types.SimpleNamespace(space="cash-levesque", loss_spec="zero-one",
+                                 task="classification", validation_targets=lambda: None)
+    spec = search_study(task, mcmc.searches["bo"], seed=0, budget=10).components()["surrogate"]
+    assert components.build("surrogate", spec).method == "mcmc"
+
+
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:eo. 1[12] slots with a budget of 6:UserWarning")
 def test_tie_ablation_block_scores_its_methods(tmp_path):
