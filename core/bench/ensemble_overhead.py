@@ -177,8 +177,8 @@ def in_a_study(dataset: str = "german", strategy: str = "posthoc", budget: int =
                space: str = "random-forest", seed: int = 0) -> dict[str, float]:
     """CPU seconds of the strategy and of the proposals over a whole search on a KEEL
     dataset (the ensembles suite's protocol: 30% test held out, 0.4/0.3 train/validation)."""
-    from ensembo.bench.ensembles import EXPERIMENTS
     from ensembo.bench.ensembles_data import VALIDATION_FRACTION, load_data
+    from ensembo.bench.ensembles_experiments import EXPERIMENTS
     from ensembo.ml import Holdout, MemoryArtifactStore, Task, run_task
     from ensembo.study import Study
 

@@ -9,7 +9,7 @@ import attrs
 import numpy as np
 
 if TYPE_CHECKING:
-    from ensembo.bench.ensembles import Experiment
+    from ensembo.bench.ensembles_experiments import Experiment
 
 KEEL_SMALL = (
     "australian", "bands", "breast", "bupa", "contraceptive", "crx", "german", "hayes-roth",

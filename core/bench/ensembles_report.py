@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ensembo.bench.ensembles_experiments import EXPERIMENTS
 from ensembo.stats import (
     average_ranks,
     disagreement_counts,
@@ -234,8 +235,6 @@ def render_group(experiment: str, space: str, records: Sequence[dict[str, Any]],
 def render_report(
     records: Sequence[dict[str, Any]], *, command: str, budget: int, seeds: int
 ) -> str:
-    from ensembo.bench.ensembles import EXPERIMENTS
-
     lines = [
         "## `ensembles` suite: ensemble strategies vs the seeds' baselines",
         "",

@@ -148,8 +148,8 @@ def test_large_eo_datasets_keep_their_classes_and_are_capped():
 
 def test_tie_ablation_is_eo_large_on_its_two_class_sets_with_odd_size_or_half_ties():
     from ensembo import components
-    from ensembo.bench.ensembles import _search_of_method
     from ensembo.bench.ensembles_data import KEEL_LARGE
+    from ensembo.bench.ensembles_experiments import search_of_method
 
     ablation, large = EXPERIMENTS["eo-ties"], EXPERIMENTS["eo-large"]
     assert (ablation.folds, ablation.refit, ablation.max_rows) == (
@@ -159,8 +159,8 @@ def test_tie_ablation_is_eo_large_on_its_two_class_sets_with_odd_size_or_half_ti
     half = components.build("ensemble_strategy", ablation.searches["eo-half"].ensemble)
     assert (odd.slots, half.slots) == (11, 12)
     assert half.refill_loss_spec == {"name": "zero-one", "tie": "half"}
-    assert set(_search_of_method(ablation.kind)) == set(ablation.methods)
-    assert set(_search_of_method(ablation.kind).values()) == set(ablation.searches)
+    assert set(search_of_method(ablation.kind)) == set(ablation.methods)
+    assert set(search_of_method(ablation.kind).values()) == set(ablation.searches)
 
 
 def test_matern_ablation_is_eo_large_searched_with_levesques_chapter_4_surrogate():
