@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ensembo import checks, components, defaults, execution, spaces
+from ensembo import checks, components, defaults, environment, execution, spaces
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.errors import StorageError, TrialError
 from ensembo.objective import to_evaluation
@@ -108,6 +108,9 @@ class Study:
         self.storage = open_storage(storage)  # only once every argument is known to be good
         self.history = History(self.storage.trials())
         self._initial_configs: list[dict[str, Any]] | None = None
+        # Every environment the study ran in, in order: a resumed study may continue on
+        # another machine, whose BLAS kernels can round its models differently.
+        self.environments = [environment.describe()]
         self._check_or_write_meta()
         self._recover_interrupted()
         self._current_ensemble: Ensemble | None = self.strategy.ensemble(self.history, self.context)
@@ -171,6 +174,7 @@ class Study:
             if self.context.y_true is None
             else self.context.y_true.tolist(),
             "metadata": self.metadata,
+            "environments": self.environments,
         }
 
     def _check_or_write_meta(self) -> None:
@@ -184,6 +188,8 @@ class Study:
                 "use Study.load(storage) to resume it or choose a new storage path"
             )
         self.metadata = {**stored.get("metadata", {}), **self.metadata}
+        recorded = stored.get("environments", [])
+        self.environments = recorded + [e for e in self.environments if e not in recorded]
         current = json.loads(json.dumps(self._meta()))  # compared in its stored (JSON) form
         changed = sorted(key for key in current if current[key] != stored.get(key))
         if changed:

@@ -23,6 +23,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ensembo import environment
 from ensembo.bench.ensembles_data import REGRESSION_SPACES, load_data
 from ensembo.bench.ensembles_experiments import (
     EXPERIMENTS,
@@ -132,7 +133,7 @@ def execute(block: Block) -> dict[str, Any]:
     begin = time.perf_counter()
     experiment = EXPERIMENTS[block.experiment]
     record: dict[str, Any] = {**attrs.asdict(block), "status": "complete", "error": None,
-                              "searches": {}, "methods": {}}
+                              "environment": environment.describe(), "searches": {}, "methods": {}}
     try:
         task = experiment_task(experiment, block.dataset, block.space, block.seed)
         studies, test_predictions = {}, {}

@@ -17,12 +17,12 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from ensembo import environment
 from ensembo.bench import metrics
 from ensembo.bench.optimizers import make_optimizer
 from ensembo.bench.recorder import Recorder
@@ -122,14 +122,6 @@ def plan(
     return runs
 
 
-def _versions() -> dict[str, str]:
-    found = {}
-    for name in VERSIONED:
-        with contextlib.suppress(metadata.PackageNotFoundError):
-            found[name] = metadata.version(name)
-    return found
-
-
 def execute(spec: RunSpec) -> dict[str, Any]:
     """Run one benchmark run in this process and write its record.
 
@@ -154,7 +146,8 @@ def execute(spec: RunSpec) -> dict[str, Any]:
         **attrs.asdict(spec),
         "budget": budget,
         "optimum": problem.optimum,
-        "versions": _versions(),
+        "versions": environment.package_versions(VERSIONED),
+        "blas": environment.blas_libraries(),
         "host": platform.node(),
         "environment": {key: os.environ.get(key) for key in WORKER_ENVIRONMENT},
         "status": "complete",

@@ -84,6 +84,7 @@ class ReportData:
     experiment: dict[str, Any] | None = None
     importance: tuple[tuple[str, float], ...] = ()
     space: Any = attrs.field(default=None, eq=False)
+    environments: tuple[dict[str, Any], ...] = ()
 
     @property
     def info_keys(self) -> list[str]:
@@ -273,4 +274,5 @@ def compute_report(
         experiment=(meta.get("metadata") or {}).get("experiment"),
         importance=tuple(hyperparameter_importance(space, trials)),
         space=space,
+        environments=tuple(meta.get("environments", ())),
     )

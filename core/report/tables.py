@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ensembo import environment
 from ensembo.report.data import ReportData
 
 
@@ -150,6 +151,7 @@ def summary_markdown(data: ReportData, figures: Sequence[Path] = ()) -> str:
             ),
             "",
         ]
+    lines += _environments(data)
     if figures:
         lines += ["## Figures", ""] + [f"![{path.stem}]({path.name})" for path in figures] + [""]
     lines += ["Per-trial table: `trials.md`, `trials.csv`.", ""]
@@ -169,6 +171,17 @@ def _experiment(data: ReportData) -> list[str]:
     if isinstance(settings, dict):
         lines += ["Data: " + ", ".join(f"{k} {_plain(v)}" for k, v in settings.items()) + ".", ""]
     return lines
+
+
+def _environments(data: ReportData) -> list[str]:
+    """Where the study ran: a seed repeats its trials only with the same libraries and CPU."""
+    if not data.environments:
+        return []  # stored before ensembo recorded it
+    lines = ["## Environment", ""]
+    if len(data.environments) > 1:
+        count = len(data.environments)
+        lines += [f"The study ran in {count} environments (resumed elsewhere), in order:", ""]
+    return lines + [f"- {environment.summary(e)}" for e in data.environments] + [""]
 
 
 def _outcome(data: ReportData) -> list[str]:

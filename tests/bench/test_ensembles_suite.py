@@ -8,6 +8,7 @@ import types
 import attrs
 import numpy as np
 import pytest
+import sklearn
 
 from ensembo.bench.ensembles import (
     EXPERIMENTS,
@@ -233,6 +234,7 @@ def test_one_block_scores_every_method_on_test_data(tmp_path):
                            path=str(path)))
     assert record["status"] == "complete", record["error"]
     assert json.loads(path.read_text())["status"] == "complete"
+    assert record["environment"]["packages"]["scikit-learn"] == sklearn.__version__
     assert set(record["methods"]) == set(EXPERIMENTS["esmbo"].methods)
     for result in record["methods"].values():
         wrong = np.array([c == "1" for c in result["test_wrong"]])

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ensembo.bench import runner
@@ -21,6 +22,8 @@ def test_execute_writes_metrics(tmp_path):
     assert stored["final_regret"] == pytest.approx(min(stored["losses"]) - 0.39788735772974)
     assert 0 <= stored["objective_seconds"] <= stored["wall_seconds"]
     assert stored["overhead_per_evaluation"] >= 0
+    assert stored["versions"]["numpy"] == np.__version__
+    assert stored["blas"] and all("internal_api" in lib for lib in stored["blas"])
 
 
 def test_missing_library_is_recorded_as_skipped(tmp_path, monkeypatch):
