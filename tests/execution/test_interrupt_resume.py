@@ -18,13 +18,15 @@ from ConfigSpace import ConfigurationSpace
 from ensembo.spaces import Space
 
 # Slow until the test has interrupted the run (so a loaded machine cannot finish the
-# whole budget before the SIGINT lands), quick once the marker file exists.
+# whole budget before the SIGINT lands), quick once the marker file exists. At 1.5 s a
+# trial, the 9 trials after the third finished once under load before the signal came
+# (27 Nov, README command 2 beside a benchmark); at 4 s that would take 12 s.
 OBJECTIVE = """
 import os
 import time
 
 def loss(config):
-    time.sleep(0.3 if os.path.exists({marker!r}) else 1.5)
+    time.sleep(0.3 if os.path.exists({marker!r}) else 4.0)
     return (config["x"] - 1.0) ** 2 + config["y"]
 """
 
