@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ensembo.attribution import calling
 from ensembo.protocols import Acquisition, AcquisitionOptimizer, SampledSurrogate, Surrogate
 from ensembo.spaces import EncodedBatch, Space
 from ensembo.trials import History
@@ -43,24 +44,33 @@ class SurrogateAcquisition:
 
     def score(self, batch: EncodedBatch) -> np.ndarray:
         if isinstance(self.surrogate, SampledSurrogate):  # integrate over the samples
-            means, variances = self.surrogate.predict_samples(batch)
-            return self.acquisition(means, variances, self.best).mean(0)
-        mean, variance = self.surrogate.predict(batch)
-        return self.acquisition(mean, variance, self.best)
+            with calling("surrogate", self.surrogate, "predict_samples", _SAMPLED):
+                means, variances = self.surrogate.predict_samples(batch)
+            with calling("acquisition", self.acquisition, "__call__"):
+                return self.acquisition(means, variances, self.best).mean(0)
+        with calling("surrogate", self.surrogate, "predict", _MEAN_VARIANCE):
+            mean, variance = self.surrogate.predict(batch)
+        with calling("acquisition", self.acquisition, "__call__"):
+            return self.acquisition(mean, variance, self.best)
 
     def score_with_gradient(self, batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray]:
         """Values (n,) and input gradients (n, d); needs a differentiable surrogate."""
-        if isinstance(self.surrogate, SampledSurrogate):
-            predicted = self.surrogate.predict_samples_with_gradients(batch)
-        else:
-            predicted = self.surrogate.predict_with_gradients(batch)  # type: ignore[attr-defined]
-        mean, variance, d_mean, d_variance = predicted
-        values = self.acquisition(mean, variance, self.best)
-        by_mean, by_variance = self.acquisition.gradient(mean, variance, self.best)
+        sampled = isinstance(self.surrogate, SampledSurrogate)
+        method = "predict_samples_with_gradients" if sampled else "predict_with_gradients"
+        with calling("surrogate", self.surrogate, method, _WITH_GRADIENTS):
+            mean, variance, d_mean, d_variance = getattr(self.surrogate, method)(batch)
+        with calling("acquisition", self.acquisition, "gradient", "(d/d mean, d/d variance)"):
+            values = self.acquisition(mean, variance, self.best)
+            by_mean, by_variance = self.acquisition.gradient(mean, variance, self.best)
         gradient = by_mean[..., None] * d_mean + by_variance[..., None] * d_variance
-        if isinstance(self.surrogate, SampledSurrogate):
+        if sampled:
             return values.mean(0), gradient.mean(0)
         return values, gradient
+
+
+_MEAN_VARIANCE = "(mean, variance), two arrays of shape (n,)"
+_SAMPLED = "(means, variances), two arrays of shape (s, n)"
+_WITH_GRADIENTS = "(mean, variance, d mean/dx, d variance/dx)"
 
 
 def constant_liar(targets: np.ndarray) -> float:
@@ -116,7 +126,8 @@ class ModelBasedProposer:
 
     def _fit(self, space: Space, history: History, y: np.ndarray, rng) -> None:
         completed = history.completed()
-        self.surrogate.fit(space.encode([t.config for t in completed]), y, rng)
+        with calling("surrogate", self.surrogate, "fit"):
+            self.surrogate.fit(space.encode([t.config for t in completed]), y, rng)
         self._fitted_on = (tuple(t.number for t in completed), y.tobytes())
 
     def _fit_completed(self, space: Space, history: History, y: np.ndarray, rng) -> None:
@@ -126,7 +137,8 @@ class ModelBasedProposer:
 
     def _lies(self, space: Space, pending: list, y: np.ndarray) -> np.ndarray:
         if self.fantasy == "kriging-believer":
-            return np.asarray(self.surrogate.predict(space.encode(pending))[0], dtype=float)
+            with calling("surrogate", self.surrogate, "predict", _MEAN_VARIANCE):
+                return np.asarray(self.surrogate.predict(space.encode(pending))[0], dtype=float)
         return np.full(len(pending), constant_liar(y))
 
     def _with_fantasies(self, space: Space, history: History, y: np.ndarray, rng) -> Surrogate:
@@ -136,9 +148,11 @@ class ModelBasedProposer:
             self._fit_completed(space, history, y, rng)
         lies = self._lies(space, pending, y)
         if isinstance(self.surrogate, ConditionableSurrogate):
-            return self.surrogate.conditioned(space.encode(pending), lies)
+            with calling("surrogate", self.surrogate, "conditioned"):
+                return self.surrogate.conditioned(space.encode(pending), lies)
         configs = [t.config for t in history.completed()] + pending
-        self.surrogate.fit(space.encode(configs), np.concatenate([y, lies]), rng)
+        with calling("surrogate", self.surrogate, "fit"):
+            self.surrogate.fit(space.encode(configs), np.concatenate([y, lies]), rng)
         self._fitted_on = None
         return self.surrogate
 
@@ -152,4 +166,5 @@ class ModelBasedProposer:
             self._fit(space, history, y, rng)
             surrogate = self.surrogate
         surface = SurrogateAcquisition(surrogate, self.acquisition, float(np.min(y)))
-        return self.optimizer.maximize(surface, space, history, n, rng)
+        with calling("acquisition optimizer", self.optimizer, "maximize"):
+            return self.optimizer.maximize(surface, space, history, n, rng)

@@ -146,7 +146,9 @@ class EnsembleStrategy(Protocol):
     """Decides what the surrogate models and which trials form the ensemble.
 
     ``targets`` may re-label the whole history every iteration (EO, SEGOR), so it gets
-    the full history each time; ``update`` sees each finished trial once. The
+    the full history each time; ``update`` sees each finished trial once, in finishing
+    order (a resumed study replays its stored trials; a trial whose ``update`` raised is
+    offered again with the next result). The
     ``context`` carries the validation labels and the loss that trial predictions are
     scored with.
     """

@@ -18,6 +18,7 @@ import attrs
 import numpy as np
 
 from ensembo import checks, components, defaults, environment, execution, spaces
+from ensembo.attribution import calling, describe_component
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.errors import StorageError, TrialError
 from ensembo.objective import to_evaluation
@@ -113,7 +114,9 @@ class Study:
         self.environments = [environment.describe()]
         self._check_or_write_meta()
         self._recover_interrupted()
-        self._current_ensemble: Ensemble | None = self.strategy.ensemble(self.history, self.context)
+        self._updated: set[int] = set()  # trials the strategy's ``update`` has seen
+        self._current_ensemble: Ensemble | None = None
+        self._refresh_ensemble(announce=False)
 
     # --- wiring -------------------------------------------------------------------------
 
@@ -236,9 +239,10 @@ class Study:
 
     def _initial(self, number: int) -> dict[str, Any]:
         if self._initial_configs is None:
-            self._initial_configs = self.initial_design.configs(
-                self.space, self.n_initial, np.random.default_rng([self.seed, 2**31])
-            )
+            with calling("initial design", self.initial_design, "configs"):
+                self._initial_configs = self.initial_design.configs(
+                    self.space, self.n_initial, np.random.default_rng([self.seed, 2**31])
+                )
         return self._initial_configs[number]
 
     def suggest(self, number: int) -> dict[str, Any]:
@@ -269,11 +273,12 @@ class Study:
             rest = n - len(head)
             return configs + (self.suggest_batch(first + len(head), rest) if rest else [])
         completed = self.history.completed()
-        targets = np.asarray(self.strategy.targets(self.history, self.context), dtype=float)
+        with calling("ensemble strategy", self.strategy, "targets"):
+            targets = np.asarray(self.strategy.targets(self.history, self.context), dtype=float)
         if targets.shape != (len(completed),):
             raise TrialError(
-                f"ensemble strategy returned targets of shape {targets.shape}, "
-                f"expected ({len(completed)},)"
+                f"{describe_component('ensemble strategy', self.strategy)} returned targets "
+                f"of shape {targets.shape}, expected ({len(completed)},)"
             )
         distinct = execution.DistinctConfigs(self.space, self.history)
         chosen: list[dict[str, Any]] = []
@@ -296,7 +301,8 @@ class Study:
         counts = (_RUNNERS_UP, _RUNNERS_UP) if history.pending() else (1, _RUNNERS_UP)
         for attempt, count in enumerate(counts):
             rng = self._rng(number, attempt)
-            proposed = self.proposer.propose(self.space, history, targets, count, rng)
+            with calling("proposer", self.proposer, "propose"):
+                proposed = self.proposer.propose(self.space, history, targets, count, rng)
             for config in map(self.space.validate, proposed):
                 if distinct.admit(config):
                     return config
@@ -386,7 +392,6 @@ class Study:
             self.models.pop(number, None)
             self._record(finished)
         if finished.state is TrialState.COMPLETE:
-            self.strategy.update(self.history, finished, self.context)
             self._refresh_ensemble()
         self._hooks.ensembo_trial_finished(study=self, trial=finished)
         return finished
@@ -395,11 +400,41 @@ class Study:
         self.storage.put_trial(trial)
         self.history.put(trial)
 
-    def _refresh_ensemble(self) -> None:
-        ensemble = self.strategy.ensemble(self.history, self.context)
-        if ensemble is not None and ensemble != self._current_ensemble:
-            self._current_ensemble = ensemble
+    def _refresh_ensemble(self, announce: bool = True) -> None:
+        """Let the strategy see the new results, then take its ensemble."""
+        self._update_strategy()
+        with calling("ensemble strategy", self.strategy, "ensemble"):
+            ensemble = self.strategy.ensemble(self.history, self.context)
+        if ensemble is None or ensemble == self._current_ensemble:
+            return
+        self._check_members(ensemble)
+        self._current_ensemble = ensemble
+        if announce:
             self._hooks.ensembo_ensemble_updated(study=self, ensemble=ensemble)
+
+    def _update_strategy(self) -> None:
+        """Offer the strategy every completed trial it has not seen, in finishing order.
+
+        This keeps the protocol's promise that ``update`` sees each finished trial once
+        also for a resumed study (stored trials) and after an ``update`` that raised
+        (its trial stays recorded and is offered again with the next result).
+        """
+        unseen = [t for t in self.history.completed() if t.number not in self._updated]
+        for trial in sorted(unseen, key=lambda t: (t.finished_at or 0.0, t.number)):
+            with calling("ensemble strategy", self.strategy, "update"):
+                self.strategy.update(self.history, trial, self.context)
+            self._updated.add(trial.number)
+
+    def _check_members(self, ensemble: Ensemble) -> None:
+        """An ensemble may only name completed trials: its members' models are fetched
+        by number later, after the whole budget, when the mistake would cost the run."""
+        completed = {t.number for t in self.history.completed()}
+        unknown = [m for m in ensemble.members if m not in completed]
+        if unknown:
+            raise TrialError(
+                f"{describe_component('ensemble strategy', self.strategy)} built an ensemble "
+                f"of trials {list(ensemble.members)}, but {unknown} are not completed trials"
+            )
 
     def _recover_interrupted(self) -> None:
         """Trials left RUNNING by a dead process become INTERRUPTED, to be re-run."""

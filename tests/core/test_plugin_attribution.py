@@ -1,0 +1,114 @@
+"""A failing plugin method is named in the error, and the strategy's ``update``
+sees every completed trial once, also across a resume and after it raised."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from ensembo import Study
+from ensembo.ensemble import Ensemble
+from ensembo.errors import TrialError
+from ensembo.plugins.ensembles.best import BestSingle as BestStrategy
+from ensembo.plugins.surrogates.rf import RandomForestSurrogate
+
+
+def loss(config):
+    return (config["x"] - 1.0) ** 2 + (config["y"] - 2.0) ** 2
+
+
+class FitFails(RandomForestSurrogate):
+    def fit(self, batch, y, rng):
+        raise RuntimeError("boom in fit")
+
+
+class PredictsOnlyTheMean(RandomForestSurrogate):
+    def predict(self, batch):
+        return super().predict(batch)[0]
+
+
+@pytest.mark.parametrize(
+    ("surrogate", "message"),
+    [
+        (FitFails(), r"while calling fit\(\) of surrogate .*test_plugin_attribution\.FitFails"),
+        (
+            PredictsOnlyTheMean(),
+            (
+                r"while calling predict\(\) of surrogate .*PredictsOnlyTheMean; "
+                r"it must return \(mean, variance\)"
+            ),
+        ),
+    ],
+)
+def test_a_failing_surrogate_is_named_in_the_error(flat_space, surrogate, message):
+    study = Study(flat_space, surrogate=surrogate, acquisition_optimizer="random", n_initial=3)
+    with pytest.raises(Exception) as raised:  # the plugin's own exception, kept as is
+        study.optimize(loss, n_trials=5)
+    assert any(re.search(message, note) for note in raised.value.__notes__)
+    assert len(study.history.completed()) == 3  # what was recorded stays
+
+
+class Remembers(BestStrategy):
+    """Keeps its own list of seen trials: wrong unless ``update`` sees every one."""
+
+    def __init__(self, fail_on: int | None = None):
+        self.seen: list[int] = []
+        self.fail_on = fail_on
+
+    def update(self, history, trial, context):
+        if trial.number == self.fail_on:
+            self.fail_on = None
+            raise RuntimeError("update failed once")
+        self.seen.append(trial.number)
+
+
+def test_a_resumed_study_replays_stored_trials_to_update(flat_space, tmp_path):
+    path = tmp_path / "study.db"
+    first = Remembers()
+    Study(flat_space, surrogate=None, ensemble=first, storage=path).optimize(loss, n_trials=4)
+    assert first.seen == [0, 1, 2, 3]
+    again = Remembers()
+    resumed = Study.load(path, ensemble=again)
+    assert again.seen == [0, 1, 2, 3]
+    resumed.optimize(loss, n_trials=2)
+    assert again.seen == [0, 1, 2, 3, 4, 5]
+
+
+def test_a_trial_whose_update_raised_is_offered_again(flat_space):
+    strategy = Remembers(fail_on=1)
+    study = Study(flat_space, surrogate=None, ensemble=strategy)
+    for _ in range(3):
+        trial = study.ask()
+        if trial.number == 1:
+            with pytest.raises(RuntimeError) as raised:
+                study.tell(trial, loss(trial.config))
+            assert "while calling update() of ensemble strategy" in raised.value.__notes__[0]
+        else:
+            study.tell(trial, loss(trial.config))
+    assert study.history[1].loss is not None
+    assert strategy.seen == [0, 1, 2]
+
+
+class NamesAGhost(BestStrategy):
+    def ensemble(self, history, context):
+        return Ensemble.single(999) if history.completed() else None
+
+
+def test_an_ensemble_of_unknown_trials_is_refused_at_once(flat_space):
+    study = Study(flat_space, surrogate=None, ensemble=NamesAGhost())
+    trial = study.ask()
+    with pytest.raises(TrialError, match=r"NamesAGhost built an ensemble of trials \[999\]"):
+        study.tell(trial, 1.0)
+    assert study.history[0].loss == pytest.approx(1.0)
+
+
+def test_targets_of_the_wrong_shape_name_the_strategy(flat_space):
+    class ShortTargets(BestStrategy):
+        def targets(self, history, context):
+            return np.zeros(1)
+
+    study = Study(flat_space, surrogate="rf", ensemble=ShortTargets(), n_initial=2)
+    with pytest.raises(TrialError, match=r"ShortTargets returned targets of shape \(1,\)"):
+        study.optimize(loss, n_trials=4)
