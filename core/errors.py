@@ -34,16 +34,22 @@ class ExperimentError(EnsemboError, ValueError):
 
 
 class UnknownComponentError(EnsemboError, LookupError):
-    """A component name is not registered; the message suggests close matches."""
+    """A component name is not registered; the message suggests close matches.
 
-    def __init__(self, kind: str, name: str, available: Iterable[str]):
+    ``hint`` adds context after the listing, e.g. that some plugins failed to load (the
+    name may belong to one of them).
+    """
+
+    def __init__(self, kind: str, name: str, available: Iterable[str], hint: str = ""):
         self.kind = kind
         self.name = name
         self.available = sorted(available)
+        self.hint = hint
         close = difflib.get_close_matches(name, self.available, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else "."
+        suggestion = f"; did you mean {close[0]!r}?" if close else "."
         listing = ", ".join(self.available) or "(none registered)"
-        super().__init__(f"Unknown {kind} {name!r}{hint} Available: {listing}.")
+        extra = f"; {hint}" if hint else ""
+        super().__init__(f"Unknown {kind} {name!r}{suggestion} Available: {listing}{extra}.")
 
 
 class DuplicatePluginError(EnsemboError, ValueError):

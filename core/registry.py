@@ -3,7 +3,12 @@
 Entry points in the ``ensembo`` group are loaded one by one: a distribution that fails
 to import is recorded (distribution, entry point, error) and the others still load.
 Registration hooks are called implementation by implementation so that every name is
-attributed to its distribution; a name claimed twice is a conflict that names both.
+attributed to its distribution. A name claimed twice is a conflict: if one claimant is
+ensembo itself, ensembo's component keeps the name and the other is ignored (and
+reported); between two other distributions the name is ambiguous and using it is an
+error naming both. Mistakes that would otherwise be silent — a misspelt hook, a hook
+function without ``@ensembo.hookimpl``, a factory that is not callable — are recorded
+as failures and logged.
 
 Environment switches: ``ENSEMBO_DISABLE_PLUGIN_AUTOLOAD=1`` loads only ensembo's own
 entry points; ``ENSEMBO_BLOCK_PLUGINS=dist1,dist2`` skips the named distributions.
@@ -17,7 +22,7 @@ import inspect
 import logging
 import os
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -31,7 +36,12 @@ from ensembo.errors import (
     PluginContractError,
     UnknownComponentError,
 )
-from ensembo.protocols import PROTOCOLS, Proposer
+from ensembo.plugin_checks import (
+    article,
+    check_protocol,
+    find_hook_mistakes,
+    new_plugin_manager,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +60,8 @@ class PluginEntry:
 
 @attrs.frozen(kw_only=True)
 class PluginLoadFailure:
-    """An entry point that could not be imported or registered."""
+    """An entry point that could not be imported or registered, or a hook mistake in it
+    (``entry_point`` is then ``plugin_name.attribute``)."""
 
     distribution: str
     entry_point: str
@@ -59,15 +70,35 @@ class PluginLoadFailure:
 
 @attrs.frozen(kw_only=True)
 class PluginConflict:
+    """Two distributions registering the same name for the same kind.
+
+    ``winner`` is the distribution that keeps the name (ensembo, against a third party);
+    ``None`` means the name is ambiguous and looking it up raises
+    :class:`DuplicatePluginError`.
+    """
+
     kind: str
     name: str
     distributions: tuple[str, str]
+    winner: str | None = None
 
+    @property
+    def ignored(self) -> str | None:
+        """The distribution whose claim was dropped, if the conflict was resolved."""
+        if self.winner is None:
+            return None
+        first, second = self.distributions
+        return second if first == self.winner else first
 
-def new_plugin_manager() -> pluggy.PluginManager:
-    manager = pluggy.PluginManager(hookspecs.PROJECT)
-    manager.add_hookspecs(hookspecs)
-    return manager
+    def describe(self) -> str:
+        """One line for ``ensembo plugins``."""
+        kind = self.kind.replace("_", " ")
+        if self.winner is not None:
+            return (
+                f"{self.ignored}'s {kind} {self.name!r} ignored: "
+                f"the name belongs to {self.winner}"
+            )
+        return f"conflict: {kind} {self.name!r} from {' and '.join(self.distributions)}"
 
 
 def _blocked_distributions() -> set[str]:
@@ -79,6 +110,40 @@ def _autoload_disabled() -> bool:
     return os.environ.get("ENSEMBO_DISABLE_PLUGIN_AUTOLOAD", "") not in ("", "0", "false")
 
 
+def _load_entry_points(
+    manager: pluggy.PluginManager, wanted: Callable[[str], bool]
+) -> tuple[dict[str, str], list[PluginLoadFailure]]:
+    """Register the entry points of the distributions ``wanted`` accepts, one by one.
+
+    Returns ``{plugin name: distribution}`` and the entry points that failed to import:
+    a broken distribution must not take the others down.
+    """
+    names: dict[str, str] = {}
+    failures: list[PluginLoadFailure] = []
+    for entry_point in importlib.metadata.entry_points(group=hookspecs.PROJECT):
+        distribution = entry_point.dist.name if entry_point.dist else "<unknown>"
+        if not wanted(distribution):
+            continue
+        plugin_name = f"{distribution}:{entry_point.name}"
+        if manager.has_plugin(plugin_name):
+            continue  # the same distribution seen twice on sys.path
+        try:
+            plugin = entry_point.load()
+            manager.register(plugin, name=plugin_name)
+        except Exception as error:  # a broken plugin must not take the others down
+            logger.warning("plugin %s failed to load: %s", plugin_name, error)
+            failures.append(
+                PluginLoadFailure(
+                    distribution=distribution,
+                    entry_point=f"{entry_point.name} = {entry_point.value}",
+                    error=_one_line(error),
+                )
+            )
+            continue
+        names[plugin_name] = distribution
+    return names, failures
+
+
 class Registry:
     """Every component ensembo knows, by kind and name.
 
@@ -86,96 +151,126 @@ class Registry:
     explicit plugin objects with :meth:`from_plugins` (tests, embedding).
     """
 
-    def __init__(self, manager: pluggy.PluginManager, distributions: Mapping[str, str]):
+    def __init__(
+        self,
+        manager: pluggy.PluginManager,
+        distributions: Mapping[str, str],
+        failures: Iterable[PluginLoadFailure] = (),
+    ):
         self.manager = manager
-        self.failures: list[PluginLoadFailure] = []
+        self.failures: list[PluginLoadFailure] = list(failures)
         self.conflicts: list[PluginConflict] = []
         self._entries: dict[str, dict[str, PluginEntry]] = {
             k: {} for k in hookspecs.REGISTRATION_HOOKS
         }
         self._distribution_of = dict(distributions)
         self._collect()
+        self._record_hook_mistakes()
 
     # --- construction -----------------------------------------------------------------
 
     @classmethod
-    def from_plugins(cls, plugins: Mapping[str, Any]) -> Registry:
-        """Register ``{distribution name: plugin object}`` without entry points."""
+    def from_plugins(cls, plugins: Mapping[str, Any], *, builtins: bool = False) -> Registry:
+        """Register ``{distribution name: plugin object}`` without entry points.
+
+        With ``builtins=True`` ensembo's own components are registered first, so that a
+        plugin under test can be used by name next to the defaults a study needs.
+        """
         manager = new_plugin_manager()
-        names = {}
+        names: dict[str, str] = {}
+        failures: list[PluginLoadFailure] = []
+        if builtins:
+            names, failures = _load_entry_points(manager, lambda d: d == OWN_DISTRIBUTION)
         for distribution, plugin in plugins.items():
             name = manager.register(plugin, name=distribution)
             names[name] = distribution
-        return cls(manager, names)
+        return cls(manager, names, failures)
 
     @classmethod
     def from_entry_points(cls) -> Registry:
+        """Every installed distribution's entry points, minus the blocked ones."""
         manager = new_plugin_manager()
         blocked = _blocked_distributions()
         own_only = _autoload_disabled()
-        names: dict[str, str] = {}
-        failures: list[PluginLoadFailure] = []
-        for entry_point in importlib.metadata.entry_points(group=hookspecs.PROJECT):
-            distribution = entry_point.dist.name if entry_point.dist else "<unknown>"
-            if distribution in blocked or (own_only and distribution != OWN_DISTRIBUTION):
-                continue
-            plugin_name = f"{distribution}:{entry_point.name}"
-            if manager.has_plugin(plugin_name):
-                continue  # the same distribution seen twice on sys.path
-            try:
-                plugin = entry_point.load()
-                manager.register(plugin, name=plugin_name)
-            except Exception as error:  # a broken plugin must not take the others down
-                logger.warning("plugin %s failed to load: %s", plugin_name, error)
-                failures.append(
-                    PluginLoadFailure(
-                        distribution=distribution,
-                        entry_point=f"{entry_point.name} = {entry_point.value}",
-                        error="".join(traceback.format_exception_only(error)).strip(),
-                    )
-                )
-                continue
-            names[plugin_name] = distribution
-        registry = cls(manager, names)
-        registry.failures.extend(failures)
-        return registry
+
+        def wanted(distribution: str) -> bool:
+            if distribution in blocked:
+                return False
+            return distribution == OWN_DISTRIBUTION or not own_only
+
+        names, failures = _load_entry_points(manager, wanted)
+        return cls(manager, names, failures)
+
+    def _distribution(self, plugin_name: str) -> str:
+        return self._distribution_of.get(plugin_name, plugin_name)
+
+    def _fail(self, plugin_name: str, where: str, error: str) -> None:
+        """Record a plugin mistake where ``ensembo plugins`` lists it, and log it."""
+        distribution = self._distribution(plugin_name)
+        logger.warning("plugin %s (%s): %s", plugin_name, distribution, error)
+        self.failures.append(
+            PluginLoadFailure(
+                distribution=distribution, entry_point=f"{plugin_name}.{where}", error=error
+            )
+        )
 
     def _collect(self) -> None:
+        """Call each registration hook implementation by implementation (so every name is
+        attributed), then settle the names claimed more than once."""
+        claims: dict[tuple[str, str], list[PluginEntry]] = {}
         for kind, hook_name in hookspecs.REGISTRATION_HOOKS.items():
             caller = getattr(self.manager.hook, hook_name)
             for impl in caller.get_hookimpls():  # registration order
-                distribution = self._distribution_of.get(impl.plugin_name, impl.plugin_name)
+                distribution = self._distribution(impl.plugin_name)
                 try:
                     provided = impl.function() or {}
                     items = dict(provided).items()
                 except Exception as error:
-                    self.failures.append(
-                        PluginLoadFailure(
-                            distribution=distribution,
-                            entry_point=f"{impl.plugin_name}.{hook_name}",
-                            error="".join(traceback.format_exception_only(error)).strip(),
-                        )
-                    )
+                    self._fail(impl.plugin_name, hook_name, _one_line(error))
                     continue
                 for name, factory in items:
-                    self._add(
-                        PluginEntry(
-                            kind=kind, name=name, distribution=distribution, factory=factory
-                        )
+                    if not callable(factory):
+                        self._fail(impl.plugin_name, hook_name, _not_callable(kind, name, factory))
+                        continue
+                    entry = PluginEntry(
+                        kind=kind, name=name, distribution=distribution, factory=factory
                     )
+                    claims.setdefault((kind, name), []).append(entry)
+        for (kind, name), entries in claims.items():
+            self._entries[kind][name] = self._settle(entries)
 
-    def _add(self, entry: PluginEntry) -> None:
-        existing = self._entries[entry.kind].get(entry.name)
-        if existing is not None:
-            self.conflicts.append(
-                PluginConflict(
-                    kind=entry.kind,
-                    name=entry.name,
-                    distributions=(existing.distribution, entry.distribution),
-                )
+    def _settle(self, claims: list[PluginEntry]) -> PluginEntry:
+        """The entry that holds a name, recording a conflict for every other claim.
+
+        ensembo's own component always keeps its name: otherwise any installed plugin
+        reusing e.g. 'gp' would break every study that relies on the defaults. Between
+        other distributions there is no rightful owner, so the conflict stays unresolved
+        (the first claim is listed, but looking the name up raises).
+        """
+        own = [c for c in claims if c.distribution == OWN_DISTRIBUTION]
+        holder = own[0] if len(own) == 1 else claims[0]
+        winner = OWN_DISTRIBUTION if len(own) == 1 else None
+        for other in claims:
+            if other is holder:
+                continue
+            conflict = PluginConflict(
+                kind=holder.kind,
+                name=holder.name,
+                distributions=(holder.distribution, other.distribution),
+                winner=winner,
             )
-            return
-        self._entries[entry.kind][entry.name] = entry
+            if winner is not None:
+                logger.warning("%s", conflict.describe())
+            self.conflicts.append(conflict)
+        return holder
+
+    def _record_hook_mistakes(self) -> None:
+        """Misspelt or undecorated hooks register nothing and pluggy says nothing; this is
+        where a plugin author learns about them."""
+        for plugin in self.manager.get_plugins():
+            plugin_name = self.manager.get_name(plugin) or repr(plugin)
+            for attribute, message in find_hook_mistakes(plugin, self.manager):
+                self._fail(plugin_name, attribute, message)
 
     # --- lookup -----------------------------------------------------------------------
 
@@ -193,12 +288,25 @@ class Registry:
     def entry(self, kind: str, name: str) -> PluginEntry:
         kind = self._check_kind(kind)
         for conflict in self.conflicts:
-            if conflict.kind == kind and conflict.name == name:
+            if conflict.kind == kind and conflict.name == name and conflict.winner is None:
                 raise DuplicatePluginError(kind, name, *conflict.distributions)
         try:
             return self._entries[kind][name]
         except KeyError:
-            raise UnknownComponentError(kind.replace("_", " "), name, self._entries[kind]) from None
+            raise UnknownComponentError(
+                kind.replace("_", " "), name, self._entries[kind], hint=self._failures_hint()
+            ) from None
+
+    def _failures_hint(self) -> str:
+        """A name may be unknown only because the plugin providing it is broken."""
+        broken = list(dict.fromkeys(f.distribution for f in self.failures))
+        if not broken:
+            return ""
+        plural = "s" if len(broken) > 1 else ""
+        return (
+            f"{len(broken)} plugin distribution{plural} failed to load: "
+            f"{', '.join(broken)} (see `ensembo plugins`)"
+        )
 
     def factory(self, kind: str, name: str) -> hookspecs.Factory:
         return self.entry(kind, name).factory
@@ -209,13 +317,16 @@ class Registry:
         label = f"{kind.replace('_', ' ')} {name!r} (from {entry.distribution})"
         try:
             component = entry.factory(**options)
+        except EnsemboError:
+            raise  # the plugin's own error already names it (docs/plugin-authoring.md)
         except TypeError as error:
+            if not _options_rejected(entry.factory, options, error):
+                error.add_note(f"while building {label}")
+                raise  # a bug inside the factory: keep its traceback
             raise PluginContractError(
                 f"{label} rejected options {sorted(options)}: {error}"
                 + _valid_options_hint(entry.factory, options)
             ) from error
-        except EnsemboError:
-            raise  # the plugin's own error already names it (docs/plugin-authoring.md)
         except ValueError as error:  # a known option with a value the plugin refuses
             raise ComponentOptionError(f"{label} rejected options {options}: {error}") from error
         check_protocol(kind, component, f"{name!r} (from {entry.distribution})")
@@ -227,18 +338,35 @@ class Registry:
         return kind
 
 
-def check_protocol(kind: str, component: Any, label: str) -> None:
-    """Raise :class:`PluginContractError` unless ``component`` fits the protocol of ``kind``."""
-    protocol = PROTOCOLS.get(kind)
-    if protocol is None:
-        return
-    accepted = (protocol, Proposer) if kind == "surrogate" else (protocol,)
-    if not isinstance(component, accepted):
-        wanted = " or ".join(p.__name__ for p in accepted)
-        raise PluginContractError(
-            f"{kind.replace('_', ' ')} {label} built a {type(component).__name__}, "
-            f"which does not implement {wanted} (see ensembo.protocols)."
-        )
+def _one_line(error: BaseException) -> str:
+    return "".join(traceback.format_exception_only(error)).strip()
+
+
+def _not_callable(kind: str, name: str, factory: Any) -> str:
+    """Registering an instance instead of its class is an easy slip; ensembo calls the
+    factory with the options, so the instance could never be used."""
+    return (
+        f"factory for {kind.replace('_', ' ')} {name!r} is "
+        f"{article(type(factory).__name__)} {type(factory).__name__} "
+        "instance, not a callable; return the class or a function"
+    )
+
+
+def _options_rejected(factory: Any, options: Mapping[str, Any], error: TypeError) -> bool:
+    """Whether ``error``, raised by ``factory(**options)``, means the options do not fit
+    the factory's signature — rather than a bug inside the factory, which must surface
+    with its traceback instead of being blamed on the user's options."""
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        # No readable signature: only an error raised by the call itself (no frame of
+        # the factory's own in the traceback) is about the arguments.
+        return error.__traceback__ is None or error.__traceback__.tb_next is None
+    try:
+        signature.bind(**options)
+    except TypeError:
+        return True
+    return False
 
 
 @functools.cache

@@ -22,10 +22,11 @@ from ensembo.attribution import calling, describe_component
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.errors import StorageError, TrialError
 from ensembo.objective import to_evaluation
+from ensembo.plugin_checks import find_hook_mistakes, new_plugin_manager
 from ensembo.progress import ProgressBar
 from ensembo.proposal import ModelBasedProposer, RandomProposer
 from ensembo.protocols import Proposer
-from ensembo.registry import Registry, new_plugin_manager, registry
+from ensembo.registry import Registry, registry
 from ensembo.storage import Storage, open_existing_storage, open_storage
 from ensembo.trials import Evaluation, History, Trial, TrialState
 
@@ -158,6 +159,8 @@ class Study:
             manager.register(plugin, name=name)
         for callback in callbacks:
             manager.register(callback)
+            for hook, mistake in find_hook_mistakes(callback, manager):
+                logger.warning("callback %r: %s (%s)", callback, mistake, hook)
         self._observer_manager = manager
         return manager.hook
 

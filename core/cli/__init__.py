@@ -2,6 +2,8 @@
 
 Each subcommand lives in its own module with ``register(subparsers)`` (adds its parser
 and sets ``handler``). User mistakes print one line and exit 2; nothing else exits 2.
+Any other error (a bug, here or in a plugin) prints its type, message and notes and
+exits 1. ``-v`` adds the full traceback, causes included, to either.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import traceback
 from collections.abc import Sequence
 
 from ensembo.cli import bench_command, plugins_command, report_command, run_command, space_command
@@ -16,6 +19,7 @@ from ensembo.errors import EnsemboError
 
 COMMANDS = [plugins_command, run_command, report_command, bench_command, space_command]
 USAGE_ERROR = 2
+INTERNAL_ERROR = 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,11 +46,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except EnsemboError as error:
+        if args.verbose:
+            traceback.print_exception(error, file=sys.stderr)
         print(f"ensembo: error: {error}", file=sys.stderr)
         return USAGE_ERROR
     except KeyboardInterrupt:
         print("ensembo: interrupted; finished trials are saved", file=sys.stderr)
         return 130
+    except Exception as error:
+        _report_unexpected(error, verbose=args.verbose)
+        return INTERNAL_ERROR
+
+
+def _report_unexpected(error: Exception, *, verbose: int) -> None:
+    """A few lines by default — type, message and the notes that say where it happened
+    (e.g. which plugin was being built) — and the traceback under ``-v``, which is what
+    a bug report needs."""
+    if verbose:
+        traceback.print_exception(error, file=sys.stderr)
+    print(f"ensembo: error: {type(error).__name__}: {error}", file=sys.stderr)
+    for note in getattr(error, "__notes__", ()):
+        print(f"  {note}", file=sys.stderr)
+    if not verbose:
+        print("ensembo: this looks like a bug; run with -v to see the traceback", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -7,10 +7,17 @@ import difflib
 import inspect
 import json
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from ensembo.errors import EnsemboError
-from ensembo.registry import NO_DEFAULT, PluginEntry, factory_options, registry
+from ensembo.registry import (
+    NO_DEFAULT,
+    PluginConflict,
+    PluginEntry,
+    factory_options,
+    registry,
+)
 from ensembo.spaces.components import LazyEstimator, import_path
 
 KIND_TITLES = {
@@ -23,6 +30,7 @@ KIND_TITLES = {
     "estimator": "estimators",
     "space": "spaces",
 }
+MIN_NAME_WIDTH = 24  # the listing's name column; longer names widen it
 
 
 def register(subparsers) -> None:
@@ -35,7 +43,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     reg = registry()
     if args.name:
-        return show(reg.entries(), args.name, as_json=args.json)
+        return show(reg.entries(), args.name, as_json=args.json, conflicts=reg.conflicts)
     entries = [
         {"kind": e.kind, "name": e.name, "distribution": e.distribution} for e in reg.entries()
     ]
@@ -44,7 +52,8 @@ def run(args) -> int:
         for f in reg.failures
     ]
     conflicts = [
-        {"kind": c.kind, "name": c.name, "distributions": list(c.distributions)}
+        {"kind": c.kind, "name": c.name, "distributions": list(c.distributions),
+         "winner": c.winner}
         for c in reg.conflicts
     ]
     if args.json:
@@ -52,11 +61,13 @@ def run(args) -> int:
             json.dumps({"plugins": entries, "failures": failures, "conflicts": conflicts}, indent=2)
         )
         return 0
+    # One column width for every kind, so that a long name does not push its row out.
+    width = max([MIN_NAME_WIDTH, *(len(row["name"]) for row in entries)])
     for kind in reg.kinds:
         rows = [e for e in entries if e["kind"] == kind]
         print(f"{KIND_TITLES.get(kind, kind)}:")
         for row in rows:
-            print(f"  {row['name']:<24} {row['distribution']}")
+            print(f"  {row['name']:<{width}} {row['distribution']}")
         if not rows:
             print("  (none)")
     for failure in failures:
@@ -64,9 +75,8 @@ def run(args) -> int:
             f"failed to load {failure['entry_point']} from {failure['distribution']}: "
             f"{failure['error']}"
         )
-    for conflict in conflicts:
-        distributions = " and ".join(conflict["distributions"])
-        print(f"conflict: {conflict['kind']} {conflict['name']!r} from {distributions}")
+    for conflict in reg.conflicts:
+        print(conflict.describe())
     return 0
 
 
@@ -98,7 +108,13 @@ def describe(entry: PluginEntry) -> dict[str, Any]:
     }
 
 
-def show(entries: list[PluginEntry], name: str, *, as_json: bool) -> int:
+def show(
+    entries: list[PluginEntry],
+    name: str,
+    *,
+    as_json: bool,
+    conflicts: Sequence[PluginConflict] = (),
+) -> int:
     found = [describe(e) for e in entries if e.name == name]
     if not found:
         close = difflib.get_close_matches(name, sorted({e.name for e in entries}), n=3)
@@ -114,6 +130,9 @@ def show(entries: list[PluginEntry], name: str, *, as_json: bool) -> int:
         if item["summary"]:
             print(f"  {item['summary']}")
         _print_options(item)
+        for conflict in conflicts:  # why another distribution's component is not used
+            if (conflict.kind, conflict.name) == (item["kind"], item["name"]):
+                print(f"  {conflict.describe()}")
     return 0
 
 

@@ -112,3 +112,15 @@ def test_targets_of_the_wrong_shape_name_the_strategy(flat_space):
     study = Study(flat_space, surrogate="rf", ensemble=ShortTargets(), n_initial=2)
     with pytest.raises(TrialError, match=r"ShortTargets returned targets of shape \(1,\)"):
         study.optimize(loss, n_trials=4)
+
+
+def test_a_callback_with_a_misspelt_hook_is_reported(flat_space, caplog):
+    import ensembo
+
+    class Observer:
+        @ensembo.hookimpl
+        def ensembo_trial_finish(self, study, trial):  # the hook is ensembo_trial_finished
+            raise AssertionError("never called")
+
+    Study(flat_space, surrogate=None, callbacks=[Observer()]).optimize(loss, n_trials=2)
+    assert "did you mean 'ensembo_trial_finished'" in caplog.text
