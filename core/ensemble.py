@@ -9,6 +9,7 @@ on the validation set without retraining anything.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import attrs
 import numpy as np
@@ -42,6 +43,29 @@ class EnsembleContext:
     @property
     def has_predictions(self) -> bool:
         return self.y_true is not None
+
+    def prediction_problem(self, predictions: Any) -> str | None:
+        """Why ``predictions`` cannot be scored against ``y_true``, or ``None`` if they can.
+
+        Checked when a trial is told, so that a trial a strategy cannot use fails alone
+        instead of being stored complete and breaking every later ensemble (and resume).
+        """
+        if self.y_true is None:
+            return None
+        if predictions is None:
+            return "the trial reported no predictions (Evaluation(predictions=...))"
+        shape = np.shape(predictions)
+        if len(shape) not in (1, 2) or shape[0] != len(self.y_true):
+            return (
+                f"predictions of shape {shape} do not match the {len(self.y_true)} "
+                "validation targets"
+            )
+        if len(shape) == 2 and self.classes is not None and shape[1] != len(self.classes):
+            return (
+                f"predictions have {shape[1]} class columns but the task has "
+                f"{len(self.classes)} classes {self.classes.tolist()}"
+            )
+        return None
 
 
 @attrs.frozen(kw_only=True)

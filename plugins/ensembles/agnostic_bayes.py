@@ -42,6 +42,7 @@ class AgnosticBayes:
     Bayesian bootstrap) and ``loss`` (default: the study's)."""
 
     name = "agnostic-bayes"
+    needs_predictions = True  # every completed trial must carry validation predictions
 
     def __init__(
         self,

@@ -29,6 +29,7 @@ class ESMBO:
     """Options: ``n_bootstraps`` (default ⌊budget/2⌋) and ``loss`` (default: the study's)."""
 
     name = "esmbo"
+    needs_predictions = True  # every completed trial must carry validation predictions
 
     def __init__(self, n_bootstraps: int | None = None, loss: Any = None):
         if n_bootstraps is not None and n_bootstraps < 1:

@@ -41,6 +41,7 @@ class PostHocSelection:
     ``bag_fraction`` (0.5)."""
 
     name = "posthoc"
+    needs_predictions = True  # every completed trial must carry validation predictions
 
     def __init__(
         self,

@@ -82,6 +82,7 @@ class RoundRobinEnsemble:
     :class:`~.segor.SEGOR` set the losses, the task and the defaults."""
 
     name = "round-robin"
+    needs_predictions = True  # every completed trial must carry validation predictions
     task = "classification"
 
     def __init__(

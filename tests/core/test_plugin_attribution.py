@@ -124,3 +124,25 @@ def test_a_callback_with_a_misspelt_hook_is_reported(flat_space, caplog):
 
     Study(flat_space, surrogate=None, callbacks=[Observer()]).optimize(loss, n_trials=2)
     assert "did you mean 'ensembo_trial_finished'" in caplog.text
+
+
+def test_a_trial_without_usable_predictions_fails_alone(flat_space, tmp_path):
+    """Stored as complete, it would break every later ensemble and the resume."""
+    from ensembo import Evaluation, TrialState
+
+    y_valid = np.array([0, 1, 1, 0, 1])
+    path = tmp_path / "study.db"
+    study = Study(flat_space, surrogate=None, ensemble="posthoc", validation_targets=y_valid,
+                  loss="zero-one", task="classification", storage=path)
+    results = [
+        Evaluation(loss=0.4, predictions=np.array([0, 1, 0, 0, 1])),
+        Evaluation(loss=0.2),  # forgot the predictions
+        Evaluation(loss=0.2, predictions=np.zeros(3, dtype=int)),  # on another split
+        Evaluation(loss=0.2, predictions=np.full((5, 3), 1 / 3)),  # three classes, not two
+    ]
+    told = [study.tell(study.ask(), result) for result in results]
+    assert [t.state for t in told] == [TrialState.COMPLETE] + [TrialState.FAILED] * 3
+    assert "PostHocSelection needs validation predictions" in told[1].error
+    assert "do not match the 5 validation targets" in told[2].error
+    assert "3 class columns but the task has 2 classes" in told[3].error
+    assert Study.load(path).ensemble.members == (0,)

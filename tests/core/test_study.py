@@ -232,3 +232,45 @@ def test_a_study_reopened_with_other_components_is_resumed_with_them(flat_space,
     resumed = Study.load(path)
     assert resumed.components()["surrogate"] == {"name": "rf"}
     assert resumed.context.budget == 5 and len(resumed.history) == 2
+
+
+def test_a_space_whose_clauses_reorder_in_storage_is_resumed(tmp_path):
+    """The storage sorts keys; a multi-key forbidden or `when` must still match."""
+    space = {
+        "params": {
+            "scaling": {"type": "choice", "options": {"none": {}, "standard": {}}},
+            "classifier": {"type": "choice", "options": {"forest": {}, "knn": {}}},
+            "b": {"type": "categorical", "choices": ["x", "y"]},
+            "a": {"type": "int", "low": 0, "high": 5},
+            "k": {"type": "int", "low": 0, "high": 5, "when": {"b": "x", "a": {"gt": 1}}},
+        },
+        "forbidden": [{"scaling": "none", "classifier": "knn"}],
+    }
+    path = tmp_path / "study.db"
+    Study(space, surrogate=None, storage=path).optimize(lambda c: 1.0, n_trials=3)
+    assert len(Study.load(path).trials) == 3
+    assert len(Study(space, surrogate=None, storage=path).trials) == 3
+
+
+def test_a_storage_scored_on_other_validation_targets_is_refused(flat_space, tmp_path):
+    path = tmp_path / "study.db"
+    Study(flat_space, surrogate=None, validation_targets=np.array([0, 1, 1]), storage=path)
+    with pytest.raises(StorageError, match=r"other validation targets \(3 stored, 3 given\)"):
+        Study(flat_space, surrogate=None, validation_targets=np.array([1, 1, 0]), storage=path)
+    assert len(Study.load(path).trials) == 0  # what was stored is still readable
+
+
+@pytest.mark.parametrize("surrogate", ["gp", "tpe"])
+def test_failed_trials_steer_the_search_away(flat_space, surrogate):
+    """Failures count as the worst target; left out, the GP re-proposed a failing
+    configuration in 10 of 11 model-based trials."""
+
+    def objective(config):
+        if config["x"] > 5:
+            raise RuntimeError("boom")
+        return math.nan if config["x"] < -2 else quadratic(config)
+
+    study = Study(flat_space, surrogate=surrogate, n_initial=5, seed=0)
+    study.optimize(objective, n_trials=16)
+    failed = [t for t in study.trials[5:] if t.state is TrialState.FAILED]
+    assert len(failed) <= 5
