@@ -139,7 +139,30 @@ def parse_experiment(document: Any, base_dir: Path | str = ".") -> Experiment:
     return Experiment(source=dict(document), base_dir=Path(base_dir).resolve())
 
 
+class ExperimentProblems(ExperimentError):
+    """Several problems in an experiment file (duplicate keys, an inline space's
+    problems), reported together; ``problems`` lists them, each naming file and path."""
+
+    def __init__(self, problems: list[ExperimentError]):
+        self.problems = list(problems)
+        first, more = self.problems[0], len(self.problems) - 1
+        suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+        super().__init__(first.path, first.message + suffix)
+
+    def __str__(self) -> str:
+        return "\n".join(str(problem) for problem in self.problems)
+
+
 def load_experiment(path: str | Path) -> Experiment:
+    """Read, check and return the experiment in ``path``.
+
+    YAML is read as space files are (``1e5`` is a number, duplicate keys are errors), so
+    an inline ``space:`` means what it would in its own file; its problems are reported
+    here, with every duplicate key, naming the file and the ``space.`` path.
+    """
+    from ensembo.spaces.document import load_yaml  # spaces import ensembo; keep it lazy
+    from ensembo.spaces.load import embedded_problems
+
     path = Path(path)
     try:
         text = path.read_text()
@@ -148,14 +171,23 @@ def load_experiment(path: str | Path) -> Experiment:
             str(path), f"cannot read experiment file ({error.strerror})"
         ) from error
     try:
-        document = yaml.safe_load(text)
+        document, duplicates = load_yaml(text)
     except yaml.YAMLError as error:
         raise ExperimentError(str(path), f"not valid YAML: {error}") from error
+    problems = [ExperimentError(f"{path}: {d.path}", d.message) for d in duplicates]
+    if isinstance(document, Mapping):
+        problems[:0] = [
+            ExperimentError(p.path, p.message)
+            for p in embedded_problems(document.get("space"), f"{path}: space")
+        ]
     try:
-        return parse_experiment(document, path.parent)
+        experiment = parse_experiment(document, path.parent)
     except ExperimentError as error:
         where = f"{path}: {error.path}" if error.path else str(path)
-        raise ExperimentError(where, error.message) from error
+        problems.insert(0, ExperimentError(where, error.message))
+    if problems:
+        raise ExperimentProblems(problems)
+    return experiment
 
 
 def import_callable(reference: Any, key: str, base_dir: Path | None = None) -> Callable[..., Any]:

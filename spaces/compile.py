@@ -50,7 +50,16 @@ def compile_spec(spec: SpaceSpec, problems: Problems) -> ConfigurationSpace:
     """Build the ConfigurationSpace of ``spec``; problems found are added to ``problems``."""
     space = ConfigurationSpace(name=spec.name)
     hyperparameters = {}
+    paths: dict[str, str] = {}
     for param in spec.params:
+        if param.name in paths:
+            problems.add(
+                param.path,
+                f"flat name {param.name!r} is already used by {paths[param.name]}; "
+                "rename one of them",
+            )
+            continue
+        paths[param.name] = param.path
         hp = _hyperparameter(param, spec.impute, problems)
         if hp is not None:
             hyperparameters[param.name] = hp
@@ -148,12 +157,24 @@ def _condition(condition: Condition, child, hyperparameters: dict, problems: Pro
                 return OrConjunction(strict, EqualsCondition(child, parent, value))
             return _COMPARE[condition.op](child, parent, value)
         except Exception as error:
-            problems.add(condition.path, f"invalid condition on {condition.parent!r}: {error}")
+            problems.add(
+                condition.path,
+                f"invalid condition on {condition.parent!r}: {error}; "
+                f"legal values: {_legal_values(parent)}",
+            )
             return None
     items = [_condition(item, child, hyperparameters, problems) for item in condition.items]
     if any(item is None for item in items):
         return None
     return (AndConjunction if condition.kind == "all" else OrConjunction)(*items)
+
+
+def _legal_values(hp) -> str:
+    """The values ``hp`` takes, for messages: ConfigSpace only says which one is illegal."""
+    if hasattr(hp, "lower"):
+        return f"[{hp.lower}, {hp.upper}]"
+    values = getattr(hp, "choices", None) or getattr(hp, "sequence", None) or (hp.value,)
+    return ", ".join(map(repr, values))
 
 
 FORBIDDEN_RELATIONS = {

@@ -52,15 +52,30 @@ def resolve(reference: str) -> Callable[..., Any]:
     """The factory ``reference`` names; raises :class:`SpaceError` when there is none."""
     if "." in reference:
         try:
-            return import_path(reference)
+            found = import_path(reference)
         except ImportError as error:
             raise SpaceError("", f"estimator {reference!r} is not importable: {error}") from None
+        _check_callable(reference, found)
+        return found
     from ensembo.registry import registry  # the registry imports plugins; keep it lazy
 
     try:
         return registry().factory("estimator", reference)
     except LookupError as error:
         raise SpaceError("", f"estimator {reference!r}: {error} Or give a dotted path.") from None
+
+
+def _check_callable(reference: str, found: Any) -> None:
+    """Refuse what cannot build an estimator (``sklearn.svm``, a module, or a constant)
+    now, at load time, instead of on the first ``build``."""
+    if callable(found):
+        return
+    what = "a module" if inspect.ismodule(found) else f"a {type(found).__name__}"
+    raise SpaceError(
+        "",
+        f"estimator {reference!r} is {what}, not a class or factory; "
+        f"name a class in it (e.g. {reference}.ClassName)",
+    )
 
 
 def accepted_arguments(factory: Callable[..., Any]) -> set[str] | None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from ensembo.spaces.options import option_name, yaml_bool_hint
 from ensembo.spaces.problems import Problems
 from ensembo.spaces.spec import (
     COMPARISONS,
@@ -93,26 +94,43 @@ def _compare(parent: str, op: str, value: Any, path: str, problems: Problems) ->
     return [Compare(parent=parent, op=op, value=value, path=path)]
 
 
-def resolve_name(reference: str, scope: str, params: list[Param]) -> str | None:
-    """The flat name ``reference`` means when written in ``scope``, or None."""
+def candidates(reference: str, scope: str, params: list[Param]) -> list[str]:
+    """The flat names ``reference`` may mean when written in ``scope``: one when it
+    resolves, several when it is a local name used in several places, none when unknown."""
     names = {p.name for p in params}
     prefix = scope
     while True:
         if prefix + reference in names:
-            return prefix + reference
+            return [prefix + reference]
         if not prefix:
             break
         # drop the innermost "choice:option:" pair
         parts = prefix.rstrip(SEPARATOR).split(SEPARATOR)
         prefix = SEPARATOR.join(parts[:-2]) + SEPARATOR if len(parts) > 2 else ""
-    by_local = [p.name for p in params if p.local == reference]
-    return by_local[0] if len(by_local) == 1 else None
+    return [p.name for p in params if p.local == reference]
+
+
+def resolve_name(reference: str, scope: str, params: list[Param]) -> str | None:
+    """The flat name ``reference`` means when written in ``scope``, or None."""
+    found = candidates(reference, scope, params)
+    return found[0] if len(found) == 1 else None
+
+
+def unresolved(reference: str, scope: str, params: list[Param], missing: str) -> str:
+    """Why ``reference`` resolves to no single hyperparameter: ambiguous (listing the flat
+    names it may mean, to write instead) or missing (``missing`` and the known names)."""
+    found = candidates(reference, scope, params)
+    if len(found) > 1:
+        return f"{reference!r} is ambiguous: it may mean {', '.join(found)}; write the full name"
+    known = ", ".join(p.name for p in params)
+    return f"{missing} {reference!r}; known hyperparameters: {known}"
 
 
 def resolve_condition(
     condition: Condition, scope: str, params: list[Param], problems: Problems
 ) -> Condition | None:
-    """``condition`` with parent references replaced by flat names (None on failure)."""
+    """``condition`` with parent references replaced by flat names and values of a
+    choice by option names (None on failure)."""
     if isinstance(condition, Junction):
         items = [resolve_condition(item, scope, params, problems) for item in condition.items]
         if any(item is None for item in items):
@@ -120,13 +138,52 @@ def resolve_condition(
         return attrs.evolve(condition, items=tuple(items))
     name = resolve_name(condition.parent, scope, params)
     if name is None:
-        known = ", ".join(p.name for p in params)
         problems.add(
             condition.path,
-            f"condition on missing parent {condition.parent!r}; known hyperparameters: {known}",
+            unresolved(condition.parent, scope, params, "condition on missing parent"),
         )
         return None
-    return attrs.evolve(condition, parent=name)
+    parent = next(p for p in params if p.name == name)
+    written = condition.value
+    if parent.kind == "choice":  # option names are strings even when written as numbers
+        value = written
+        if condition.op == "in":
+            value = tuple(option_name(v) for v in value)
+        elif condition.op in ("eq", "ne"):
+            value = option_name(value)
+        condition = attrs.evolve(condition, value=value)
+    condition = attrs.evolve(condition, parent=name)
+    illegal = _illegal_values(condition, parent)
+    if illegal:
+        hint = "".join({yaml_bool_hint(v) for v in _values(written)} - {""})
+        problems.add(
+            condition.path,
+            f"{', '.join(map(repr, illegal))} {'is' if len(illegal) == 1 else 'are'} not "
+            f"{'a value' if len(illegal) == 1 else 'values'} of {name!r}; legal values: "
+            f"{', '.join(map(repr, parent.choices))}{hint}",
+        )
+        return None
+    return condition
+
+
+def _values(value: Any) -> tuple:
+    return tuple(value) if isinstance(value, list | tuple) else (value,)
+
+
+def _illegal_values(condition: Compare, parent: Param) -> list[Any]:
+    """Values an equality test compares a categorical-like parent with that it never
+    takes; checked here so they are reported with the other problems, listing the legal
+    ones (ConfigSpace only says "illegal value", and only at compile time)."""
+    if parent.kind in NUMERIC_KINDS or condition.op not in ("eq", "ne", "in"):
+        return []
+    return [
+        value
+        for value in _values(condition.value)
+        if not any(
+            choice == value and isinstance(choice, bool) == isinstance(value, bool)
+            for choice in parent.choices
+        )
+    ]
 
 
 def parse_forbidden(
@@ -184,8 +241,7 @@ def _relation(
     names = [resolve_name(side, "", params) for side in (parts[0], parts[2])]
     for side, name in zip((parts[0], parts[2]), names, strict=True):
         if name is None:
-            known = ", ".join(p.name for p in params)
-            problems.add(where, f"relation on missing hyperparameter {side!r}; known: {known}")
+            problems.add(where, unresolved(side, "", params, "relation on missing hyperparameter"))
     if None in names:
         return None
     if names[0] == names[1]:

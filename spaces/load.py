@@ -18,9 +18,10 @@ from ConfigSpace import ConfigurationSpace
 from ensembo.errors import SpaceError
 from ensembo.spaces.check_components import check_components
 from ensembo.spaces.compile import compile_spec
-from ensembo.spaces.document import SUFFIXES, normalize, read_document
+from ensembo.spaces.document import SUFFIXES, normalize, read_document_and_duplicates
 from ensembo.spaces.options import ordered_options
 from ensembo.spaces.parse import parse
+from ensembo.spaces.problems import SpaceDefinitionError
 from ensembo.spaces.space import Space
 from ensembo.spaces.spec import SpaceSpec
 
@@ -36,11 +37,44 @@ def compile_document(document: Any, source: str = "") -> tuple[SpaceSpec, Config
 def problems_in(source: Any) -> list[SpaceError]:
     """Every problem found in ``source`` (path or document); empty when it is valid."""
     try:
-        document, name = _document(source)
-        normalized = normalize(document, name)
+        document, name, duplicates = _document(source)
+        normalized = ordered_options(normalize(document, name))
     except SpaceError as error:
         return [error]
-    return list(_analyse(normalized, name)[2].items)
+    return list(_analyse(normalized, name)[2].items) + duplicates
+
+
+def embedded_problems(document: Any, where: str) -> list[SpaceError]:
+    """Every problem of a DSL space written inside another file (an experiment's
+    ``space:``), each path prefixed with ``where`` (e.g. ``exp.yaml: space``) so it points
+    into that file. Other forms (a serialized ConfigSpace, a definition) are checked
+    when loaded."""
+    if not isinstance(document, Mapping) or not _is_dsl(document):
+        return []
+    try:
+        found = list(_analyse(ordered_options(normalize(document)), "")[2].items)
+    except SpaceError as error:
+        found = [error]
+    return [SpaceError(f"{where}.{p.path}" if p.path else where, p.message) for p in found]
+
+
+def _is_dsl(document: Mapping) -> bool:
+    """Whether a mapping is a DSL document, not a definition or a serialized ConfigSpace."""
+    return "configspace" not in document and (
+        "params" in document or "hyperparameters" not in document
+    )
+
+
+def _read_file(path: Path) -> Any:
+    """The document in ``path``; duplicate keys are raised together with the document's
+    other problems, as every problem of a definition is reported at once."""
+    document, duplicates = read_document_and_duplicates(path)
+    if duplicates:
+        others = []
+        if isinstance(document, Mapping) and "params" in document:
+            others = _analyse(ordered_options(document), path.name)[2].items
+        raise SpaceDefinitionError([*others, *duplicates])
+    return document
 
 
 def _analyse(document: Any, source: str):
@@ -54,11 +88,13 @@ def _analyse(document: Any, source: str):
     return spec, configspace, problems
 
 
-def _document(source: Any) -> tuple[Any, str]:
+def _document(source: Any) -> tuple[Any, str, list[SpaceError]]:
+    """(document, name for messages, duplicate-key problems)."""
     if isinstance(source, Mapping):
-        return source, str(source.get("name", ""))
+        return source, str(source.get("name", "")), []
     path = Path(source)
-    return read_document(path), path.name
+    document, duplicates = read_document_and_duplicates(path)
+    return document, path.name, duplicates
 
 
 def load(source: Any, **options: Any) -> Space:
@@ -75,7 +111,7 @@ def load(source: Any, **options: Any) -> Space:
     if isinstance(source, str | Path):
         path = Path(source)
         if path.suffix.lower() in SUFFIXES or path.exists():
-            return _from_mapping(read_document(path), path.name, options)
+            return _from_mapping(_read_file(path), path.name, options)
         return load(_registered(str(source)), **options)
     raise SpaceError(
         "",
@@ -89,7 +125,7 @@ def _from_mapping(source: Mapping, name: str, options: dict[str, Any]) -> Space:
     if "configspace" in source:
         space = Space.from_definition(source)
         return space._evolve(**options) if options else space
-    if "hyperparameters" in source and "params" not in source:
+    if not _is_dsl(source):
         try:
             configspace = ConfigurationSpace.from_serialized_dict(dict(source))
         except Exception as error:  # ConfigSpace raises several types for bad input

@@ -6,6 +6,25 @@ from collections.abc import Mapping
 from typing import Any
 
 
+def option_name(value: Any) -> Any:
+    """The option a scalar written in YAML/JSON means: option names are strings (keys of
+    a mapping) even when written ``1:`` or ``2.5:``, so a default or condition value
+    ``1`` must become ``"1"`` too. Non-scalars are returned unchanged (reported later)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"  # as JSON writes a boolean key
+    if isinstance(value, int | float):
+        return str(value)
+    return value
+
+
+def yaml_bool_hint(value: Any) -> str:
+    """Why a boolean may stand where an option name was meant: YAML 1.1 reads unquoted
+    ``on``/``off``/``yes``/``no`` values as booleans."""
+    if isinstance(value, bool):
+        return " (YAML reads unquoted on/off/yes/no as true/false: quote the option name)"
+    return ""
+
+
 def option_pairs(options: Any) -> list[tuple[Any, Any]] | None:
     """(name, body) of a choice's options, in order: from a mapping or from a list of
     one-key mappings (the stored form, which survives JSON with sorted keys)."""

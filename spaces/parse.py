@@ -16,10 +16,18 @@ import attrs
 
 from ensembo.spaces import impute
 from ensembo.spaces.conditions import SCALARS, parse_condition, parse_forbidden, resolve_condition
-from ensembo.spaces.options import option_pairs
+from ensembo.spaces.options import option_name, option_pairs, yaml_bool_hint
 from ensembo.spaces.parse_components import COMPONENT_KEYS, parse_component, parse_steps
 from ensembo.spaces.problems import Problems, unknown_keys
-from ensembo.spaces.spec import SEPARATOR, Option, Param, SpaceSpec, parents
+from ensembo.spaces.spec import (
+    SEPARATOR,
+    Compare,
+    Condition,
+    Option,
+    Param,
+    SpaceSpec,
+    parents,
+)
 
 TOP_KEYS = (
     "name",
@@ -102,6 +110,15 @@ def _number(raw: Mapping, key: str, path: str, problems: Problems, integer: bool
         problems.add(f"{path}.{key}", f"'{key}' must be {kind}, got {value!r}")
         return None
     return value
+
+
+def _option_name_ok(option: str, path: str, problems: Problems) -> bool:
+    """An option name joins flat names (``choice:option:param``), so it must not hold the
+    separator: ``svm:kernel:rbf`` would give flat names that collide with nested ones."""
+    if option and SEPARATOR not in option:
+        return True
+    problems.add(path, f"option names are non-empty and without {SEPARATOR!r}, got {option!r}")
+    return False
 
 
 class _Parser:
@@ -203,12 +220,13 @@ class _Parser:
             return None
         return tuple(values)
 
-    def _default_in(self, raw, values, path):
+    def _default_in(self, raw, values, path, hint=""):
         if "default" not in raw:
             return None
         if raw["default"] not in values or not any(type(v) is type(raw["default"]) for v in values):
             self.problems.add(
-                f"{path}.default", f"default {raw['default']!r} is not one of {list(values)}"
+                f"{path}.default",
+                f"default {raw['default']!r} is not one of {list(values)}{hint}",
             )
             return None
         return raw["default"]
@@ -279,6 +297,8 @@ class _Parser:
         for option, body in pairs:
             where = f"{path}.options.{option}"
             option = str(option)
+            if not _option_name_ok(option, where, self.problems):
+                continue
             body = {} if body is None else body
             if not isinstance(body, Mapping):
                 self.problems.add(where, f"an option is a mapping of hyperparameters, got {body!r}")
@@ -297,14 +317,13 @@ class _Parser:
                 )
             )
         names = tuple(o.name for o in options)
+        default = None
         if "default" in raw:  # option names are strings even when written as numbers
-            raw = {**raw, "default": str(raw["default"])}
-        return {
-            **fields,
-            "choices": names,
-            "options": tuple(options),
-            "default": self._default_in(raw, names, path),
-        }
+            written = raw["default"]
+            default = self._default_in(
+                {"default": option_name(written)}, names, path, yaml_bool_hint(written)
+            )
+        return {**fields, "choices": names, "options": tuple(options), "default": default}
 
     # --- after the walk -----------------------------------------------------------------
 
@@ -318,10 +337,13 @@ class _Parser:
                     when = None
                 param = attrs.evolve(param, when=when)
             resolved.append(param)
-        self._check_cycles(resolved)
+        if not self._check_cycles(resolved):
+            _report_never_active(resolved, self.problems)
         return resolved
 
-    def _check_cycles(self, params: list[Param]) -> None:
+    def _check_cycles(self, params: list[Param]) -> bool:
+        """Report conditions that form a cycle; True when there is one."""
+        found = len(self.problems.items)
         depends = {p.name: parents(p.when) | ({p.branch[0]} if p.branch else set()) for p in params}
         state: dict[str, int] = {}  # 1 = on the stack, 2 = done
 
@@ -340,3 +362,63 @@ class _Parser:
 
         for param in params:
             visit(param.name, [])
+        return len(self.problems.items) > found
+
+
+def _report_never_active(params: list[Param], problems: Problems) -> None:
+    """Report hyperparameters whose option and conditions need one choice to take two
+    options at once (``depth`` in option ``tree`` conditioned on ``C`` of option ``svm``):
+    they would silently never be sampled. A static check: a hyperparameter is active only
+    when its option is chosen, its ``when`` holds and every parent in it is active."""
+    by_name = {p.name: p for p in params}
+    needs: dict[str, dict[str, frozenset]] = {}
+    dead: dict[str, str] = {}  # name -> why it can never be active
+
+    def needed(name: str) -> dict[str, frozenset]:
+        """choice -> options it must take for ``name`` to be active."""
+        if name in needs:
+            return needs[name]
+        param = by_name[name]
+        needs[name] = {}  # conditions have no cycles (checked before); stay safe anyway
+        parts = []  # (requirement, what requires it)
+        if param.branch is not None:
+            choice, option = param.branch
+            parts.append(({choice: frozenset([option])}, "its option"))
+        for parent in ([param.branch[0]] if param.branch else []) + [
+            c.parent for c in _conjuncts(param.when)
+        ]:
+            parts.append((needed(parent), f"parent {parent!r}"))
+            if parent in dead:
+                dead[name] = f"its parent {parent!r} can never be active"
+        for compare in _conjuncts(param.when):
+            if by_name[compare.parent].kind == "choice" and compare.op in ("eq", "in"):
+                values = compare.value if compare.op == "in" else (compare.value,)
+                parts.append(({compare.parent: frozenset(values)}, "its 'when'"))
+        required: dict[str, tuple[frozenset, str]] = {}
+        for requirement, source in parts:
+            for choice, options in requirement.items():
+                before, by = required.get(choice, (options, source))
+                if not before & options and name not in dead:
+                    dead[name] = (
+                        f"{by} needs {choice!r} in {sorted(before)}, {source} needs it in "
+                        f"{sorted(options)}"
+                    )
+                required[choice] = (before & options, by)
+        needs[name] = {choice: options for choice, (options, _) in required.items()}
+        return needs[name]
+
+    for param in params:
+        needed(param.name)
+        if param.name in dead:
+            problems.add(param.path, f"can never be active: {dead[param.name]}")
+
+
+def _conjuncts(condition: Condition | None) -> list[Compare]:
+    """The comparisons that must all hold (those under ``any`` may not)."""
+    if condition is None:
+        return []
+    if isinstance(condition, Compare):
+        return [condition]
+    if condition.kind != "all":
+        return []
+    return [compare for item in condition.items for compare in _conjuncts(item)]

@@ -1,15 +1,16 @@
 """Text rendering of a space as a tree: branches, ranges, scales, defaults, imputation.
 
-Works from the ConfigSpace (so imported spaces show too): a hyperparameter whose only
-condition is ``parent == value`` is drawn under that branch; any other condition is
-written after it as ``when ...``. Estimators come from the DSL spec when there is one.
+Works from the ConfigSpace (so imported spaces show too): a hyperparameter is drawn
+under the option it was written in (with a DSL spec) or, for imported spaces, under
+``parent == value`` when that is its only condition; any other condition is written
+after it as ``when ...``. Estimators come from the DSL spec when there is one.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ConfigSpace import EqualsCondition
+from ConfigSpace import AndConjunction, EqualsCondition
 from ConfigSpace.hyperparameters import (
     CategoricalHyperparameter,
     Constant,
@@ -54,6 +55,11 @@ def describe(space: Space, name: str) -> str:
 
 
 def _branch_of(space: Space, name: str) -> tuple[str, Any] | None:
+    """The (choice, option) ``name`` is drawn under. With a DSL spec that is the option
+    it was written in, even when it also has a ``when`` (its ConfigSpace condition is
+    then a conjunction); without one, a lone ``parent == value`` condition."""
+    if space.spec is not None:
+        return space.spec.param(name).branch
     conditions = space.configspace.parent_conditions_of[name]
     if len(conditions) == 1 and isinstance(conditions[0], EqualsCondition):
         return conditions[0].parent.name, conditions[0].value
@@ -61,10 +67,24 @@ def _branch_of(space: Space, name: str) -> tuple[str, Any] | None:
 
 
 def _condition_text(space: Space, name: str) -> str:
-    conditions = space.configspace.parent_conditions_of[name]
-    if not conditions or _branch_of(space, name) is not None:
+    """``, when ...`` for the conditions not already shown by the branch it sits under."""
+    parts = []
+    for condition in space.configspace.parent_conditions_of[name]:
+        is_and = isinstance(condition, AndConjunction)
+        parts.extend(condition.components if is_and else [condition])
+    branch = _branch_of(space, name)
+    if branch is not None:
+        parts = [c for c in parts if not _is_branch(c, branch)]
+    if not parts:
         return ""
-    return ", when " + " and ".join(str(c).replace(f"{name} | ", "") for c in conditions)
+    return ", when " + " and ".join(str(c).replace(f"{name} | ", "") for c in parts)
+
+
+def _is_branch(condition: Any, branch: tuple[str, Any]) -> bool:
+    return (
+        isinstance(condition, EqualsCondition)
+        and (condition.parent.name, condition.value) == branch
+    )
 
 
 def _estimators(space: Space) -> dict[tuple[str, str], str]:

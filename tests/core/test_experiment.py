@@ -80,3 +80,43 @@ def test_a_component_that_is_neither_name_nor_mapping_is_named_by_its_key(
     assert main(["run", "--no-progress", str(path)]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "study.db").exists()
+
+
+def test_an_inline_space_is_read_as_a_space_file_is(tmp_path):
+    path = tmp_path / "experiment.yaml"
+    path.write_text(
+        "space:\n  params:\n    C: {type: float, low: 1e-3, high: 1e5, log: true}\n"
+        "objective: math:fabs\nbudget: 2\n"
+    )
+    experiment = load_experiment(path)
+    assert experiment.source["space"]["params"]["C"]["high"] == 1e5
+
+
+def test_inline_space_problems_name_the_file_and_the_space_path(tmp_path):
+    path = tmp_path / "experiment.yaml"
+    path.write_text(
+        "space:\n  params:\n    C: {type: float, low: 0, high: 1, log: true}\n"
+        "    k: {type: int, low: 5, high: 1}\n"
+        "objective: math:fabs\nbudget: 2\n"
+    )
+    with pytest.raises(ExperimentError) as caught:
+        load_experiment(path)
+    assert str(caught.value).splitlines() == [
+        f"{path}: space.params.C.low: log scale needs low > 0, got 0",
+        f"{path}: space.params.k: empty range: low 5 must be below high 1",
+    ]
+
+
+def test_duplicate_keys_in_an_experiment_file_are_all_reported(tmp_path):
+    path = tmp_path / "experiment.yaml"
+    path.write_text(
+        "space:\n  params:\n    C: {type: float, low: 0.1, high: 1.0}\n"
+        "    C: {type: int, low: 1, high: 3}\n"
+        "objective: math:fabs\nbudget: 2\nbudget: 3\n"
+    )
+    with pytest.raises(ExperimentError) as caught:
+        load_experiment(path)
+    assert str(caught.value).splitlines() == [
+        f"{path}: line 4: duplicate key 'C' (names must be unique)",
+        f"{path}: line 7: duplicate key 'budget' (names must be unique)",
+    ]

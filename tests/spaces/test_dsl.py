@@ -410,7 +410,9 @@ def test_forbidden_on_unknown_name_and_illegal_value():
     params = {"a": {"type": "categorical", "choices": ["x", "y"]}}
     with pytest.raises(SpaceError, match=r"forbidden\[0\]\.zz: condition on missing parent 'zz'"):
         spaces.load({"params": params, "forbidden": [{"zz": 1}]})
-    with pytest.raises(SpaceError, match=r"forbidden\[0\]\.a: invalid forbidden value"):
+    with pytest.raises(
+        SpaceError, match=r"forbidden\[0\]\.a: 'w' is not a value of 'a'; legal values: 'x', 'y'"
+    ):
         spaces.load({"params": params, "forbidden": [{"a": "w"}]})
 
 

@@ -1,0 +1,266 @@
+"""DSL edge cases: names that collide, option names YAML rewrites, ambiguous references,
+problems reported together, estimators that are not classes, dead hyperparameters."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from ensembo import spaces
+from ensembo.spaces import SpaceDefinitionError
+from ensembo.spaces.compile import compile_spec
+from ensembo.spaces.problems import Problems
+from ensembo.spaces.spec import Param, SpaceSpec
+
+
+def write(tmp_path, text, name="space.yaml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def messages(source) -> list[str]:
+    return [str(problem) for problem in spaces.problems_in(source)]
+
+
+# --- A: the flat-name separator in option names, duplicate flat names -------------------
+
+COLLIDING = """\
+params:
+  algo:
+    type: choice
+    options:
+      svm:
+        kernel:
+          type: choice
+          options:
+            rbf:
+              gamma: {type: float, low: 0.0, high: 1.0}
+      "svm:kernel:rbf":
+        gamma: {type: float, low: 5.0, high: 6.0}
+"""
+
+
+def test_an_option_name_with_the_separator_is_refused_naming_its_path(tmp_path):
+    found = messages(write(tmp_path, COLLIDING))
+    assert found == [
+        (
+            "space.yaml: params.algo.options.svm:kernel:rbf: option names are non-empty and "
+            "without ':', got 'svm:kernel:rbf'"
+        )
+    ]
+
+
+def test_compile_refuses_a_duplicate_flat_name_instead_of_overwriting():
+    first = Param(name="a:x:g", local="g", scope="a:x:", kind="float", path="p.one", low=0, high=1)
+    second = attrs.evolve(first, path="p.two", low=5, high=6)
+    problems = Problems("s.yaml")
+    compile_spec(SpaceSpec(name="s", params=(first, second)), problems)
+    assert [str(p) for p in problems.items] == [
+        "s.yaml: p.two: flat name 'a:x:g' is already used by p.one; rename one of them"
+    ]
+
+
+# --- B: numeric and on/off option names ----------------------------------------------------
+
+LAYERS = """\
+params:
+  layers:
+    type: choice
+    default: 1
+    options:
+      1: {}
+      2:
+        units_2: {type: int, low: 1, high: 100}
+  dropout: {type: float, low: 0.0, high: 0.5, when: {layers: 2}}
+  decay: {type: float, low: 0.0, high: 0.5, when: {layers: [1, 2]}}
+forbidden:
+  - {layers: 2, dropout: 0.0}
+"""
+
+
+def test_numeric_option_names_match_numeric_condition_values(tmp_path):
+    space = spaces.load(write(tmp_path, LAYERS))
+    assert space.configspace["layers"].choices == ("1", "2")
+    assert space.configspace["layers"].default_value == "1"
+    configs = space.sample(20, seed=0)
+    assert all(("dropout" in c) == (c["layers"] == "2") for c in configs)
+    assert all("decay" in c for c in configs)
+
+
+ON_OFF = """\
+params:
+  early_stopping:
+    type: choice
+    options:
+      on: {patience: {type: int, low: 1, high: 10}}
+      off: {}
+  tol: {type: float, low: 1.0e-5, high: 1.0e-2, log: true, when: {early_stopping: "on"}}
+"""
+
+
+def test_on_off_option_keys_keep_their_text(tmp_path):
+    space = spaces.load(write(tmp_path, ON_OFF))
+    assert space.configspace["early_stopping"].choices == ("on", "off")
+    assert "early_stopping:on:patience" in space.names
+
+
+def test_an_unquoted_on_in_a_condition_lists_legal_values_and_says_to_quote(tmp_path):
+    path = write(tmp_path, ON_OFF.replace('{early_stopping: "on"}', "{early_stopping: on}"))
+    assert messages(path) == [
+        (
+            "space.yaml: params.tol.when.early_stopping: 'true' is not a value of "
+            "'early_stopping'; legal values: 'on', 'off' (YAML reads unquoted on/off/yes/no as "
+            "true/false: quote the option name)"
+        )
+    ]
+
+
+def test_an_illegal_condition_value_lists_the_legal_ones():
+    params = {
+        "k": {"type": "categorical", "choices": ["a", "b"]},
+        "n": {"type": "int", "low": 1, "high": 5},
+        "x": {"type": "bool", "when": {"k": ["a", "z"]}},
+        "y": {"type": "bool", "when": {"n": 9}},
+    }
+    found = messages({"params": params})
+    assert found == [
+        "params.x.when.k: 'z' is not a value of 'k'; legal values: 'a', 'b'",
+    ]
+    del params["x"]
+    (found,) = messages({"params": params})
+    assert found.startswith("params.y.when.n: invalid condition on 'n'")
+    assert found.endswith("legal values: [1, 5]")
+
+
+# --- C: ambiguous local names ------------------------------------------------------------
+
+
+def test_an_ambiguous_local_name_is_reported_as_ambiguous_with_its_candidates():
+    params = {
+        "classifier": {
+            "type": "choice",
+            "options": {
+                "svm": {"C": {"type": "float", "low": 1.0, "high": 2.0}},
+                "logreg": {"C": {"type": "float", "low": 1.0, "high": 2.0}},
+            },
+        },
+        "shrink": {"type": "bool", "when": {"C": {"gt": 1.5}}},
+    }
+    assert messages({"params": params}) == [
+        (
+            "params.shrink.when.C.gt: 'C' is ambiguous: it may mean classifier:svm:C, "
+            "classifier:logreg:C; write the full name"
+        )
+    ]
+    params["shrink"]["when"] = {"classifier:svm:C": {"gt": 1.5}}
+    assert messages({"params": params}) == []
+
+
+# --- F: duplicate keys are reported with the other problems ---------------------------------
+
+DUPLICATE_AND_MORE = """\
+params:
+  C: {type: float, low: 0.0, high: 1.0, log: true}
+  k: {type: int, low: 5, high: 1}
+  C: {type: float, low: 0.0, high: 1.0, log: true}
+"""
+
+
+def test_duplicate_keys_are_reported_with_every_other_problem(tmp_path):
+    path = write(tmp_path, DUPLICATE_AND_MORE)
+    expected = [
+        "space.yaml: params.C.low: log scale needs low > 0, got 0.0",
+        "space.yaml: params.k: empty range: low 5 must be below high 1",
+        "space.yaml: line 4: duplicate key 'C' (names must be unique)",
+    ]
+    assert messages(path) == expected
+    with pytest.raises(SpaceDefinitionError) as caught:
+        spaces.load(path)
+    assert [str(p) for p in caught.value.problems] == expected
+
+
+def test_a_yaml_merge_key_may_still_be_overridden(tmp_path):
+    text = "params:\n  n: &b {type: int, low: 1, high: 5}\n  m:\n    <<: *b\n    high: 9\n"
+    assert spaces.load(write(tmp_path, text)).configspace["m"].upper == 9
+
+
+# --- D: `space show` draws a conditioned hyperparameter under its option ---------------------
+
+FOREST_OR_BOOSTING = """\
+params:
+  classifier:
+    type: choice
+    options:
+      forest:
+        criterion: {type: categorical, choices: [gini, entropy]}
+        max_depth: {type: int, low: 2, high: 30, when: {criterion: gini}}
+      boosting:
+        loss: {type: categorical, choices: [log_loss, exponential]}
+        max_depth: {type: int, low: 1, high: 8, when: {loss: log_loss}}
+"""
+
+
+def test_show_draws_a_conditioned_hyperparameter_under_its_option(tmp_path):
+    from ensembo.spaces.show import render
+
+    lines = render(spaces.load(write(tmp_path, FOREST_OR_BOOSTING))).splitlines()[1:]
+    assert [line.split(",")[0] for line in lines] == [
+        "  classifier: choice {forest",
+        "    = forest",
+        "      criterion: categorical {gini",
+        "      max_depth: int [2",
+        "    = boosting",
+        "      loss: categorical {log_loss",
+        "      max_depth: int [1",
+    ]
+    assert lines[3].endswith("when classifier:forest:criterion == 'gini'")
+    assert lines[6].endswith("when classifier:boosting:loss == 'log_loss'")
+
+
+# --- G: an estimator that is a module ----------------------------------------------------------
+
+
+def test_an_estimator_that_is_a_module_is_refused_at_load_time_naming_its_path():
+    document = {
+        "params": {
+            "model": {
+                "type": "choice",
+                "options": {"svm": {"estimator": "sklearn.svm"}},
+            }
+        },
+        "steps": ["model"],
+    }
+    assert messages(document) == [
+        (
+            "params.model.options.svm.estimator: estimator 'sklearn.svm' is a module, not a class "
+            "or factory; name a class in it (e.g. sklearn.svm.ClassName)"
+        )
+    ]
+
+
+# --- H: a hyperparameter that can never be active ------------------------------------------
+
+
+def test_a_hyperparameter_conditioned_on_another_branch_is_reported_as_never_active():
+    params = {
+        "classifier": {
+            "type": "choice",
+            "options": {
+                "svm": {"C": {"type": "float", "low": 1.0, "high": 2.0}},
+                "tree": {"depth": {"type": "int", "low": 1, "high": 5, "when": {"C": {"gt": 1.5}}}},
+            },
+        },
+        "boost": {"type": "bool", "when": {"classifier:tree:depth": {"gt": 2}}},
+        "shrink": {"type": "bool", "when": {"any": [{"classifier": "tree"}, {"C": {"gt": 1}}]}},
+    }
+    assert messages({"params": params}) == [
+        (
+            "params.classifier.options.tree.depth: can never be active: its option needs "
+            "'classifier' in ['tree'], parent 'classifier:svm:C' needs it in ['svm']"
+        ),
+        (
+            "params.boost: can never be active: its parent 'classifier:tree:depth' can never be "
+            "active"
+        ),
+    ]
