@@ -4,24 +4,40 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ensembo.trials import Evaluation
+import numpy as np
+
+from ensembo.trials import Evaluation, Trial
 
 
 class InvalidResultError(ValueError):
     """The objective returned something that is not a usable loss."""
 
 
+def _as_number(result: Any) -> Any:
+    """A numpy array of one element (``np.mean(...)`` of a 0-d array, ``model.score``
+    of one row, ``np.array([loss])``) as its value: it is a loss, however wrapped."""
+    if isinstance(result, np.ndarray) and result.size == 1 and result.dtype.kind in "iuf":
+        return result.reshape(()).item()
+    return result
+
+
 def to_evaluation(result: Any) -> Evaluation:
-    """Accept a number, an :class:`Evaluation` or a mapping with a ``loss`` key."""
+    """Accept a number (numpy scalars and one-element arrays included), an
+    :class:`Evaluation` or a mapping with a ``loss`` key."""
+    result = _as_number(result)
     if isinstance(result, Evaluation):
         evaluation = result
     elif isinstance(result, numbers.Real) and not isinstance(result, bool):
         evaluation = Evaluation(loss=float(result))
     elif isinstance(result, Mapping) and "loss" in result:
         evaluation = Evaluation(**result)
+    elif result is None:
+        raise InvalidResultError(
+            "the objective returned None; did it forget to `return` its loss?"
+        )
     else:
         raise InvalidResultError(
             "the objective must return a number, an ensembo.Evaluation or a mapping "
@@ -30,3 +46,21 @@ def to_evaluation(result: Any) -> Evaluation:
     if not math.isfinite(evaluation.loss):
         raise InvalidResultError(f"the objective returned a non-finite loss ({evaluation.loss})")
     return evaluation
+
+
+def failure_summary(trials: Iterable[Trial], limit: int = 3) -> str:
+    """The first ``limit`` distinct errors of failed trials, one per line, for the
+    message of a search where no trial completed: the cause is usually the same in
+    every trial, and the user should read it without opening the study."""
+    seen: dict[str, list[int]] = {}
+    for trial in trials:
+        if trial.error:
+            seen.setdefault(trial.error, []).append(trial.number)
+    lines = []
+    for error, which in list(seen.items())[:limit]:
+        label = "trial" if len(which) == 1 else "trials"
+        shown = ", ".join(map(str, which[:5])) + (", ..." if len(which) > 5 else "")
+        lines.append(f"  {label} {shown}: {error[:300]}")
+    if len(seen) > limit:
+        lines.append(f"  ... and {len(seen) - limit} other errors")
+    return "\n".join(lines)

@@ -13,24 +13,30 @@ weights), ``study_`` (the :class:`ensembo.Study`), ``cv_results_`` (one row per 
 ``best_params_``, ``best_score_`` (validation loss of the selected trial, lower is better).
 A pickled estimator keeps its fitted models but not ``study_`` (reopen it from
 ``storage`` with :meth:`ensembo.Study.load`).
+
+With ``storage``, fitting again on the same data resumes the stored search; fitting on
+other data is refused (its trials were scored on other rows), see :func:`_check_storage`.
 """
 
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
+import joblib
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ensembo import checks, defaults, spaces
-from ensembo.errors import ExperimentError
+from ensembo.errors import ExperimentError, StorageError
 from ensembo.ml.artifacts import artifact_store_for
 from ensembo.ml.final import finalize
 from ensembo.ml.loop import finished_count, run_task
 from ensembo.ml.task import Task
+from ensembo.storage import Storage, open_existing_storage
 from ensembo.study import Study
 from ensembo.trials import TrialState
 
@@ -53,6 +59,97 @@ def _categorical_mask(categorical_features: Any, n_features: int) -> np.ndarray 
         )
     mask[given.astype(int)] = True
     return mask
+
+
+#: Study metadata key of the training data's digest (see :func:`_check_storage`).
+DATA_KEY = "sklearn_data"
+
+
+def _data_fingerprint(X: np.ndarray, y: np.ndarray) -> str:
+    """A digest of the training data. Stored with the study, it tells a refit on the
+    same data (resume the search) from a fit on other data, whose stored trials were
+    scored on other rows and must not be reused (a cloned estimator in
+    ``cross_val_score`` or a re-run notebook cell keeps the same ``storage``)."""
+    return joblib.hash((X, y))
+
+
+def _stored_meta(storage: Any) -> dict[str, Any] | None:
+    """The study metadata already kept in ``storage``, or ``None`` for a new study.
+
+    Reads without creating or altering a file; a file that holds no study is left to
+    :class:`~ensembo.Study` to open (and report) as before."""
+    if storage is None:
+        return None
+    if isinstance(storage, Storage):
+        return storage.read_meta()
+    path = str(storage).removeprefix("sqlite:///")
+    if path == ":memory:" or not Path(path).is_file():
+        return None
+    try:
+        opened = open_existing_storage(storage)
+    except StorageError:
+        return None
+    try:
+        return opened.read_meta()
+    finally:
+        close = getattr(opened, "close", None)
+        if close is not None:
+            close()
+
+
+def _data_differs(storage: Any) -> StorageError:
+    """The refusal, with the way out: a new path, or deleting the old study."""
+    if isinstance(storage, Storage):
+        way_out = "pass a new storage"
+    else:
+        path = Path(str(storage).removeprefix("sqlite:///"))
+        models = path.with_name(path.stem + ".models")  # where artifact_store_for keeps them
+        also = f" and {models}/" if models.is_dir() else ""
+        way_out = f"give this fit a new storage path, or delete {path}{also} to start over"
+    return StorageError(
+        f"storage {storage} holds a search fitted on different data (X or y differ from "
+        f"this fit's), whose trials cannot be reused: {way_out}"
+    )
+
+
+def _check_storage(storage: Any, fingerprint: str, validation_targets: Any) -> None:
+    """Refuse, before any trial, to resume a stored search on other data.
+
+    The stored digest of X and y decides; a study stored without one (not started by
+    these estimators) is compared by its validation targets instead."""
+    meta = _stored_meta(storage)
+    if meta is None:
+        return
+    stored = (meta.get("metadata") or {}).get(DATA_KEY)
+    if stored is not None:
+        same = stored == fingerprint
+    else:
+        targets = meta.get("validation_targets")
+        same = (targets is None) == (validation_targets is None) and (
+            targets is None or np.array_equal(np.asarray(targets), validation_targets)
+        )
+    if not same:
+        raise _data_differs(storage)
+
+
+def _single_class_error(classes: np.ndarray) -> ExperimentError:
+    """Nothing to learn from one class: every trial would fail (as scikit-learn's
+    estimator checks expect, the ValueError says "class")."""
+    return ExperimentError(
+        "y",
+        f"classification needs at least 2 classes, y has only 1 class: {classes.tolist()[0]!r}",
+    )
+
+
+def _task(X: np.ndarray, y: np.ndarray, task_type: str, space: Any, params: dict) -> Task:
+    """The :class:`Task` of a fit; validation errors name the estimator's ``cv``
+    parameter, not the task's ``validation`` argument it is passed as."""
+    try:
+        return Task(X, y, task=task_type, space=space, **params)
+    except ExperimentError as error:
+        if error.path.split(".")[0] != "validation":
+            raise
+        raise ExperimentError("cv" + error.path[len("validation"):], error.message) from error
 
 
 def cv_results(study: Study) -> dict[str, Any]:
@@ -142,18 +239,24 @@ class _EnsemboSearch(BaseEstimator):
         if self._task_type == "classification":
             check_classification_targets(y)
             self.classes_ = np.unique(y)
+            if len(self.classes_) < 2:
+                raise _single_class_error(self.classes_)
         space = spaces.load(copy.deepcopy(self.space))  # sampling reseeds it; keep ours intact
-        task = Task(
+        task = _task(
             X,
             y,
-            task=self._task_type,
-            space=space,
-            validation=self.cv,
-            loss=self.loss,
-            categorical_features=_categorical_mask(self.categorical_features, X.shape[1]),
-            seed=int(self.seed),
-            threads=self.threads,
+            self._task_type,
+            space,
+            {
+                "validation": self.cv,
+                "loss": self.loss,
+                "categorical_features": _categorical_mask(self.categorical_features, X.shape[1]),
+                "seed": int(self.seed),
+                "threads": self.threads,
+            },
         )
+        fingerprint = _data_fingerprint(X, y)
+        _check_storage(self.storage, fingerprint, task.validation_targets())
         study = Study(
             space,
             surrogate=self.surrogate,
@@ -164,12 +267,15 @@ class _EnsemboSearch(BaseEstimator):
             budget=int(self.n_trials),
             seed=int(self.seed),
             storage=self.storage,
+            metadata={DATA_KEY: fingerprint},
         )
+        # Set before the search: if no trial completes, the failed trials' errors are
+        # in ``study_`` (and in the error message) for the user to look at.
+        self.study_ = study
         store = artifact_store_for(self.storage)
         remaining = max(int(self.n_trials) - finished_count(study), 0)
         run_task(study, task, remaining, store=store, n_jobs=self.n_jobs)
         final = finalize(study, task, store, selection=self.selection, refit=self.refit)
-        self.study_ = study
         self.best_estimator_ = final.best_estimator
         self.ensemble_ = final.ensemble_estimator
         self.best_params_ = dict(final.best_trial.config)

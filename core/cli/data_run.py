@@ -22,7 +22,11 @@ from ensembo.trials import Trial, TrialState
 
 
 class TrialLines:
-    """One line per finished trial on stderr, for runs whose stderr is not a terminal."""
+    """One line per finished trial on stderr, for runs whose stderr is not a terminal.
+
+    Trials are named by their number, counted from 0 as in the final report ("selected
+    ...: trial 3") and the study; progress is the count of finished trials out of the
+    budget, a resumed study's earlier trials included."""
 
     def __init__(self, total: int):
         self.total = total
@@ -36,7 +40,12 @@ class TrialLines:
         else:
             outcome = f"{trial.state.value}: {(trial.error or '')[:80]}"
         best = "" if self.best is None else f" (best {self.best:.4f})"
-        print(f"trial {trial.number + 1}/{self.total} {outcome}{best}", file=sys.stderr, flush=True)
+        done = len(study.history.in_state(TrialState.COMPLETE, TrialState.FAILED))
+        print(
+            f"trial {trial.number} [{done}/{self.total} done] {outcome}{best}",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _observers(budget: int, show_progress: bool) -> list[Any]:

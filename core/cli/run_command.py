@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from ensembo.errors import ExperimentError
 from ensembo.experiment import Experiment, load_experiment, parse_experiment
+from ensembo.objective import failure_summary
 from ensembo.study import Study
 from ensembo.trials import TrialState
 
@@ -91,7 +93,22 @@ def _finish(
         print(json.dumps(summary, indent=2, default=str))
     else:
         print(format_summary(summary))
-    return 0
+    return _exit_status(study)
+
+
+def _exit_status(study: Study) -> int:
+    """1 when trials ran and none completed: the run produced nothing to use (a broken
+    objective: it raised, or returned None, NaN or a string), which scripts and CI must
+    notice without reading the summary; the first errors go to stderr."""
+    failed = study.history.in_state(TrialState.FAILED)
+    if study.history.completed() or not failed:
+        return 0
+    print(
+        f"ensembo: error: no trial completed ({len(failed)} failed); the objective's errors:\n"
+        f"{failure_summary(failed)}",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def summarize(study: Study) -> dict:

@@ -107,7 +107,11 @@ def record(
     """Tell ``study`` what became of ``trial``; re-raise an objective error not in ``catch``."""
     kind = outcome.kind
     if kind is OutcomeKind.RETURNED:
-        return study.tell(trial, outcome.value)
+        told = study.tell(trial, outcome.value)
+        if told.state is TrialState.FAILED:  # an unusable return (None, NaN, a string...)
+            # is as much a failure of the objective as an exception: say so as loudly.
+            logger.warning("trial %d failed: %s", trial.number, told.error)
+        return told
     if kind.retried:
         if trial.attempts <= max_retries:
             logger.warning(

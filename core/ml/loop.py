@@ -71,7 +71,9 @@ def run_task(
                 study.tell(trial, state=TrialState.FAILED, error=outcome)
                 continue
             finished = study.tell(trial, outcome)
-            if finished.state is TrialState.COMPLETE and store is not None:
+            if finished.state is TrialState.FAILED:  # refused by the study, e.g. its predictions
+                logger.warning("trial %d failed: %s", trial.number, finished.error)
+            elif store is not None:
                 store.put(trial.number, outcome.model)
         done += len(batch)
     return study

@@ -19,7 +19,8 @@ import numpy as np
 
 from ensembo import components
 from ensembo.errors import ExperimentError, TrialError
-from ensembo.trials import History, Trial
+from ensembo.objective import failure_summary
+from ensembo.trials import History, Trial, TrialState
 
 SELECTIONS = ("argmin", "posterior-mean", "selection-split")
 
@@ -35,7 +36,7 @@ def select_trial(
     """The trial chosen by ``rule`` among the complete trials of ``history``."""
     completed = history.completed()
     if not completed:
-        raise TrialError("no trial completed: nothing to select (see the failed trials' errors)")
+        raise _nothing_to_select(history)
     if rule == "argmin":
         return min(completed, key=lambda t: t.loss)
     if rule == "selection-split":
@@ -52,6 +53,18 @@ def select_trial(
         return completed[int(np.argmin(posterior_means(completed, space, surrogate, seed)))]
     raise ExperimentError(
         "selection", f"unknown selection {rule!r}; valid: {', '.join(SELECTIONS)}"
+    )
+
+
+def _nothing_to_select(history: History) -> TrialError:
+    """Say why no trial completed: the failed trials' first errors are in the message,
+    since a failed ``fit`` or run may leave the user no study to read them in."""
+    failed = history.in_state(TrialState.FAILED)
+    if not failed:
+        return TrialError("no trial completed: nothing to select (no trial was run)")
+    return TrialError(
+        f"no trial completed: nothing to select; all {len(failed)} finished trials "
+        f"failed:\n{failure_summary(failed)}"
     )
 
 

@@ -78,6 +78,34 @@ def _builder(
     return lambda config: build(config, categorical_features=mask, random_state=seed)
 
 
+def _check_loss_fits_task(loss: Any, name: Any, task: str, targets: np.ndarray, n_classes: int):
+    """Score a few perfect predictions in the task's format with ``loss`` (and combine
+    them as ensembles do, when it can), so a loss for the other task (``mse`` on class
+    probabilities, ``zero-one`` on values) is refused before the search instead of
+    failing every trial.
+
+    Losses declare no task; trying one on well-formed input is what tells."""
+    sample = targets[:5]
+    if task == "classification":
+        predictions = np.eye(n_classes)[sample]  # (m, n_classes) class probabilities
+        expected = "class probabilities of shape (m, n_classes)"
+    else:
+        predictions = sample.astype(float)
+        expected = "predicted values of shape (m,)"
+    try:
+        loss(sample, predictions)
+        contributions = getattr(loss, "contributions", None)
+        if contributions is not None:
+            contributions(predictions)
+    except Exception as error:  # whatever the loss raises, the user must hear which loss
+        suggestion = DEFAULT_LOSS[task]
+        raise ExperimentError(
+            "loss",
+            f"loss {name!r} does not fit a {task} task, whose predictions are {expected}: "
+            f"{error} (the {task} default is {suggestion!r})",
+        ) from error
+
+
 class Task:
     """Scores configurations of ``space`` on ``(X, y)``; call :meth:`evaluate`.
 
@@ -129,6 +157,9 @@ class Task:
             raise ExperimentError("data.y", f"{len(X)} rows of features but {len(y)} targets")
         self.classes = np.unique(y) if self.is_classification else None
         targets = self._encode(y)
+        if len(targets):
+            n_classes = 0 if self.classes is None else len(self.classes)
+            _check_loss_fits_task(self.loss, self.loss_spec, task, targets, n_classes)
         rows = np.arange(len(y))
         if selection_split:
             optimize_rows, selection_rows = train_test_split(

@@ -138,8 +138,16 @@ def validation_scheme(spec: object) -> ValidationScheme:
             "validation", f"expected a number of folds, a holdout ratio or a mapping, got {spec!r}"
         )
     if isinstance(spec, int):
+        if spec < 2:
+            raise ExperimentError(
+                "validation", f"k-fold cross-validation needs at least 2 folds, got {spec}"
+            )
         return _scheme("kfold", {"folds": spec})
     if isinstance(spec, float):
+        if not 0.0 < spec < 1.0:
+            raise ExperimentError(
+                "validation", f"a holdout ratio must be between 0 and 1 (exclusive), got {spec}"
+            )
         return _scheme("holdout", {"ratio": spec})
     if isinstance(spec, dict):
         options = dict(spec)

@@ -49,8 +49,8 @@ def test_run_prints_the_error_table_and_resume_reprints_it(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [
-        ("validation", 1, "data.validation: invalid kfold options"),
-        ("validation", 1.5, "data.validation: invalid holdout options"),
+        ("validation", 1, "data.validation: k-fold cross-validation needs at least 2 folds"),
+        ("validation", 1.5, "data.validation: a holdout ratio must be between 0 and 1"),
         ("test", 1.5, "data.test: 'test' must be < 1.0"),
         ("selection_split", 2, "data.selection_split: 'selection_split' must be < 1.0"),
         ("refit", "maybe", "data.refit: 'refit' must be <class 'bool'>"),

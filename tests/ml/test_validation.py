@@ -68,8 +68,8 @@ def test_specs():
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        (1, r"invalid kfold options \{'folds': 1\}: 'folds' must be >= 2"),
-        (1.5, r"invalid holdout options \{'ratio': 1.5\}: 'ratio' must be < 1.0"),
+        (1, r"k-fold cross-validation needs at least 2 folds, got 1"),
+        (1.5, r"a holdout ratio must be between 0 and 1 \(exclusive\), got 1.5"),
         ({"scheme": ["kfold"]}, r"unknown scheme \['kfold'\]"),
     ],
 )

@@ -74,7 +74,10 @@ def test_invalid_parameters_are_reported_at_fit(tree_space):
     [
         ({"seed": -1}, "seed: must be an integer >= 0, got -1"),
         ({"n_jobs": 0}, "n_jobs: must be None or a non-zero integer"),
-        ({"cv": 1}, "validation: invalid kfold options {'folds': 1}"),
+        ({"cv": 1}, "cv: k-fold cross-validation needs at least 2 folds, got 1"),
+        ({"cv": 1.5}, "cv: a holdout ratio must be between 0 and 1 (exclusive), got 1.5"),
+        ({"cv": {"scheme": "loo"}}, "cv.scheme: unknown scheme 'loo'"),
+        ({"cv": 50}, "cv.folds: 50 folds need at least 50 rows, got n_samples=40"),
         ({"refit": "maybe"}, "refit: must be True or False, got 'maybe'"),
     ],
 )

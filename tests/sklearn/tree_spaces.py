@@ -22,3 +22,10 @@ class TreeDepthSpace(Space):
     def build(self, config, categorical_features=None, random_state=None):
         learner = DecisionTreeRegressor if self.regression else DecisionTreeClassifier
         return learner(max_depth=config["max_depth"], random_state=0)
+
+
+class BrokenTreeSpace(TreeDepthSpace):
+    """Builds trees that refuse to fit (an invalid option): every trial fails."""
+
+    def build(self, config, categorical_features=None, random_state=None):
+        return super().build(config).set_params(min_samples_leaf=-1)

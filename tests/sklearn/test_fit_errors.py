@@ -1,0 +1,113 @@
+"""What ``fit`` refuses, and what it says, when the search cannot give a usable model."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+
+from ensembo.errors import ExperimentError, StorageError, TrialError
+from ensembo.sklearn import EnsemboClassifier, EnsemboRegressor
+
+BrokenTreeSpace = sys.modules["tree_spaces"].BrokenTreeSpace  # imported by conftest.py
+
+
+@pytest.fixture
+def data():
+    return make_classification(n_samples=90, n_features=4, random_state=0)
+
+
+# --- storage reused on other data (finding 1) ---------------------------------------
+
+
+def test_a_storage_fitted_on_other_labels_is_refused_before_any_trial(tmp_path, tree_space, data):
+    X, y = data
+    path = tmp_path / "skl.db"
+    model = EnsemboClassifier(tree_space, n_trials=3, cv=3, surrogate=None, storage=path)
+    model.fit(X, y)
+    shuffled = np.random.default_rng(0).permutation(y)
+    with pytest.raises(StorageError, match="holds a search fitted on different data") as error:
+        clone(model).fit(X, shuffled)
+    message = str(error.value)
+    assert str(path) in message and "new storage path" in message
+    assert f"delete {path} and {tmp_path / 'skl.models'}/" in message
+    assert len(model.study_.trials) == 3  # nothing was added to the stored study
+    from ensembo import Study
+
+    assert len(Study.load(path).trials) == 3
+
+
+def test_a_storage_fitted_on_other_rows_is_refused_not_a_missing_predictions_error(
+    tmp_path, tree_space, data
+):
+    X, y = data
+    path = tmp_path / "skl.db"
+    EnsemboClassifier(tree_space, n_trials=2, cv=3, surrogate=None, storage=path).fit(X, y)
+    with pytest.raises(StorageError, match=re.escape(f"storage {path} holds a search fitted")):
+        EnsemboClassifier(tree_space, n_trials=2, cv=3, surrogate=None, storage=path).fit(
+            X[:60], y[:60]
+        )
+
+
+def test_the_same_data_resumes_the_stored_search(tmp_path, tree_space, data):
+    X, y = data
+    path = tmp_path / "skl.db"
+    first = EnsemboClassifier(tree_space, n_trials=2, cv=3, surrogate=None, storage=path)
+    first.fit(X, y)
+    again = EnsemboClassifier(tree_space, n_trials=3, cv=3, surrogate=None, storage=path)
+    again.fit(X.copy(), y.copy())
+    assert len(again.study_.trials) == 3  # two resumed, one new
+
+
+def test_a_study_stored_without_a_fingerprint_is_compared_by_its_targets(tmp_path, tree_space,
+                                                                          data):
+    """A study written by ``Study`` itself (or an older version) has no data digest."""
+    from ensembo import Study
+
+    X, y = data
+    path = tmp_path / "plain.db"
+    Study(tree_space, surrogate=None, validation_targets=1 - y, task="classification",
+          storage=path)
+    with pytest.raises(StorageError, match="fitted on different data"):
+        EnsemboClassifier(tree_space, n_trials=2, cv=3, surrogate=None, storage=path).fit(X, y)
+
+
+# --- a loss for the other task; no trial completed (finding 2) ------------------------
+
+
+def test_a_loss_for_the_other_task_is_refused_up_front(tree_space, tree_regression_space, data):
+    X, y = data
+    with pytest.raises(ExperimentError, match="loss: loss 'mse' does not fit a classification "
+                                              "task") as error:
+        EnsemboClassifier(tree_space, n_trials=2, cv=3, loss="mse").fit(X, y)
+    assert "the classification default is 'zero-one'" in str(error.value)
+    with pytest.raises(ExperimentError, match="loss 'zero-one' does not fit a regression task"):
+        EnsemboRegressor(tree_regression_space, n_trials=2, cv=3, loss="zero-one").fit(
+            X, y.astype(float)
+        )
+
+
+def test_when_no_trial_completes_the_errors_are_in_the_message_and_study_is_kept(data):
+    X, y = data
+    model = EnsemboClassifier(BrokenTreeSpace(), n_trials=3, cv=3, surrogate=None)
+    with pytest.raises(TrialError, match="all 3 finished trials failed") as error:
+        model.fit(X, y)
+    assert "trials 0, 1, 2: " in str(error.value)
+    assert "min_samples_leaf" in str(error.value)
+    assert len(model.study_.trials) == 3
+    assert all("min_samples_leaf" in t.error for t in model.study_.trials)
+
+
+# --- single class, bad cv (finding 3) -------------------------------------------------
+
+
+def test_a_single_class_is_a_value_error_about_classes(tree_space):
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    with pytest.raises(ValueError, match="needs at least 2 classes, y has only 1 class: 1"):
+        EnsemboClassifier(tree_space, n_trials=2, cv=2).fit(X, np.ones(30, dtype=int))
+    with pytest.raises(ValueError, match="only 1 class: 'yes'"):
+        EnsemboClassifier(tree_space, n_trials=2, cv=2).fit(X, np.array(["yes"] * 30))
