@@ -71,3 +71,19 @@ def test_data_replaces_the_objective_and_its_keys_are_checked():
         DataSettings.from_document({"dataset": "iris", "valdation": 3})
     with pytest.raises(ExperimentError, match=r"data.final: 'final' must be in \('argmin'"):
         DataSettings.from_document({"dataset": "iris", "final": "median"})
+
+
+def test_progress_lines_number_trials_as_the_report_does(tmp_path, capsys):
+    experiment = tmp_path / "tiny.yaml"
+    experiment.write_text(textwrap.dedent(TINY))
+    assert main(["run", str(experiment), "--storage", str(tmp_path / "tiny.db")]) == 0
+    captured = capsys.readouterr()  # stderr is no terminal here: one line per trial
+    lines = captured.err.strip().splitlines()
+    assert [line.split(" [")[0] for line in lines] == [f"trial {n}" for n in range(4)]
+    assert [line.split("]")[0].split("[")[1] for line in lines] == [
+        f"{n}/4 done" for n in range(1, 5)
+    ]
+    selected = re.search(r"selected \(argmin\): trial (\d+)", captured.out).group(1)
+    best_loss = lines[-1].split("(best ")[1].rstrip(")")
+    assert any(line.startswith(f"trial {selected} [") and f"loss {best_loss} " in line
+               for line in lines)

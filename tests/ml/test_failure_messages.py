@@ -1,15 +1,13 @@
-"""Messages of a task-based search that cannot work: a loss for the other task, no
-trial completed, and the per-trial progress lines of a data run."""
+"""Messages of a task-based search that cannot work: a loss for the other task, or no
+trial completed."""
 
 from __future__ import annotations
 
 import re
-import textwrap
 
 import pytest
 
 from ensembo import Study
-from ensembo.cli import main
 from ensembo.errors import ExperimentError, TrialError
 from ensembo.ml.selection import select_trial
 from ensembo.ml.task import Task
@@ -55,34 +53,3 @@ def test_no_trial_run_says_so(flaky_space):
     with pytest.raises(TrialError, match=r"nothing to select \(no trial was run\)"):
         select_trial(study.history, study.space)
 
-
-TINY = """
-space:
-  name: tiny-tree
-  estimator: sklearn.tree.DecisionTreeClassifier
-  params:
-    max_depth: {type: int, low: 1, high: 6}
-data:
-  dataset: iris
-  validation: 3
-surrogate: null
-ensemble: posthoc
-budget: 4
-seed: 1
-"""
-
-
-def test_progress_lines_number_trials_as_the_report_does(tmp_path, capsys):
-    experiment = tmp_path / "tiny.yaml"
-    experiment.write_text(textwrap.dedent(TINY))
-    assert main(["run", str(experiment), "--storage", str(tmp_path / "tiny.db")]) == 0
-    captured = capsys.readouterr()  # stderr is no terminal here: one line per trial
-    lines = captured.err.strip().splitlines()
-    assert [line.split(" [")[0] for line in lines] == [f"trial {n}" for n in range(4)]
-    assert [line.split("]")[0].split("[")[1] for line in lines] == [
-        f"{n}/4 done" for n in range(1, 5)
-    ]
-    selected = re.search(r"selected \(argmin\): trial (\d+)", captured.out).group(1)
-    best_loss = lines[-1].split("(best ")[1].rstrip(")")
-    assert any(line.startswith(f"trial {selected} [") and f"loss {best_loss} " in line
-               for line in lines)
