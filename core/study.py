@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from os import PathLike
@@ -75,6 +76,9 @@ class Study:
             checks.one_of("task", task, TASKS)
         self.registry = registry
         self.metadata = dict(metadata or {})
+        # ask and tell may come from several threads: numbering, proposals and records
+        # must not interleave (the optimize loops call both from one thread anyway).
+        self._lock = threading.RLock()
         self.models: dict[int, Any] = {}
         if surrogate == defaults.AUTO:
             surrogate = defaults.default_surrogate(self.space)
@@ -390,6 +394,10 @@ class Study:
     def ask_batch(self, n: int) -> list[Trial]:
         """Hand out ``n`` trials: interrupted ones to re-run first, then new ones."""
         n = checks.whole_number("n", n, 1)
+        with self._lock:
+            return self._ask_batch(n)
+
+    def _ask_batch(self, n: int) -> list[Trial]:
         requeued = self.history.in_state(TrialState.INTERRUPTED)[:n]
         trials = [
             attrs.evolve(
@@ -428,6 +436,17 @@ class Study:
         ``state="failed"`` with ``error`` for a failed evaluation. A non-finite loss
         makes the trial failed.
         """
+        with self._lock:
+            return self._tell(trial, result, predictions, state, error)
+
+    def _tell(
+        self,
+        trial: Trial | int,
+        result: Any,
+        predictions: np.ndarray | None,
+        state: TrialState | str,
+        error: str | None,
+    ) -> Trial:
         current = self.history.awaiting_result(trial)
         number = current.number
         now = time.time()
@@ -571,11 +590,13 @@ class Study:
                 should_stop=lambda: bool(self._hooks.ensembo_should_stop(study=self)),
             )
         finally:
-            if owned:
-                backend.close()
-            self._hooks.ensembo_study_finished(study=self)
-            if show_progress:
-                self._observer_manager.unregister(progress)
+            try:
+                if owned:
+                    backend.close()
+            finally:  # a backend that fails to close must not keep observers waiting
+                self._hooks.ensembo_study_finished(study=self)
+                if show_progress:
+                    self._observer_manager.unregister(progress)
         return self
 
     def run_trial(self, objective: Callable[[dict[str, Any]], Any], catch=(Exception,)) -> Trial:

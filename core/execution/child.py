@@ -2,7 +2,8 @@
 
 A thread cannot be stopped and a Dask task cannot be killed, but a process can. The
 child is forked (no pickling of the objective, no re-import, milliseconds to start),
-optionally capped with ``RLIMIT_AS``, and asked by the kernel to die with its parent
+optionally capped with ``RLIMIT_AS`` (the memory limit is counted on top of the
+address space the child inherits at the fork), and asked by the kernel to die with its parent
 (``PR_SET_PDEATHSIG``) so that no evaluation outlives the worker or driver that started
 it. The result travels back pickled through a pipe; the parent reads it against the
 deadline and kills the child with SIGKILL when the deadline passes.
@@ -35,7 +36,8 @@ _CHUNK = 1 << 16
 
 @attrs.frozen(kw_only=True)
 class TrialLimits:
-    """Per-evaluation limits: wall time in seconds, address space in bytes."""
+    """Per-evaluation limits: wall time in seconds, and in bytes the address space the
+    evaluation may map beyond what its process held when it was forked."""
 
     wall_time: float | None = attrs.field(
         default=None, validator=attrs.validators.optional(attrs.validators.gt(0))
@@ -131,7 +133,7 @@ def _child_main(objective, config, limits: TrialLimits, write_end: int, parent: 
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides what Ctrl-C means
         _die_with(parent)
         if limits.memory is not None:
-            resource.setrlimit(resource.RLIMIT_AS, (limits.memory, limits.memory))
+            _limit_address_space(limits.memory)
         try:
             outcome = Outcome(kind=OutcomeKind.RETURNED, value=objective(dict(config)))
         except MemoryError as error:
@@ -154,6 +156,31 @@ def _child_main(objective, config, limits: TrialLimits, write_end: int, parent: 
             except Exception:
                 pass
         os._exit(code)
+
+
+def _address_space() -> int:
+    """Bytes of address space this process has mapped now (0 where unknown)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _limit_address_space(memory: int) -> None:
+    """Let the evaluation map ``memory`` bytes more than the forked process already has.
+
+    The child inherits its parent's mappings (interpreter, imported libraries, thread
+    stacks, malloc arenas: often several hundred MB, GBs with deep-learning libraries).
+    A cap on the total would fail trials that allocate nothing when the parent is large,
+    and how much room a cap left would depend on what the parent happened to map. A
+    hard limit already in force (``ulimit -v``) is kept and wins if lower.
+    """
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    soft = _address_space() + memory
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 def _die_with(parent: int) -> None:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
+import pickle
 import signal
 import threading
 from collections.abc import Collection
 from typing import Any
 
+from ensembo.errors import ExecutionError
 from ensembo.execution.backend import Objective
 from ensembo.execution.child import TrialLimits, evaluate, evaluate_in_child
 from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception
@@ -57,6 +59,7 @@ class ProcessBackend(_FuturesBackend):
             n_jobs, thread_name_prefix="ensembo-trial"
         )
         self._children: set[int] = set()
+        self._stopping = False  # close(interrupted=True) began: kill what starts now
         self._lock = threading.Lock()
 
     def submit(
@@ -73,6 +76,9 @@ class ProcessBackend(_FuturesBackend):
             started.append(pid)
             with self._lock:
                 self._children.add(pid)
+                stopping = self._stopping
+            if stopping:  # forked while close() was killing the others: not spared
+                _kill_quietly(pid)
 
         try:
             return evaluate_in_child(objective, config, limits, on_start=track)
@@ -83,13 +89,18 @@ class ProcessBackend(_FuturesBackend):
     def close(self, *, interrupted: bool = False) -> None:
         if interrupted:
             with self._lock:
+                self._stopping = True
                 children = list(self._children)
             for pid in children:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+                _kill_quietly(pid)
         self._threads.shutdown(wait=True, cancel_futures=True)
+
+
+def _kill_quietly(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 class ExecutorBackend(_FuturesBackend):
@@ -105,6 +116,21 @@ class ExecutorBackend(_FuturesBackend):
         # _max_workers is how both stdlib pools store their size; other executors say it
         # through ``slots``.
         self.slots = int(slots or getattr(executor, "_max_workers", None) or os.cpu_count() or 1)
+
+    def check_objective(self, objective: Objective) -> None:
+        """A process pool pickles the objective for every task, and would otherwise
+        fail only when the first result is due, naming a pickling detail."""
+        if not isinstance(self.executor, concurrent.futures.ProcessPoolExecutor):
+            return
+        try:
+            pickle.dumps(objective)
+        except Exception as error:  # PicklingError, TypeError, AttributeError, ...
+            raise ExecutionError(
+                f"the objective {objective!r} cannot be sent to the ProcessPoolExecutor's "
+                f"workers, which need it picklable ({describe_exception(error)}). Define it "
+                "at module level (not a lambda or closure), or use n_jobs=k (forked "
+                "processes, no pickling) or a dask.distributed.Client (cloudpickle)."
+            ) from error
 
     def submit(
         self, objective: Objective, config: dict[str, Any], limits: TrialLimits

@@ -44,10 +44,15 @@ def run_trials(
     Trials whose evaluation crashed or whose worker was lost are re-queued (state
     INTERRUPTED; ``Study.ask`` hands them out again first) and do not count as finished.
     On Ctrl-C or any other exception every running trial is recorded INTERRUPTED, the
-    backend is closed with its work stopped, and the exception propagates. After a
+    backend is closed with its work stopped, and the exception propagates. A backend
+    may offer ``check_objective(objective)``, called before the first ask, to refuse an
+    objective it cannot run (e.g. one a process pool cannot pickle). After a
     normal end the backend stays open (closing it is its creator's job). Returns the
     number of trials finished.
     """
+    check_objective = getattr(backend, "check_objective", None)
+    if check_objective is not None:  # before any trial is asked: nothing to interrupt
+        check_objective(objective)
     deadline = None if timeout is None else time.monotonic() + timeout
     running: dict[Hashable, Trial] = {}
     finished = 0
@@ -89,9 +94,11 @@ def run_trials(
             if isinstance(error, KeyboardInterrupt)
             else f"stopped by {type(error).__name__}"
         )
-        for trial in study.history.in_state(TrialState.RUNNING):
-            study.tell(trial, state=TrialState.INTERRUPTED, error=reason)
-        backend.close(interrupted=True)
+        try:
+            for trial in study.history.in_state(TrialState.RUNNING):
+                study.tell(trial, state=TrialState.INTERRUPTED, error=reason)
+        finally:  # even if recording fails (storage gone), stop the running evaluations
+            backend.close(interrupted=True)
         raise
     return finished
 

@@ -12,6 +12,7 @@ import contextlib
 import io
 import json
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -79,11 +80,20 @@ def _holds_study(path: Path) -> bool:
 
 
 class SQLiteStorage:
+    """One study in one SQLite file; one transaction per state change.
+
+    The connection may be used from any thread (a study shared by threads, each asking
+    and telling); ``_lock`` serializes its use, which sqlite3 leaves to the caller.
+    """
+
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
         try:
-            self._connection = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            self._connection = sqlite3.connect(
+                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
+            )
             self._connection.execute("PRAGMA journal_mode=WAL")
             self._connection.execute("PRAGMA synchronous=NORMAL")
             self._connection.executescript(_SCHEMA)
@@ -101,7 +111,8 @@ class SQLiteStorage:
         return cls(path)
 
     def read_meta(self) -> dict[str, Any] | None:
-        row = self._connection.execute("SELECT value FROM meta WHERE key = 'study'").fetchone()
+        with self._lock:
+            row = self._connection.execute("SELECT value FROM meta WHERE key = 'study'").fetchone()
         return None if row is None else json.loads(row[0])
 
     def write_meta(self, meta: dict[str, Any]) -> None:
@@ -130,7 +141,10 @@ class SQLiteStorage:
             )
 
     def trials(self) -> list[Trial]:
-        rows = self._connection.execute(f"SELECT {_COLUMNS} FROM trials ORDER BY number").fetchall()
+        with self._lock:
+            rows = self._connection.execute(
+                f"SELECT {_COLUMNS} FROM trials ORDER BY number"
+            ).fetchall()
         return [
             Trial(
                 number=number,
@@ -151,20 +165,31 @@ class SQLiteStorage:
         ]
 
     def _transaction(self):
-        return _Transaction(self._connection)
+        return _Transaction(self._connection, self._lock)
 
     def close(self) -> None:
-        self._connection.close()
+        with self._lock:
+            self._connection.close()
 
 
 class _Transaction:
-    """BEGIN IMMEDIATE ... COMMIT, rolled back on error (autocommit connection)."""
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on error (autocommit connection), holding
+    the storage's lock so that threads do not interleave statements."""
 
-    def __init__(self, connection: sqlite3.Connection):
+    def __init__(self, connection: sqlite3.Connection, lock: threading.RLock):
         self._connection = connection
+        self._lock = lock
 
     def __enter__(self) -> None:
-        self._connection.execute("BEGIN IMMEDIATE")
+        self._lock.acquire()
+        try:
+            self._connection.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._lock.release()
+            raise
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        self._connection.execute("ROLLBACK" if exc_type else "COMMIT")
+        try:
+            self._connection.execute("ROLLBACK" if exc_type else "COMMIT")
+        finally:
+            self._lock.release()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mmap
 import os
 import time
 
@@ -76,13 +77,28 @@ def _address_space() -> int:
 
 
 def test_memory_limit_fails_a_hungry_evaluation():
-    limit = _address_space() + 256 * 1024**2
+    limit = 256 * 1024**2  # on top of what the forked process already maps
     outcome = evaluate_in_child(lambda c: len(bytearray(1024**3)), {}, TrialLimits(memory=limit))
     assert outcome.kind is OutcomeKind.MEMORY and outcome.message.startswith("memory")
     modest = evaluate_in_child(
         lambda c: len(bytearray(16 * 1024**2)), {}, TrialLimits(memory=limit)
     )
     assert modest.value == 16 * 1024**2
+
+
+def test_memory_limit_counts_from_the_address_space_held_at_the_fork():
+    """A parent that maps more than the limit (libraries, arenas, here 1 GiB reserved)
+    still leaves the evaluation its full allowance, and no more."""
+    reserved = mmap.mmap(-1, 1024**3)  # address space only: never touched
+    try:
+        assert _address_space() > 1024**3
+        limits = TrialLimits(memory=200 * 10**6)
+        modest = evaluate_in_child(lambda c: len(bytearray(64 * 1024**2)), {}, limits)
+        assert modest.kind is OutcomeKind.RETURNED, modest.message
+        hungry = evaluate_in_child(lambda c: len(bytearray(2 * 10**9)), {}, limits)
+        assert hungry.kind is OutcomeKind.MEMORY
+    finally:
+        reserved.close()
 
 
 def test_a_crashed_child_is_reported_as_crashed():
