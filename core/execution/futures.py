@@ -106,9 +106,10 @@ def _kill_quietly(pid: int) -> None:
 class ExecutorBackend(_FuturesBackend):
     """Any ``concurrent.futures.Executor``; ``slots`` defaults to its worker count.
 
-    For a process pool the objective must be picklable. A broken pool (a worker died)
-    makes its evaluations ``LOST``, so they are retried while the pool still works; the
-    executor is the caller's and is never shut down here.
+    For a process pool the objective must be picklable. A stdlib pool whose worker died
+    is broken for good: its running evaluations are ``LOST`` (interrupted, re-run on the
+    next ``optimize``), and the next submission stops the run with an error saying to
+    create a new pool. The executor is the caller's and is never shut down here.
     """
 
     def __init__(self, executor: concurrent.futures.Executor, slots: int | None = None):
@@ -135,7 +136,15 @@ class ExecutorBackend(_FuturesBackend):
     def submit(
         self, objective: Objective, config: dict[str, Any], limits: TrialLimits
     ) -> concurrent.futures.Future:
-        return self.executor.submit(evaluate, objective, config, limits)
+        try:
+            return self.executor.submit(evaluate, objective, config, limits)
+        except concurrent.futures.BrokenExecutor as error:
+            raise ExecutionError(
+                f"the {type(self.executor).__name__} is broken ({describe_exception(error)}): "
+                "one of its workers died, and a stdlib pool cannot be used after that. The "
+                "interrupted trials are re-run first by the next optimize() with a new pool; "
+                "n_jobs=k retries crashed evaluations on its own."
+            ) from error
 
     def close(self, *, interrupted: bool = False) -> None:
         """Nothing to release: the executor belongs to the caller."""

@@ -80,3 +80,18 @@ def test_an_evaluation_forked_while_an_interrupt_closes_the_backend_is_killed():
     outcome = backend._supervise(lambda config: time.sleep(30), {}, NO_LIMITS)
     assert outcome.kind is OutcomeKind.CRASHED and "SIGKILL" in outcome.message
     assert time.monotonic() - started < 10
+
+
+def _dies(config):
+    import os
+
+    os._exit(1)
+
+
+def test_a_broken_process_pool_stops_the_run_with_a_way_out(flat_space):
+    study = Study(flat_space, surrogate=None)
+    with concurrent.futures.ProcessPoolExecutor(1) as pool:
+        with pytest.raises(ExecutionError, match="ProcessPoolExecutor is broken .* new pool"):
+            study.optimize(_dies, n_trials=3, executor=pool)
+    assert not study.history.in_state(TrialState.RUNNING)
+    assert study.history.in_state(TrialState.INTERRUPTED)  # re-run by the next optimize
