@@ -21,6 +21,7 @@ class BenchmarkResult:
     executed: int
     skipped_as_finished: int
     tables: report.Tables
+    planned: int = 0
 
 
 def check_optimizers(optimizers: Sequence[str]) -> None:
@@ -72,4 +73,5 @@ def run_benchmark(
         executed=len(pending),
         skipped_as_finished=len(runs) - len(missing),
         tables=computed,
+        planned=len(runs),
     )

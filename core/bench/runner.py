@@ -256,20 +256,44 @@ def _one_pool(pending, workers, records, attempted, on_done) -> bool:
         ) as pool,
     ):
         futures = {pool.submit(execute, run): run for run in pending}
-        for future in as_completed(futures):
-            run = futures[future]
-            try:
-                record = future.result()
-            except Exception as error:  # the worker process itself died
-                broken = True
-                record = _after_worker_death(run, error)
-                if record is None:
-                    continue
-            attempted.add(run.path)
-            records.append(record)
-            if on_done is not None:
-                on_done(record)
+        with stop_on_interrupt(pool):
+            for future in as_completed(futures):
+                run = futures[future]
+                try:
+                    record = future.result()
+                except Exception as error:  # the worker process itself died
+                    broken = True
+                    record = _after_worker_death(run, error)
+                    if record is None:
+                        continue
+                attempted.add(run.path)
+                records.append(record)
+                if on_done is not None:
+                    on_done(record)
     return broken
+
+
+@contextlib.contextmanager
+def stop_on_interrupt(pool: ProcessPoolExecutor) -> Iterator[None]:
+    """On Ctrl-C, start no further run and stop the ones in progress, then re-raise.
+
+    Leaving the pool's ``with`` block would otherwise wait for every queued run to be
+    executed. A stopped run keeps its ``running`` marker, whose process is gone: the
+    report lists it as interrupted and the next invocation runs it again; finished
+    records are untouched.
+    """
+    try:
+        yield
+    except KeyboardInterrupt:
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            with contextlib.suppress(Exception):
+                process.terminate()
+        for process in processes:
+            with contextlib.suppress(Exception):
+                process.join(timeout=5)
+        raise
 
 
 def _after_worker_death(run: RunSpec, error: BaseException) -> dict[str, Any] | None:
@@ -283,5 +307,36 @@ def _after_worker_death(run: RunSpec, error: BaseException) -> dict[str, Any] | 
 
 
 def load_records(runs: Sequence[RunSpec]) -> list[dict[str, Any]]:
-    """The stored record of every planned run that has one."""
-    return [r for r in (read_record(Path(run.path)) for run in runs) if r is not None]
+    """The stored record of every planned run that has one, as the report should see it.
+
+    A record made with another budget than the one asked for is not a result of this
+    benchmark (a ``--budget 5`` trial run must not be ranked as a full run), and a
+    ``running`` marker whose process is gone is an interrupted run: both are reported as
+    not completed, saying why, rather than mixed in.
+    """
+    records = []
+    for run in runs:
+        record = read_record(Path(run.path))
+        if record is None:
+            continue
+        if run.budget is not None and record.get("budget", run.budget) != run.budget:
+            record = {
+                **record,
+                "status": "other budget",
+                "error": (
+                    f"{run.path} was made with budget {record.get('budget')}, not "
+                    f"{run.budget}; run without --report-only to redo it"
+                ),
+            }
+        elif (
+            record.get("status") == "running"
+            and record.get("host") == platform.node()
+            and not _running_elsewhere(record)
+        ):
+            record = {
+                **record,
+                "status": "interrupted",
+                "error": "its process is gone; rerun the command to run it again",
+            }
+        records.append(record)
+    return records

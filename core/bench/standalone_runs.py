@@ -1,7 +1,8 @@
 """Execute the runs of a standalone benchmark (``overfitting``, ``estimators``, ``ensembles``).
 
 Each run is a plain value with a ``path`` for its JSON record; ``execute(run)`` writes
-the record. Runs whose record is final are skipped, so an interrupted benchmark resumes.
+the record. Runs whose record is final (and made with the same budget) are skipped, so an
+interrupted benchmark resumes.
 Workers are spawned with the harness's one-thread environment. A worker that dies (for
 instance on an import error) loses its run, not the benchmark: the run stays pending for
 the next invocation.
@@ -18,7 +19,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from ensembo.bench.runner import is_finished, read_record, worker_environment
+from ensembo.bench.runner import is_finished, read_record, stop_on_interrupt, worker_environment
 from ensembo.bench.suite import UnknownSuiteError
 
 logger = logging.getLogger(__name__)
@@ -58,11 +59,34 @@ def run_and_collect(
     if run:
         from tqdm import tqdm
 
-        pending = [r for r in runs if not is_finished(Path(r.path))]
+        pending = [r for r in runs if not finished(r)]
         with tqdm(total=len(pending), desc=f"bench {label}", unit=unit,
                   disable=not progress) as bar:
             run_pending(pending, execute, workers, on_done=lambda record: bar.update())
-    return [r for r in (read_record(Path(each.path)) for each in runs) if r is not None]
+    records = ((each, read_record(Path(each.path))) for each in runs)
+    return [r for each, r in records if r is not None and _same_size(r, each)]
+
+
+SIZE_FIELDS = ("budget", "n_trials")
+"""Run fields that give a run's size; a record made with another size is not reused."""
+
+
+def _same_size(record: dict[str, Any], run: Any) -> bool:
+    """The record was made with the budget (or trial count) ``run`` asks for: a
+    ``--budget 5`` smoke run must neither stand in for nor be reported as a full run."""
+    return all(
+        record.get(field) == getattr(run, field)
+        for field in SIZE_FIELDS
+        if getattr(run, field, None) is not None
+    )
+
+
+def finished(run: Any) -> bool:
+    """``run`` has a final record made with its own budget."""
+    if not is_finished(Path(run.path)):
+        return False
+    record = read_record(Path(run.path))
+    return record is not None and _same_size(record, run)
 
 
 def write_record(path: str | Path, record: dict[str, Any]) -> None:
@@ -81,7 +105,7 @@ def run_pending(
     on_done: Callable[[dict[str, Any] | None], None] | None = None,
 ) -> None:
     """Run every run without a final record, ``workers`` spawned processes at a time."""
-    pending = [r for r in runs if not is_finished(Path(r.path))]
+    pending = [r for r in runs if not finished(r)]
     if not pending:
         return
     with (
@@ -91,11 +115,12 @@ def run_pending(
         ) as pool,
     ):
         futures = {pool.submit(execute, r): r for r in pending}
-        for future in as_completed(futures):
-            try:
-                record = future.result()
-            except Exception as error:  # the worker process died; the run stays pending
-                logger.warning("run %s lost its worker: %r", futures[future].path, error)
-                record = None
-            if on_done is not None:
-                on_done(record)
+        with stop_on_interrupt(pool):
+            for future in as_completed(futures):
+                try:
+                    record = future.result()
+                except Exception as error:  # the worker process died; the run stays pending
+                    logger.warning("run %s lost its worker: %r", futures[future].path, error)
+                    record = None
+                if on_done is not None:
+                    on_done(record)

@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+import argparse
 import shlex
+import sys
 from pathlib import Path
 
 from ensembo.bench.seeds import parse_seeds
+
+
+def _positive(text: str) -> int:
+    """A count of at least 1 (``--budget``, ``--workers``): 0 or less is a mistake,
+    not a request for the default."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number >= 1") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
+    return value
 
 
 def register(subparsers) -> None:
@@ -25,9 +39,11 @@ def register(subparsers) -> None:
         "(seed 7 alone: 7-7)",
     )
     parser.add_argument(
-        "--budget", type=int, help="evaluations per run (default: each problem's own)"
+        "--budget", type=_positive, help="evaluations per run (default: each problem's own)"
     )
-    parser.add_argument("--workers", type=int, default=1, help="runs in parallel, one process each")
+    parser.add_argument(
+        "--workers", type=_positive, default=1, help="runs in parallel, one process each"
+    )
     parser.add_argument("--out", type=Path, default=Path("bench-results"),
                         help="directory for run records and the report (default bench-results)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -63,7 +79,22 @@ STANDALONE = {
 
 
 def _names(text: str | None) -> list[str] | None:
-    return [n.strip() for n in text.split(",") if n.strip()] if text else None
+    """Comma-separated names, in order, each once (a repeated name would run twice)."""
+    return list(dict.fromkeys(n.strip() for n in text.split(",") if n.strip())) if text else None
+
+
+def _check_suite(name: str) -> None:
+    """An unknown suite names every suite ``ensembo bench list`` shows."""
+    from ensembo.bench.suite import UnknownSuiteError, _suite_modules
+
+    suites, broken = _suite_modules()
+    if name in suites or name in STANDALONE:
+        return
+    failures = "".join(f"; {module} failed to import ({error})" for module, error in broken.items())
+    raise UnknownSuiteError(
+        f"unknown benchmark suite {name!r}; available: "
+        f"{', '.join(sorted([*suites, *STANDALONE]))}{failures} (see 'ensembo bench list')"
+    )
 
 
 def run(args) -> int:
@@ -76,16 +107,28 @@ def run(args) -> int:
         for name, (_, description) in sorted(STANDALONE.items()):
             print(f"{name:<14} {description}")
         return 0
-    if args.suite in STANDALONE:
-        import importlib
+    _check_suite(args.suite)
+    try:
+        if args.suite in STANDALONE:
+            import importlib
 
-        return importlib.import_module(STANDALONE[args.suite][0]).main(args, _command_line(args))
-    result = run_benchmark(
-        args.suite, optimizers=_names(args.optimizers), problems=_names(args.problems),
-        seeds=args.seeds, budget=args.budget, workers=args.workers, out=args.out,
-        command=_command_line(args), progress=not args.no_progress,
-        execute=not args.report_only,
-    )
-    print(f"{result.executed} runs executed, {result.skipped_as_finished} already finished; "
-          f"report: {result.report_path}")
+            module = importlib.import_module(STANDALONE[args.suite][0])
+            return module.main(args, _command_line(args))
+        result = run_benchmark(
+            args.suite, optimizers=_names(args.optimizers), problems=_names(args.problems),
+            seeds=args.seeds, budget=args.budget, workers=args.workers, out=args.out,
+            command=_command_line(args), progress=not args.no_progress and not args.report_only,
+            execute=not args.report_only,
+        )
+    except KeyboardInterrupt:
+        print(
+            f"ensembo bench: interrupted; finished run records are kept in {args.out}, and "
+            "the same command resumes (runs in progress start again)",
+            file=sys.stderr,
+        )
+        return 130
+    not_run = result.planned - result.executed - result.skipped_as_finished
+    unfinished = f", {not_run} without a record (not run: --report-only)" if not_run > 0 else ""
+    print(f"{result.executed} runs executed, {result.skipped_as_finished} already finished"
+          f"{unfinished}; report: {result.report_path}")
     return 0

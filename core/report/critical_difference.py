@@ -139,6 +139,13 @@ def read_bench_records(folder: Path) -> tuple[np.ndarray, list[str], list[str]]:
             continue
         problem = f"{record.get('suite', '')}/{record.get('problem', path.parent.parent.name)}"
         cells[problem, str(record.get("optimizer"))].append(final_score(record))
+    if not cells:
+        raise ExperimentError(
+            str(folder),
+            "no complete 'ensembo bench' run records (SUITE/PROBLEM/OPTIMIZER/seed-N.json) "
+            "in this folder; give the --out folder of 'ensembo bench', a results CSV or a "
+            "study's SQLite file",
+        )
     return loss_matrix(cells, str(folder))
 
 

@@ -211,8 +211,12 @@ def _strategy(meta: Mapping[str, Any], registry: Registry | None) -> tuple[Any, 
         return None, "the ensemble strategy was a live object; ensembles were not replayed"
     try:
         return components.build("ensemble_strategy", spec, registry), None
-    except EnsemboError as error:
-        return None, f"ensembles were not replayed: {error}"
+    except EnsemboError as error:  # e.g. its plugin is no longer installed
+        name = spec.get("name") if isinstance(spec, Mapping) else spec
+        return None, (
+            f"ensembles were not replayed: the study's ensemble strategy {name!r} cannot be "
+            f"built here (is the plugin that provides it installed?): {error}"
+        )
 
 
 def compute_report(

@@ -189,22 +189,20 @@ def _outcome(data: ReportData) -> list[str]:
         return ["No trial has completed yet.", ""]
     info_keys = data.info_keys
     best = data.best
-    lines = [
-        markdown_table(
-            ["", "validation loss", *info_keys],
+    rows = [
+        [f"best single (trial {best.number})", best.loss, *(best.info.get(k) for k in info_keys)]
+    ]
+    if data.members or not data.replay_note:  # a replay that failed has no ensemble to show
+        size = len(data.members)
+        rows.append(
             [
-                [
-                    f"best single (trial {best.number})",
-                    best.loss,
-                    *(best.info.get(k) for k in info_keys),
-                ],
-                [
-                    f"ensemble ({len(data.members)} member{'s' if len(data.members) != 1 else ''})",
-                    data.final_ensemble_loss,
-                    *([""] * len(info_keys)),
-                ],
-            ],
-        ),
+                f"ensemble ({size} member{'s' if size != 1 else ''})",
+                data.final_ensemble_loss,
+                *([""] * len(info_keys)),
+            ]
+        )
+    lines = [
+        markdown_table(["", "validation loss", *info_keys], rows),
         "",
         f"Best configuration: `{json.dumps(best.config, sort_keys=True, default=str)}`",
         "",
@@ -212,7 +210,7 @@ def _outcome(data: ReportData) -> list[str]:
     if data.final_ensemble_loss is None and len(data.members) > 1:
         lines += ["The ensemble's loss is unknown: the study recorded no validation targets.", ""]
     if data.replay_note:
-        lines += [f"Note: {data.replay_note}.", ""]
+        lines += [f"Note: {data.replay_note.rstrip('.')}.", ""]
     if data.members:
         lines += [
             "### Ensemble members",

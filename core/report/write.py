@@ -73,12 +73,12 @@ def write_benchmark_report(
         read_results_csv,
     )
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     source = Path(results)
     reader = read_bench_records if source.is_dir() else read_results_csv
-    matrix, methods, problems = reader(source)
+    matrix, methods, problems = reader(source)  # before any folder is made: it may refuse
     comparison = compare_methods(matrix, methods, alpha)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
     written = [out / "ranks.md"]
     if _plots_wanted(plots):
         from ensembo.report.critical_difference import plot_critical_difference

@@ -73,3 +73,39 @@ def test_another_programs_database_is_refused_and_left_untouched(tmp_path, capsy
     assert f"{path}: no study stored here" in capsys.readouterr().err
     assert path.read_bytes() == before
     assert not (tmp_path / "people-report").exists()
+
+
+def test_folder_without_bench_records_is_refused_without_making_the_output(tmp_path, capsys):
+    source = tmp_path / "empty"
+    source.mkdir()
+    assert main(["report", str(source), "--out", str(tmp_path / "out")]) == 2
+    assert f"{source}: no complete 'ensembo bench' run records" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_unusable_csv_leaves_no_output_folder(tmp_path, capsys):
+    (tmp_path / "bad.csv").write_text("a,b\n")
+    assert main(["report", str(tmp_path / "bad.csv")]) == 2
+    assert "needs columns problem, method, loss" in capsys.readouterr().err
+    assert not (tmp_path / "bad-report").exists()
+
+
+def test_strategy_of_an_uninstalled_plugin_is_named_and_no_empty_ensemble_shown(
+    stored_study, tmp_path
+):
+    import json
+    import sqlite3
+
+    copy = tmp_path / "gone.db"
+    with sqlite3.connect(stored_study[0]) as source, sqlite3.connect(copy) as target:
+        source.backup(target)
+    with sqlite3.connect(copy) as connection:
+        meta = json.loads(connection.execute("SELECT value FROM meta").fetchone()[0])
+        meta["components"]["ensemble_strategy"] = {"name": "acme-eo"}
+        connection.execute("UPDATE meta SET value = ?", (json.dumps(meta),))
+    assert main(["report", "--no-plots", str(copy), "--out", str(tmp_path / "r")]) == 0
+    text = (tmp_path / "r" / "report.md").read_text()
+    assert "ensemble strategy 'acme-eo' cannot be built here" in text
+    assert "is the plugin that provides it installed?" in text
+    assert "ensemble (0 members)" not in text
+    assert ".." not in text.split("Note:")[1].splitlines()[0]
