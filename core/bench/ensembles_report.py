@@ -198,7 +198,8 @@ def render_group(experiment: str, space: str, records: Sequence[dict[str, Any]],
     complete, matrix = _matrix(records, methods)
     datasets = len({(r["space"], r["dataset"]) for r in complete})
     runs = "" if datasets == len(complete) else f" ({len(complete)} dataset × seed runs)"
-    lines = [f"### `{experiment}` — space `{space}`: {datasets} datasets complete{runs}", ""]
+    sets = f"{datasets} dataset{'' if datasets == 1 else 's'}"
+    lines = [f"### `{experiment}` — space `{space}`: {sets} complete{runs}", ""]
     failed = [r for r in records if r.get("status") != "complete"]
     if len(complete) < 2:
         lines += ["Too few complete datasets for ranks and tests.", ""]

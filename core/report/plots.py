@@ -72,11 +72,14 @@ def _complete(data: ReportData):
     return [p for p in data.iterations if p.state is TrialState.COMPLETE]
 
 
-def plot_convergence(data: ReportData, path: Path) -> Path:
-    """Every trial's loss, the best single so far and the ensemble's loss, per trial."""
+def plot_convergence(data: ReportData, path: Path) -> Path | None:
+    """Every trial's loss, the best single so far and the ensemble's loss, per trial;
+    ``None`` (no blank figure) while no trial has completed."""
+    points = _complete(data)
+    if not points:
+        return None
     figure = new_figure(7.5, 4.5)
     axes = figure.add_subplot()
-    points = _complete(data)
     numbers = [p.number for p in points]
     axes.scatter(numbers, [p.loss for p in points], s=14, color="0.6", label="trial loss", zorder=2)
     axes.step(

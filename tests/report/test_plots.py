@@ -150,3 +150,14 @@ def test_narrow_log_axes_get_plain_labels_at_1_2_5(tmp_path):
     assert isinstance(narrow.xaxis.get_major_formatter(), FormatStrFormatter)
     assert isinstance(narrow.xaxis.get_minor_formatter(), NullFormatter)
     assert not isinstance(wide.yaxis.get_major_formatter(), FormatStrFormatter)
+
+
+def test_no_convergence_figure_before_a_trial_completed(tmp_path, captured):
+    from ConfigSpace import ConfigurationSpace
+
+    from ensembo import Study
+
+    path = tmp_path / "empty.db"
+    Study(ConfigurationSpace(space={"x": (0.0, 1.0)}), surrogate=None, storage=path)
+    written = plots.plot_study(compute_report(path), tmp_path)
+    assert "convergence.png" not in captured and tmp_path / "convergence.png" not in written
