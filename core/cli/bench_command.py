@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import tempfile
 from pathlib import Path
 
 from ensembo.bench.seeds import parse_seeds
+from ensembo.errors import ExperimentError
 
 
 def _positive(text: str) -> int:
@@ -97,6 +99,17 @@ def _check_suite(name: str) -> None:
     )
 
 
+def _check_out(out: str) -> None:
+    """An unwritable ``--out`` is the user's to fix: say so before any run, not as a
+    crash when the first record is written."""
+    try:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as error:
+        raise ExperimentError("--out", f"cannot write run records to {out}: {error}") from error
+
+
 def run(args) -> int:
     from ensembo.bench.benchmark import run_benchmark
     from ensembo.bench.suite import available_suites
@@ -108,6 +121,7 @@ def run(args) -> int:
             print(f"{name:<14} {description}")
         return 0
     _check_suite(args.suite)
+    _check_out(args.out)
     try:
         if args.suite in STANDALONE:
             import importlib

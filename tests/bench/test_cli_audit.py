@@ -121,3 +121,10 @@ def test_report_only_says_how_many_runs_have_no_record(tmp_path, capsys):
                  "--seeds", "1", "--budget", "5", "--out", str(tmp_path), "--report-only"]) == 0
     assert "1 without a record (not run: --report-only)" in capsys.readouterr().out
     assert not Path(spec.path).exists()
+
+
+def test_an_unwritable_out_is_a_usage_error(tmp_path, capsys):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    assert main(["bench", "synthetic", "--out", str(blocked / "sub")]) == 2
+    assert f"--out: cannot write run records to {blocked / 'sub'}" in capsys.readouterr().err
