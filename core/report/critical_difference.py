@@ -130,6 +130,7 @@ def read_bench_records(folder: Path) -> tuple[np.ndarray, list[str], list[str]]:
     from ensembo.bench.metrics import final_score
 
     cells: dict[tuple[str, str], list[float]] = defaultdict(list)
+    budgets: dict[str, set] = defaultdict(set)
     for path in sorted(Path(folder).rglob("seed-*.json")):
         try:
             record = json.loads(path.read_text())
@@ -139,6 +140,18 @@ def read_bench_records(folder: Path) -> tuple[np.ndarray, list[str], list[str]]:
             continue
         problem = f"{record.get('suite', '')}/{record.get('problem', path.parent.parent.name)}"
         cells[problem, str(record.get("optimizer"))].append(final_score(record))
+        budgets[problem].add(record.get("budget"))
+    mixed = {problem: found for problem, found in budgets.items() if len(found) > 1}
+    if mixed:  # a 5-trial run ranked against a 200-trial one says nothing about either
+        listing = "; ".join(
+            f"{problem}: {', '.join(map(str, sorted(found, key=str)))}"
+            for problem, found in sorted(mixed.items())
+        )
+        raise ExperimentError(
+            str(folder),
+            f"run records of several budgets for one problem ({listing}); rank one budget "
+            "at a time: keep each budget's runs in its own --out folder",
+        )
     if not cells:
         raise ExperimentError(
             str(folder),

@@ -69,7 +69,7 @@ def test_bench_records_are_read_from_an_output_folder(tmp_path):
 
     from ensembo.report.critical_difference import read_bench_records
 
-    def record(problem, optimizer, seed, regret, status="complete"):
+    def record(problem, optimizer, seed, regret, status="complete", budget=20):
         path = tmp_path / "synthetic" / problem / optimizer.replace(":", "_") / f"seed-{seed}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(
@@ -82,6 +82,7 @@ def test_bench_records_are_read_from_an_output_folder(tmp_path):
                     "status": status,
                     "final_regret": regret,
                     "final_loss": regret + 1.0,
+                    "budget": budget,
                 }
             )
         )
@@ -97,3 +98,7 @@ def test_bench_records_are_read_from_an_output_folder(tmp_path):
     assert problems == ["synthetic/branin", "synthetic/levy5"]
     assert methods == ["ensembo:gp", "optuna-tpe", "random"]
     np.testing.assert_allclose(matrix, [[0.15, 0.5, 1.0], [0.15, 0.5, 1.0]])
+    record("levy5", "random", 3, 7.0, budget=5)  # a trial run with a smaller budget
+    with pytest.raises(ExperimentError, match=r"several budgets for one problem "
+                       r"\(synthetic/levy5: 20, 5\)"):
+        read_bench_records(tmp_path)
