@@ -173,8 +173,15 @@ class SQLiteStorage:
 
 
 class _Transaction:
-    """BEGIN IMMEDIATE ... COMMIT, rolled back on error (autocommit connection), holding
-    the storage's lock so that threads do not interleave statements."""
+    """BEGIN IMMEDIATE ... COMMIT around one statement (autocommit connection), holding
+    the storage's lock so that threads do not interleave statements.
+
+    Ctrl-C can land between any two of these steps. A statement is atomic on its own, so
+    what it wrote is committed even then (a trial's result must not be lost to the
+    interrupt), and a transaction an interrupt left open is committed before the next
+    one begins (otherwise every later write fails: "cannot start a transaction within a
+    transaction"). Only an error of the statement itself rolls back.
+    """
 
     def __init__(self, connection: sqlite3.Connection, lock: threading.RLock):
         self._connection = connection
@@ -183,13 +190,17 @@ class _Transaction:
     def __enter__(self) -> None:
         self._lock.acquire()
         try:
+            if self._connection.in_transaction:
+                self._connection.execute("COMMIT")
             self._connection.execute("BEGIN IMMEDIATE")
         except BaseException:
             self._lock.release()
             raise
 
     def __exit__(self, exc_type, exc, tb) -> None:
+        failed = exc_type is not None and issubclass(exc_type, Exception)
         try:
-            self._connection.execute("ROLLBACK" if exc_type else "COMMIT")
+            if self._connection.in_transaction:
+                self._connection.execute("ROLLBACK" if failed else "COMMIT")
         finally:
             self._lock.release()
