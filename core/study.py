@@ -7,7 +7,6 @@ informed, and persists every state change. ``optimize`` runs the loop.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -18,10 +17,11 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ensembo import checks, components, defaults, environment, execution, spaces
-from ensembo.attribution import calling, describe_component
+from ensembo import checks, components, defaults, environment, execution, spaces, stored_study
+from ensembo.attribution import calling
 from ensembo.ensemble import Ensemble, EnsembleContext
-from ensembo.errors import StorageError, TrialError
+from ensembo.ensemble_keeper import EnsembleKeeper
+from ensembo.errors import StorageError
 from ensembo.objective import to_evaluation
 from ensembo.plugin_checks import find_hook_mistakes, new_plugin_manager
 from ensembo.progress import ProgressBar
@@ -33,7 +33,6 @@ from ensembo.trials import Evaluation, History, Trial, TrialState
 
 logger = logging.getLogger(__name__)
 
-STORAGE_FORMAT = 1
 TASKS = ("classification", "regression")
 _RUNNERS_UP = 4
 _RANDOM_DRAWS = 20
@@ -117,10 +116,9 @@ class Study:
         # Every environment the study ran in, in order: a resumed study may continue on
         # another machine, whose BLAS kernels can round its models differently.
         self.environments = [environment.describe()]
-        self._check_or_write_meta()
+        self.metadata, self.environments = stored_study.reconcile(self.storage, self._meta())
         self._recover_interrupted()
-        self._updated: set[int] = set()  # trials the strategy's ``update`` has seen
-        self._current_ensemble: Ensemble | None = None
+        self._keeper = EnsembleKeeper(self.strategy, self.context)
         self._refresh_ensemble(announce=False)
 
     # --- wiring -------------------------------------------------------------------------
@@ -170,7 +168,7 @@ class Study:
 
     def _meta(self) -> dict[str, Any]:
         return {
-            "format": STORAGE_FORMAT,
+            "format": stored_study.FORMAT,
             "space": self.space.definition(),
             "components": {
                 kind: components.describe(kind, spec) for kind, spec in self._specs.items()
@@ -187,61 +185,6 @@ class Study:
             "environments": self.environments,
         }
 
-    def _check_or_write_meta(self) -> None:
-        stored = self.storage.read_meta()
-        if stored is None:
-            self.storage.write_meta(self._meta())
-            return
-        if stored.get("seed") != self.seed or not self._same_space(stored.get("space")):
-            raise StorageError(
-                "the storage holds a different study (other space or seed); "
-                "use Study.load(storage) to resume it or choose a new storage path"
-            )
-        self._check_same_targets(stored.get("validation_targets"))
-        self.metadata = {**stored.get("metadata", {}), **self.metadata}
-        recorded = stored.get("environments", [])
-        self.environments = recorded + [e for e in self.environments if e not in recorded]
-        current = json.loads(json.dumps(self._meta()))  # compared in its stored (JSON) form
-        changed = sorted(
-            key for key in current if key != "space" and current[key] != stored.get(key)
-        )
-        if changed:
-            # The study continues with this call's settings; a later resume must use them too.
-            logger.info("updating the stored study's %s", ", ".join(changed))
-            self.storage.write_meta(current)
-
-    def _same_space(self, stored: Any) -> bool:
-        """Whether the stored space definition is this study's space.
-
-        Compared after the same JSON round trip on both sides (the storage writes keys
-        sorted), because the order of keys can change the order in which a definition's
-        clauses compile, and so its ``definition()``, without changing the space.
-        """
-        if stored is None:
-            return False
-        if stored == self.space.definition():
-            return True
-
-        def canonical(definition: Any) -> Any:
-            return spaces.load(json.loads(json.dumps(definition, sort_keys=True))).definition()
-
-        try:
-            return canonical(stored) == canonical(self.space.definition())
-        except Exception:  # a stored space this version cannot read is another study
-            logger.debug("the stored space could not be loaded", exc_info=True)
-            return False
-
-    def _check_same_targets(self, stored: Any) -> None:
-        """Trials scored against other validation targets cannot join one ensemble."""
-        if stored is None or self.context.y_true is None:
-            return
-        if json.loads(json.dumps(self.context.y_true.tolist())) != stored:
-            raise StorageError(
-                "the storage holds a study whose trials were scored on other validation "
-                f"targets ({len(stored)} stored, {len(self.context.y_true)} given); choose a "
-                "new storage path, or resume with Study.load(storage)"
-            )
-
     @classmethod
     def load(cls, storage: Storage | str | PathLike, **overrides: Any) -> Study:
         """Resume the study kept in ``storage``.
@@ -251,21 +194,7 @@ class Study:
         """
         opened = open_existing_storage(storage)
         meta = opened.read_meta()
-        if meta is None:
-            raise StorageError(f"{storage}: no study stored here")
-        if meta.get("format") != STORAGE_FORMAT:
-            raise StorageError(f"{storage}: storage format {meta.get('format')} is not supported")
-        kwargs: dict[str, Any] = {
-            "n_initial": meta["n_initial"],
-            "seed": meta["seed"],
-            "loss": meta.get("loss"),
-            "task": meta.get("task"),
-            "budget": meta.get("budget"),
-            "validation_targets": meta.get("validation_targets"),
-            "metadata": meta.get("metadata"),
-        }
-        for kind, spec in meta["components"].items():
-            kwargs[components.EXPERIMENT_KEYS.get(kind, kind)] = spec
+        kwargs = stored_study.resume_arguments(storage, meta)
         kwargs.update(overrides)
         missing = [k for k, v in kwargs.items() if v is None and k in ("acquisition", "ensemble")]
         if missing:
@@ -314,15 +243,7 @@ class Study:
             ]
             rest = n - len(head)
             return configs + (self.suggest_batch(first + len(head), rest) if rest else [])
-        completed = self.history.completed()
-        with calling("ensemble strategy", self.strategy, "targets"):
-            targets = np.asarray(self.strategy.targets(self.history, self.context), dtype=float)
-        if targets.shape != (len(completed),):
-            raise TrialError(
-                f"{describe_component('ensemble strategy', self.strategy)} returned targets "
-                f"of shape {targets.shape}, expected ({len(completed)},)"
-            )
-        modelled, targets = self._failures_as_worst(targets)
+        modelled, targets = self._failures_as_worst(self._keeper.targets(self.history))
         distinct = execution.DistinctConfigs(self.space, self.history)
         chosen: list[dict[str, Any]] = []
         for number in numbers:
@@ -456,7 +377,7 @@ class Study:
                 evaluation = to_evaluation(result)
                 if predictions is not None:
                     evaluation = attrs.evolve(evaluation, predictions=predictions)
-                self._check_predictions(evaluation)
+                self._keeper.check_predictions(evaluation)
             except (ValueError, TypeError) as invalid:
                 finished = current.with_failure(str(invalid), now)
             else:
@@ -476,58 +397,15 @@ class Study:
         self._hooks.ensembo_trial_finished(study=self, trial=finished)
         return finished
 
-    def _check_predictions(self, evaluation: Evaluation) -> None:
-        """Fail a trial whose predictions the ensemble strategy could not use (the
-        optional ``needs_predictions`` attribute): stored as complete, it would break
-        every later ensemble and the study's resume."""
-        if not getattr(self.strategy, "needs_predictions", False):
-            return
-        problem = self.context.prediction_problem(evaluation.predictions)
-        if problem is not None:
-            raise ValueError(
-                f"{describe_component('ensemble strategy', self.strategy)} needs validation "
-                f"predictions: {problem}"
-            )
-
     def _record(self, trial: Trial) -> None:
         self.storage.put_trial(trial)
         self.history.put(trial)
 
     def _refresh_ensemble(self, announce: bool = True) -> None:
         """Let the strategy see the new results, then take its ensemble."""
-        self._update_strategy()
-        with calling("ensemble strategy", self.strategy, "ensemble"):
-            ensemble = self.strategy.ensemble(self.history, self.context)
-        if ensemble is None or ensemble == self._current_ensemble:
-            return
-        self._check_members(ensemble)
-        self._current_ensemble = ensemble
-        if announce:
+        ensemble = self._keeper.refresh(self.history)
+        if ensemble is not None and announce:
             self._hooks.ensembo_ensemble_updated(study=self, ensemble=ensemble)
-
-    def _update_strategy(self) -> None:
-        """Offer the strategy every completed trial it has not seen, in finishing order.
-
-        This keeps the protocol's promise that ``update`` sees each finished trial once
-        also for a resumed study (stored trials) and after an ``update`` that raised
-        (its trial stays recorded and is offered again with the next result).
-        """
-        unseen = [t for t in self.history.completed() if t.number not in self._updated]
-        for trial in sorted(unseen, key=lambda t: (t.finished_at or 0.0, t.number)):
-            with calling("ensemble strategy", self.strategy, "update"):
-                self.strategy.update(self.history, trial, self.context)
-            self._updated.add(trial.number)
-
-    def _check_members(self, ensemble: Ensemble) -> None:
-        """An ensemble may only name completed trials: its members' models are fetched
-        by number later, after the whole budget, when the mistake would cost the run."""
-        completed = {t.number for t in self.history.completed()}
-        unknown = [m for m in ensemble.members if m not in completed]
-        if unknown:
-            raise TrialError(
-                f"{describe_component('ensemble strategy', self.strategy)} built an ensemble "
-                f"of trials {list(ensemble.members)}, but {unknown} are not completed trials"
-            )
 
     def _recover_interrupted(self) -> None:
         """Trials left RUNNING by a dead process become INTERRUPTED, to be re-run."""
@@ -621,7 +499,7 @@ class Study:
 
     @property
     def ensemble(self) -> Ensemble | None:
-        return self._current_ensemble
+        return self._keeper.current
 
     def components(self) -> dict[str, Any]:
         """The component specs in use (names and options, or the objects)."""

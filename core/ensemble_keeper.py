@@ -1,0 +1,87 @@
+"""Keeping an ensemble strategy informed, and holding it to its contract.
+
+The study owns one :class:`EnsembleKeeper`. It offers the strategy every completed
+trial exactly once, asks it for surrogate targets and ensembles, and refuses what a
+strategy returns that would only fail later, after the whole budget was spent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ensembo.attribution import calling, describe_component
+from ensembo.ensemble import Ensemble, EnsembleContext
+from ensembo.errors import TrialError
+from ensembo.trials import Evaluation, History
+
+
+class EnsembleKeeper:
+    """The study's link to its ensemble strategy."""
+
+    def __init__(self, strategy: Any, context: EnsembleContext):
+        self.strategy = strategy
+        self.context = context
+        self.current: Ensemble | None = None
+        self._updated: set[int] = set()  # trials the strategy's ``update`` has seen
+
+    def _describe(self) -> str:
+        return describe_component("ensemble strategy", self.strategy)
+
+    def targets(self, history: History) -> np.ndarray:
+        """What the surrogate is fit to: one value per completed trial."""
+        with calling("ensemble strategy", self.strategy, "targets"):
+            targets = np.asarray(self.strategy.targets(history, self.context), dtype=float)
+        expected = (len(history.completed()),)
+        if targets.shape != expected:
+            raise TrialError(
+                f"{self._describe()} returned targets of shape {targets.shape}, "
+                f"expected {expected}"
+            )
+        return targets
+
+    def check_predictions(self, evaluation: Evaluation) -> None:
+        """Refuse predictions the strategy could not use (its optional
+        ``needs_predictions`` attribute): stored as complete, such a trial would break
+        every later ensemble and the study's resume."""
+        if not getattr(self.strategy, "needs_predictions", False):
+            return
+        problem = self.context.prediction_problem(evaluation.predictions)
+        if problem is not None:
+            raise ValueError(f"{self._describe()} needs validation predictions: {problem}")
+
+    def refresh(self, history: History) -> Ensemble | None:
+        """Let the strategy see the new results; return its ensemble if it changed."""
+        self._update(history)
+        with calling("ensemble strategy", self.strategy, "ensemble"):
+            ensemble = self.strategy.ensemble(history, self.context)
+        if ensemble is None or ensemble == self.current:
+            return None
+        self._check_members(ensemble, history)
+        self.current = ensemble
+        return ensemble
+
+    def _update(self, history: History) -> None:
+        """Offer the strategy every completed trial it has not seen, in finishing order.
+
+        This keeps the protocol's promise that ``update`` sees each finished trial once
+        also for a resumed study (stored trials) and after an ``update`` that raised
+        (its trial stays recorded and is offered again with the next result).
+        """
+        unseen = [t for t in history.completed() if t.number not in self._updated]
+        for trial in sorted(unseen, key=lambda t: (t.finished_at or 0.0, t.number)):
+            with calling("ensemble strategy", self.strategy, "update"):
+                self.strategy.update(history, trial, self.context)
+            self._updated.add(trial.number)
+
+    def _check_members(self, ensemble: Ensemble, history: History) -> None:
+        """An ensemble may only name completed trials: its members' models are fetched
+        by number later, after the whole budget, when the mistake would cost the run."""
+        completed = {t.number for t in history.completed()}
+        unknown = [m for m in ensemble.members if m not in completed]
+        if unknown:
+            raise TrialError(
+                f"{self._describe()} built an ensemble of trials {list(ensemble.members)}, "
+                f"but {unknown} are not completed trials"
+            )

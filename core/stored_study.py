@@ -1,0 +1,105 @@
+"""What a study keeps in its storage, and the checks before a storage is reused.
+
+A storage holds one study. Continuing it with another space, seed or validation
+targets would mix trials that cannot be compared, so that is refused; the other
+settings may change between runs and are updated in place.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from ensembo import components, spaces
+from ensembo.errors import StorageError
+from ensembo.storage import Storage
+
+logger = logging.getLogger(__name__)
+
+FORMAT = 1
+
+
+def reconcile(storage: Storage, current: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+    """Write ``current`` (a study's description) into a new storage, or check that the
+    stored study is the same one and bring its description up to date.
+
+    Returns the metadata and the environments to continue with: the stored ones,
+    extended by this run's.
+    """
+    stored = storage.read_meta()
+    if stored is None:
+        storage.write_meta(current)
+        return current["metadata"], current["environments"]
+    same_seed = stored.get("seed") == current["seed"]
+    if not (same_seed and same_space(current["space"], stored.get("space"))):
+        raise StorageError(
+            "the storage holds a different study (other space or seed); "
+            "use Study.load(storage) to resume it or choose a new storage path"
+        )
+    check_same_targets(current["validation_targets"], stored.get("validation_targets"))
+    metadata = {**stored.get("metadata", {}), **current["metadata"]}
+    recorded = stored.get("environments", [])
+    environments = recorded + [e for e in current["environments"] if e not in recorded]
+    merged = {**current, "metadata": metadata, "environments": environments}
+    updated = json.loads(json.dumps(merged))  # compared in its stored (JSON) form
+    changed = sorted(key for key in updated if key != "space" and updated[key] != stored.get(key))
+    if changed:
+        # The study continues with this call's settings; a later resume must use them too.
+        logger.info("updating the stored study's %s", ", ".join(changed))
+        storage.write_meta(updated)
+    return metadata, environments
+
+
+def same_space(definition: Any, stored: Any) -> bool:
+    """Whether the stored space definition is the space ``definition`` describes.
+
+    Compared after the same JSON round trip on both sides (the storage writes keys
+    sorted), because the order of keys can change the order in which a definition's
+    clauses compile, and so its ``definition()``, without changing the space.
+    """
+    if stored is None:
+        return False
+    if stored == definition:
+        return True
+
+    def canonical(value: Any) -> Any:
+        return spaces.load(json.loads(json.dumps(value, sort_keys=True))).definition()
+
+    try:
+        return canonical(stored) == canonical(definition)
+    except Exception:  # a stored space this version cannot read is another study
+        logger.debug("the stored space could not be loaded", exc_info=True)
+        return False
+
+
+def check_same_targets(targets: list[Any] | None, stored: Any) -> None:
+    """Trials scored against other validation targets cannot join one ensemble."""
+    if stored is None or targets is None:
+        return
+    if json.loads(json.dumps(targets)) != stored:
+        raise StorageError(
+            "the storage holds a study whose trials were scored on other validation "
+            f"targets ({len(stored)} stored, {len(targets)} given); choose a "
+            "new storage path, or resume with Study.load(storage)"
+        )
+
+
+def resume_arguments(storage: Any, meta: dict[str, Any] | None) -> dict[str, Any]:
+    """The ``Study`` arguments (all but the space) that a stored description records."""
+    if meta is None:
+        raise StorageError(f"{storage}: no study stored here")
+    if meta.get("format") != FORMAT:
+        raise StorageError(f"{storage}: storage format {meta.get('format')} is not supported")
+    arguments: dict[str, Any] = {
+        "n_initial": meta["n_initial"],
+        "seed": meta["seed"],
+        "loss": meta.get("loss"),
+        "task": meta.get("task"),
+        "budget": meta.get("budget"),
+        "validation_targets": meta.get("validation_targets"),
+        "metadata": meta.get("metadata"),
+    }
+    for kind, spec in meta["components"].items():
+        arguments[components.EXPERIMENT_KEYS.get(kind, kind)] = spec
+    return arguments
