@@ -390,18 +390,20 @@ def _report_never_active(params: list[Param], problems: Problems) -> None:
             parts.append((needed(parent), f"parent {parent!r}"))
             if parent in dead:
                 dead[name] = f"its parent {parent!r} can never be active"
-        for compare in _conjuncts(param.when):
-            if by_name[compare.parent].kind == "choice" and compare.op in ("eq", "in"):
-                values = compare.value if compare.op == "in" else (compare.value,)
-                parts.append(({compare.parent: frozenset(values)}, "its 'when'"))
+        for clause in _clauses(param.when):
+            parts.append((_values_required(clause, by_name), "its 'when'"))
         required: dict[str, tuple[frozenset, str]] = {}
         for requirement, source in parts:
             for choice, options in requirement.items():
                 before, by = required.get(choice, (options, source))
-                if not before & options and name not in dead:
+                if name in dead:
+                    pass
+                elif not options:
+                    dead[name] = f"{source} admits no value of {choice!r}"
+                elif not before & options:
                     dead[name] = (
-                        f"{by} needs {choice!r} in {sorted(before)}, {source} needs it in "
-                        f"{sorted(options)}"
+                        f"{by} needs {choice!r} in {_listed(before)}, {source} needs it in "
+                        f"{_listed(options)}"
                     )
                 required[choice] = (before & options, by)
         needs[name] = {choice: options for choice, (options, _) in required.items()}
@@ -415,10 +417,51 @@ def _report_never_active(params: list[Param], problems: Problems) -> None:
 
 def _conjuncts(condition: Condition | None) -> list[Compare]:
     """The comparisons that must all hold (those under ``any`` may not)."""
+    return [clause for clause in _clauses(condition) if isinstance(clause, Compare)]
+
+
+def _clauses(condition: Condition | None) -> list[Condition]:
+    """The parts of ``condition`` that must all hold: comparisons and ``any`` junctions."""
     if condition is None:
         return []
-    if isinstance(condition, Compare):
+    if isinstance(condition, Compare) or condition.kind == "any":
         return [condition]
-    if condition.kind != "all":
-        return []
-    return [compare for item in condition.items for compare in _conjuncts(item)]
+    return [clause for item in condition.items for clause in _clauses(item)]
+
+
+def _values_required(condition: Condition, by_name: dict[str, Param]) -> dict[str, frozenset]:
+    """choice or categorical -> the values ``condition`` lets it take, for those it
+    constrains. Of an ``any``, only what every branch constrains, to any branch's values."""
+    if isinstance(condition, Compare):
+        admitted = _values_admitted(by_name[condition.parent], condition)
+        return {} if admitted is None else {condition.parent: admitted}
+    branches = [_values_required(item, by_name) for item in condition.items]
+    if condition.kind == "all":
+        merged: dict[str, frozenset] = {}
+        for branch in branches:
+            for key, values in branch.items():
+                merged[key] = merged.get(key, values) & values
+        return merged
+    common = set.intersection(*(set(branch) for branch in branches))
+    return {key: frozenset().union(*(branch[key] for branch in branches)) for key in common}
+
+
+def _values_admitted(parent: Param, compare: Compare) -> frozenset | None:
+    """The values of a choice or categorical ``parent`` that satisfy ``compare``."""
+    if parent.kind == "choice":
+        universe = frozenset(option.name for option in parent.options)
+    elif parent.kind == "categorical":
+        universe = frozenset(parent.choices)
+    else:
+        return None
+    if compare.op == "in":
+        return universe & frozenset(compare.value)
+    if compare.op == "eq":
+        return universe & {compare.value}
+    if compare.op == "ne":
+        return universe - {compare.value}
+    return None
+
+
+def _listed(values: frozenset) -> list[Any]:
+    return sorted(values, key=str)  # categorical values may mix types

@@ -264,3 +264,63 @@ def test_a_hyperparameter_conditioned_on_another_branch_is_reported_as_never_act
             "active"
         ),
     ]
+
+
+def _classifier(**tree_params):
+    """A choice of svm, knn and tree; ``tree_params`` go under the tree option."""
+    return {
+        "type": "choice",
+        "options": {
+            "svm": {"kernel": {"type": "categorical", "choices": ["rbf", "poly", "linear"]}},
+            "knn": {"k": {"type": "int", "low": 1, "high": 9}},
+            "tree": tree_params,
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("when", "why"),
+    [
+        (
+            {"classifier": {"ne": "tree"}},
+            "its option needs 'classifier' in ['tree'], its 'when' needs it in ['knn', 'svm']",
+        ),
+        (
+            {"any": [{"classifier": "svm"}, {"classifier": ["knn"]}]},
+            "its option needs 'classifier' in ['tree'], its 'when' needs it in ['knn', 'svm']",
+        ),
+        (
+            {"any": [{"classifier": "svm"}, {"classifier": "knn", "k": {"gt": 2}}]},
+            "its option needs 'classifier' in ['tree'], its 'when' needs it in ['knn', 'svm']",
+        ),
+    ],
+)
+def test_ne_and_any_conditions_that_exclude_the_own_option_are_never_active(when, why):
+    depth = {"type": "int", "low": 1, "high": 5, "when": when}
+    assert messages({"params": {"classifier": _classifier(depth=depth)}}) == [
+        f"params.classifier.options.tree.depth: can never be active: {why}"
+    ]
+
+
+def test_contradicting_values_of_a_categorical_are_never_active():
+    gamma = {"type": "float", "low": 0.1, "high": 1.0,
+             "when": {"all": [{"kernel": "rbf"}, {"kernel": {"ne": "rbf"}}]}}
+    params = {"classifier": _classifier(), "gamma": gamma}
+    assert messages({"params": params}) == [
+        "params.gamma: can never be active: its 'when' needs 'classifier:svm:kernel' in ['rbf'], "
+        "its 'when' needs it in ['linear', 'poly']"
+    ]
+
+
+@pytest.mark.parametrize(
+    "when",
+    [
+        {"classifier": {"ne": "svm"}},
+        {"any": [{"classifier": "tree"}, {"k": {"gt": 2}}]},
+        {"any": [{"kernel": "rbf"}, {"classifier": "tree"}]},
+        {"kernel": {"ne": "rbf"}, "classifier": "svm"},
+    ],
+)
+def test_satisfiable_ne_and_any_conditions_are_accepted(when):
+    depth = {"type": "int", "low": 1, "high": 5, "when": when}
+    assert messages({"params": {"classifier": _classifier(), "depth": depth}}) == []
