@@ -9,6 +9,8 @@ budget: 50                     # number of trials
 seed: 0
 storage: runs/svm.db           # optional; relative to the experiment file
 execution: {n_jobs: 4, trial_timeout: 600}   # optional; see ensembo.execution.settings
+enqueue:                       # optional; configurations to evaluate first (the rest at defaults)
+  - {classifier: svm, "classifier:svm:C": 10.0}
 ```
 Every key is checked; an unknown key is an :class:`ExperimentError` naming it.
 """
@@ -26,7 +28,7 @@ import attrs
 import yaml
 
 from ensembo import checks
-from ensembo.errors import ExperimentError
+from ensembo.errors import ExperimentError, SpaceError
 from ensembo.execution.settings import ExecutionSettings
 
 _COMPONENT_KEYS = (
@@ -40,6 +42,7 @@ _KEYS = {
     "name", "space", "objective", "budget", "seed", "storage", "timeout", "n_initial", "loss",
     "data",
     "execution",
+    "enqueue",
     *_COMPONENT_KEYS,
 }
 _REQUIRED = ("space", "objective", "budget")
@@ -98,6 +101,21 @@ class Experiment:
     def objective(self) -> Callable[[dict[str, Any]], Any]:
         return import_callable(self.source["objective"], "objective", self.base_dir)
 
+    def queue_into(self, study: Any) -> None:
+        """Queue the ``enqueue:`` configurations into a new ``study`` (a resumed one
+        stored them already). Every entry is checked before the first is queued, so a
+        bad one leaves the study as it was."""
+        if study.trials:
+            return
+        configs = []
+        for index, config in enumerate(self.source.get("enqueue") or []):
+            try:
+                configs.append(study.space.complete(config))
+            except SpaceError as error:
+                raise ExperimentError(f"enqueue[{index}]", str(error)) from None
+        for config in configs:
+            study.enqueue(config)
+
 
 def _check_keys(document: Mapping[str, Any]) -> None:
     for key in document:
@@ -128,6 +146,14 @@ def _check_optional_values(document: Mapping[str, Any]) -> None:
         value = document.get(key)
         if value is not None and not isinstance(value, str):
             raise ExperimentError(key, f"must be a string, got {value!r}")
+    queued = document.get("enqueue")
+    if queued is not None and not isinstance(queued, list):
+        raise ExperimentError("enqueue", f"must be a list of configurations, got {queued!r}")
+    for index, config in enumerate(queued or []):
+        if not isinstance(config, Mapping):
+            raise ExperimentError(
+                f"enqueue[{index}]", f"must be a mapping {{hyperparameter: value}}, got {config!r}"
+            )
 
 
 def parse_experiment(document: Any, base_dir: Path | str = ".") -> Experiment:

@@ -308,18 +308,50 @@ class Study:
         ]
         return History([*history, *extra])
 
+    def enqueue(self, config: Mapping[str, Any]) -> Trial:
+        """Queue a configuration of your own (a known good one, a library default) to
+        be evaluated before the proposer's next suggestions.
+
+        ``config`` may name only some hyperparameters; the active ones it leaves out
+        take their defaults (:meth:`ensembo.spaces.Space.complete`). Queued trials
+        (state ``pending``) are handed out by :meth:`ask` after interrupted ones, in the
+        order queued; they are stored, so they survive a resume, take the place of the
+        initial design's point with the same number, and count towards ``n_trials``.
+        """
+        with self._lock:
+            trial = Trial(number=len(self.history), config=self.space.complete(config))
+            self._record(trial)
+            return trial
+
+    def add(
+        self,
+        config: Mapping[str, Any],
+        result: float | Evaluation | Mapping[str, Any],
+        *,
+        predictions: np.ndarray | None = None,
+    ) -> Trial:
+        """Record a configuration evaluated elsewhere, as :meth:`enqueue` then
+        :meth:`tell` would: to warm-start a study from earlier results."""
+        with self._lock:
+            queued = self.enqueue(config)
+            return self._tell(queued, result, predictions, TrialState.COMPLETE, None)
+
     def ask(self) -> Trial:
         """Hand out the next trial (RUNNING) and record it."""
         return self.ask_batch(1)[0]
 
     def ask_batch(self, n: int) -> list[Trial]:
-        """Hand out ``n`` trials: interrupted ones to re-run first, then new ones."""
+        """Hand out ``n`` trials: interrupted ones to re-run first, then queued ones
+        (:meth:`enqueue`), then new ones."""
         n = checks.whole_number("n", n, 1)
         with self._lock:
             return self._ask_batch(n)
 
     def _ask_batch(self, n: int) -> list[Trial]:
-        requeued = self.history.in_state(TrialState.INTERRUPTED)[:n]
+        waiting = self.history.in_state(TrialState.INTERRUPTED) + self.history.in_state(
+            TrialState.PENDING
+        )
+        requeued = waiting[:n]
         trials = [
             attrs.evolve(
                 trial, state=TrialState.RUNNING, started_at=time.time(),
@@ -408,8 +440,9 @@ class Study:
             self._hooks.ensembo_ensemble_updated(study=self, ensemble=ensemble)
 
     def _recover_interrupted(self) -> None:
-        """Trials left RUNNING by a dead process become INTERRUPTED, to be re-run."""
-        for trial in self.history.in_state(TrialState.RUNNING, TrialState.PENDING):
+        """Trials left RUNNING by a dead process become INTERRUPTED, to be re-run
+        (queued ones stay queued)."""
+        for trial in self.history.in_state(TrialState.RUNNING):
             self._record(attrs.evolve(trial, state=TrialState.INTERRUPTED, error="process ended"))
 
     # --- the loop -----------------------------------------------------------------------

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 from ConfigSpace import Configuration, ConfigurationSpace
+from ConfigSpace.exceptions import ActiveHyperparameterNotSetError, InactiveHyperparameterSetError
 from ConfigSpace.hyperparameters import CategoricalHyperparameter, Constant, OrdinalHyperparameter
 from ConfigSpace.util import deactivate_inactive_hyperparameters
 
@@ -219,11 +220,40 @@ class Space:
         try:
             return Configuration(self.configspace, values=values)
         except Exception as error:  # ConfigSpace raises several types for bad values
-            raise SpaceError(self.name, f"invalid configuration {dict(config)}: {error}") from error
+            for name, value in values.items():
+                problem = _illegal_value(self.configspace[name], value)
+                if problem:
+                    raise SpaceError(f"{self.name}: {name}", problem) from error
+            raise _configuration_error(self.name, config, error) from error
 
     def validate(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """Return ``config`` normalized to plain values, or raise :class:`SpaceError`."""
         return self._to_dict(self.configuration(config))
+
+    def complete(self, partial: Mapping[str, Any]) -> dict[str, Any]:
+        """``partial`` with every active hyperparameter it leaves out at its default.
+
+        For configurations a person writes (``Study.enqueue``): naming the values that
+        matter is enough. A name the space lacks, a bad value, or a value for a
+        hyperparameter that ``partial``'s own choices make inactive is a SpaceError.
+        """
+        unknown = set(partial) - set(self.names)
+        if unknown:
+            raise SpaceError(self.name, f"unknown hyperparameters {sorted(unknown)}")
+        full = {hp.name: partial.get(hp.name, hp.default_value) for hp in self._hyperparameters}
+        for name, value in partial.items():
+            problem = _illegal_value(self.configspace[name], value)
+            if problem:
+                raise SpaceError(f"{self.name}: {name}", problem)
+        active = dict(deactivate_inactive_hyperparameters(full, self.configspace))
+        inactive = sorted(set(partial) - set(active))
+        if inactive:
+            raise SpaceError(
+                self.name,
+                f"{inactive} are not active in configuration {dict(partial)}: their "
+                "conditions do not hold for the values given (or the defaults)",
+            )
+        return self.validate(active)
 
     def is_valid(self, config: Mapping[str, Any]) -> bool:
         try:
@@ -374,3 +404,32 @@ class Space:
 
     def __repr__(self) -> str:
         return f"Space(name={self.name!r}, dimension={self.dimension})"
+
+
+def _configuration_error(space: str, config: Mapping[str, Any], error: Exception) -> SpaceError:
+    """ConfigSpace's complaint about ``config`` in one line, naming the hyperparameter."""
+    if isinstance(error, ActiveHyperparameterNotSetError):
+        problem = "is active in this configuration but has no value"
+    elif isinstance(error, InactiveHyperparameterSetError):
+        problem = f"has a value ({error.value!r}) but is not active in this configuration"
+    else:
+        first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
+        return SpaceError(space, f"invalid configuration {dict(config)}: {first_line}")
+    return SpaceError(space, f"invalid configuration {dict(config)}: "
+                             f"{error.hyperparameter.name!r} {problem}")
+
+
+def _illegal_value(hp: Any, value: Any) -> str | None:
+    """Why ``value`` is not one ``hp`` takes, in words; ``None`` when it is legal."""
+    try:
+        if hp.legal_value(value):
+            return None
+    except (TypeError, ValueError):
+        pass
+    if isinstance(hp, CategoricalHyperparameter):
+        return f"{value!r} is not one of {list(hp.choices)}"
+    if isinstance(hp, OrdinalHyperparameter):
+        return f"{value!r} is not one of {list(hp.sequence)}"
+    if isinstance(hp, Constant):
+        return f"{value!r} is not the constant {hp.value!r}"
+    return f"{value!r} is not a number in [{hp.lower}, {hp.upper}]"

@@ -91,6 +91,7 @@ def run_data_experiment(
             metadata={"experiment": experiment.source, "experiment_dir": str(experiment.base_dir)},
             **study_options(prepared, experiment.study_options()),
         )
+        experiment.queue_into(study)
     else:
         study = Study.load(storage, callbacks=observers)
     try:

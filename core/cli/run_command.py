@@ -45,6 +45,7 @@ def run(args) -> int:
         metadata={"experiment": experiment.source, "experiment_dir": str(experiment.base_dir)},
         **experiment.study_options(),
     )
+    experiment.queue_into(study)
     return _finish(study, experiment, args.json, _wants_progress(args))
 
 

@@ -77,10 +77,32 @@ def test_run_experiment_prints_summary(tmp_path):
     assert complete_numbers(tmp_path / "study.db") == list(range(8))
 
 
+def queued_configs(db: Path) -> list[dict]:
+    with sqlite3.connect(db) as connection:
+        rows = connection.execute("SELECT config FROM trials ORDER BY number").fetchall()
+    return [json.loads(row[0]) for row in rows]
+
+
+def test_enqueued_configs_run_first_and_are_not_queued_again_on_resume(tmp_path):
+    queued = "enqueue:\n  - {x: 1.0}\n  - {x: -2.0, pause: 0.0}\n"
+    path = write_experiment(tmp_path, budget=4, extra=queued)
+    assert ensembo("run", str(path)).returncode == 0
+    path.write_text(path.read_text().replace("budget: 4", "budget: 6"))
+    result = ensembo("run", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    configs = queued_configs(tmp_path / "study.db")
+    assert len(configs) == 6 and [c["x"] for c in configs[:2]] == [1.0, -2.0]
+    assert [c["x"] for c in configs].count(1.0) == 1
+    assert json.loads(result.stdout)["best"]["loss"] == 0.0
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
         ("surogate: gp\n", "surogate: unknown key; did you mean 'surrogate'"),
+        ("enqueue: {x: 1.0}\n", "enqueue: must be a list of configurations"),
+        ("enqueue:\n  - {x: 1.0}\n  - {x: 9.0}\n", "enqueue[1]: line: x: 9.0 is not a number"),
+        ("enqueue:\n  - {y: 1.0}\n", "enqueue[0]: line: unknown hyperparameters ['y']"),
         ("seed: many\n", None),
     ],
 )

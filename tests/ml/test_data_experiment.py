@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+from ensembo import Study, TrialState
 from ensembo.cli import main
 from ensembo.errors import ExperimentError
 from ensembo.experiment import parse_experiment
@@ -44,6 +45,17 @@ def test_run_prints_the_error_table_and_resume_reprints_it(tmp_path, capsys):
     assert main(["resume", str(storage), "--no-progress"]) == 0
     again = capsys.readouterr().out
     assert again.split("\n\n")[-1] == first.split("\n\n")[-1]
+
+
+def test_a_data_experiment_evaluates_its_queued_configs_first(tmp_path, capsys):
+    experiment = tmp_path / "tiny.yaml"
+    experiment.write_text(textwrap.dedent(TINY) + "enqueue:\n  - {max_depth: 5}\n")
+    storage = tmp_path / "tiny.db"
+    assert main(["run", str(experiment), "--storage", str(storage), "--no-progress"]) == 0
+    capsys.readouterr()
+    trials = Study.load(storage).trials
+    assert len(trials) == 4 and trials[0].config == {"max_depth": 5}
+    assert all(t.state is TrialState.COMPLETE for t in trials)
 
 
 @pytest.mark.parametrize(

@@ -307,8 +307,10 @@ def test_contradicting_values_of_a_categorical_are_never_active():
              "when": {"all": [{"kernel": "rbf"}, {"kernel": {"ne": "rbf"}}]}}
     params = {"classifier": _classifier(), "gamma": gamma}
     assert messages({"params": params}) == [
-        "params.gamma: can never be active: its 'when' needs 'classifier:svm:kernel' in ['rbf'], "
-        "its 'when' needs it in ['linear', 'poly']"
+        (
+            "params.gamma: can never be active: its 'when' needs 'classifier:svm:kernel' in "
+            "['rbf'], its 'when' needs it in ['linear', 'poly']"
+        )
     ]
 
 

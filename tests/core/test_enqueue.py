@@ -1,0 +1,92 @@
+"""Study.enqueue and Study.add: configurations and results that come from the user."""
+
+from __future__ import annotations
+
+import pytest
+
+from ensembo import Study, TrialState
+from ensembo.errors import SpaceError
+
+
+def test_queued_configs_are_asked_first_with_defaults_filled_in(tree_space):
+    study = Study(tree_space, surrogate=None, seed=0)
+    queued = study.enqueue({"branch": "b", "steps": 3})
+    assert queued.state is TrialState.PENDING and queued.number == 0
+    # the leaves the config leaves out take the space's defaults
+    default = study.space.default()
+    assert queued.config == {
+        "branch": "b", "steps": 3, "shared": default["shared"], "only_b": 0.5,
+    }
+    study.enqueue({"branch": "a"})
+    first, second, fresh = study.ask(), study.ask(), study.ask()
+    assert (first.number, second.number, fresh.number) == (0, 1, 2)
+    assert first.config == queued.config and first.state is TrialState.RUNNING
+    assert first.attempts == 1 and second.config["branch"] == "a"
+    assert "steps" not in second.config
+
+
+def test_interrupted_trials_go_before_queued_ones(flat_space):
+    study = Study(flat_space, surrogate=None, seed=0)
+    running = study.ask()
+    study.tell(running, state="interrupted")
+    study.enqueue({"x": 1.0, "y": 2.0})
+    assert [t.number for t in study.ask_batch(2)] == [0, 1]
+
+
+def test_optimize_evaluates_queued_configs_and_counts_them(flat_space):
+    study = Study(flat_space, seed=0, n_initial=3)
+    study.enqueue({"x": 1.0, "y": 2.0})
+    study.optimize(lambda c: (c["x"] - 1.0) ** 2 + (c["y"] - 2.0) ** 2, n_trials=6)
+    assert len(study.trials) == 6
+    assert study.trials[0].config == {"x": 1.0, "y": 2.0}
+    assert study.best_trial.number == 0 and study.best_trial.loss == 0.0
+
+
+def test_queued_configs_survive_a_resume(flat_space, tmp_path):
+    path = tmp_path / "study.db"
+    Study(flat_space, surrogate=None, seed=0, storage=path).enqueue({"x": 3.0, "y": 4.0})
+    resumed = Study.load(path)
+    assert resumed.trials[0].state is TrialState.PENDING
+    assert resumed.ask().config == {"x": 3.0, "y": 4.0}
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"z": 1.0}, r"unknown hyperparameters \['z'\]"),
+        ({"x": 99.0}, r": x: 99.0 is not a number in \[-5.0, 10.0\]"),
+        ({"branch": "a", "only_b": 0.3}, r"\['only_b'\] are not active"),
+    ],
+)
+def test_a_bad_queued_config_names_the_hyperparameter_and_records_nothing(
+    tree_space, flat_space, config, message
+):
+    space = tree_space if "branch" in config else flat_space
+    study = Study(space, surrogate=None, seed=0)
+    with pytest.raises(SpaceError, match=message):
+        study.enqueue(config)
+    assert len(study.trials) == 0
+
+
+class RecordingProposer:
+    """Proposes random configurations and remembers what it was shown."""
+
+    def __init__(self):
+        self.seen: list[tuple[list[dict], list[float]]] = []
+
+    def propose(self, space, history, targets, n, rng):
+        self.seen.append(([t.config for t in history.completed()], list(targets)))
+        return space.sample(n, rng)
+
+
+def test_add_records_an_outside_result_that_the_model_and_ensemble_use(flat_space):
+    proposer = RecordingProposer()
+    study = Study(flat_space, surrogate=proposer, seed=0, n_initial=2)
+    added = study.add({"x": 1.0, "y": 2.0}, 0.5)
+    assert added.state is TrialState.COMPLETE and added.loss == 0.5
+    assert study.ensemble.members == (0,)
+    study.add({"x": -4.0}, {"loss": 3.0})  # y at its default
+    # the initial design's two slots are taken by the added results: the model proposes
+    study.ask()
+    y_default = study.space.default()["y"]
+    assert proposer.seen == [([{"x": 1.0, "y": 2.0}, {"x": -4.0, "y": y_default}], [0.5, 3.0])]
