@@ -326,3 +326,45 @@ def test_contradicting_values_of_a_categorical_are_never_active():
 def test_satisfiable_ne_and_any_conditions_are_accepted(when):
     depth = {"type": "int", "low": 1, "high": 5, "when": when}
     assert messages({"params": {"classifier": _classifier(), "depth": depth}}) == []
+
+
+def _numeric_child(when, kind="float", low=0.5, high=100.0):
+    return {
+        "params": {
+            "C": {"type": kind, "low": low, "high": high},
+            "gamma": {"type": "float", "low": 0.0, "high": 1.0, "when": when},
+        }
+    }
+
+
+@pytest.mark.parametrize(
+    ("when", "kind", "stated"),
+    [
+        ({"C": {"gt": 2, "lt": 1}}, "float", "gt 2 and lt 1"),
+        ({"C": {"gt": 100}}, "float", "gt 100"),
+        ({"C": {"lt": 0.5}}, "float", "lt 0.5"),
+        ({"C": {"gt": 4, "le": 4}}, "float", "gt 4 and le 4"),
+        ({"C": {"gt": 4, "lt": 5}}, "int", "gt 4 and lt 5"),
+    ],
+)
+def test_numeric_ranges_no_value_satisfies_are_never_active(when, kind, stated):
+    bounds = "[0.5, 100.0]" if kind == "float" else "[1, 10]"
+    space = _numeric_child(when, kind, *((0.5, 100.0) if kind == "float" else (1, 10)))
+    why = f"its 'when' needs 'C' {stated}, which no value in {bounds} satisfies"
+    assert messages(space) == [f"params.gamma: can never be active: {why}"]
+
+
+@pytest.mark.parametrize(
+    ("when", "kind"),
+    [
+        ({"C": {"ge": 100}}, "float"),
+        ({"C": {"ge": 4, "le": 4}}, "float"),
+        ({"C": {"le": 0.5}}, "float"),
+        ({"C": {"gt": 4, "lt": 6}}, "int"),
+        ({"any": [{"C": {"gt": 90}}, {"C": {"lt": 1}}]}, "float"),
+        ({"C": {"gt": 50}, "any": [{"C": {"lt": 10}}, {"C": {"gt": 60}}]}, "float"),
+    ],
+)
+def test_numeric_ranges_some_value_satisfies_are_accepted(when, kind):
+    space = _numeric_child(when, kind, *((0.5, 100.0) if kind == "float" else (1, 10)))
+    assert messages(space) == []
