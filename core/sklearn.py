@@ -4,6 +4,8 @@
 executable space on ``(X, y)`` with the validation scheme ``cv``, keeps every trained
 model, builds the ensemble chosen by the ``ensemble`` strategy, and predicts with it.
 Constructors only store their arguments (scikit-learn's rule); ``fit`` validates them.
+``timeout`` (seconds) stops starting trials once it has passed, for a time budget in
+place of (or on top of) ``n_trials``; the trials running then finish and are used.
 ``n_jobs`` evaluates trials in parallel; ``threads`` caps the BLAS and OpenMP threads of
 each model fit (default 1, ``0`` for the learners' own defaults; see ``ensembo.threads``).
 
@@ -181,6 +183,7 @@ class _EnsemboSearch(BaseEstimator):
         *,
         ensemble: Any = "posthoc",
         n_trials: int = 30,
+        timeout: float | None = None,
         cv: Any = 5,
         surrogate: Any = defaults.AUTO,
         selection: str = "argmin",
@@ -195,6 +198,7 @@ class _EnsemboSearch(BaseEstimator):
         self.space = space
         self.ensemble = ensemble
         self.n_trials = n_trials
+        self.timeout = timeout
         self.cv = cv
         self.surrogate = surrogate
         self.selection = selection
@@ -220,6 +224,8 @@ class _EnsemboSearch(BaseEstimator):
         ):
             raise ExperimentError("n_trials", f"must be a positive integer, got {self.n_trials!r}")
         checks.whole_number("seed", self.seed, 0)
+        if self.timeout is not None:
+            checks.positive_seconds("timeout", self.timeout)
         if not isinstance(self.refit, bool | np.bool_):
             raise ExperimentError("refit", f"must be True or False, got {self.refit!r}")
         n_jobs = self.n_jobs
@@ -274,7 +280,7 @@ class _EnsemboSearch(BaseEstimator):
         self.study_ = study
         store = artifact_store_for(self.storage)
         remaining = max(int(self.n_trials) - finished_count(study), 0)
-        run_task(study, task, remaining, store=store, n_jobs=self.n_jobs)
+        run_task(study, task, remaining, store=store, timeout=self.timeout, n_jobs=self.n_jobs)
         final = finalize(study, task, store, selection=self.selection, refit=self.refit)
         self.best_estimator_ = final.best_estimator
         self.ensemble_ = final.ensemble_estimator
@@ -309,6 +315,7 @@ class EnsemboClassifier(ClassifierMixin, _EnsemboSearch):
         *,
         ensemble: Any = "posthoc",
         n_trials: int = 30,
+        timeout: float | None = None,
         cv: Any = 5,
         surrogate: Any = defaults.AUTO,
         selection: str = "argmin",
@@ -324,6 +331,7 @@ class EnsemboClassifier(ClassifierMixin, _EnsemboSearch):
             space,
             ensemble=ensemble,
             n_trials=n_trials,
+            timeout=timeout,
             cv=cv,
             surrogate=surrogate,
             selection=selection,
@@ -353,6 +361,7 @@ class EnsemboRegressor(RegressorMixin, _EnsemboSearch):
         *,
         ensemble: Any = "posthoc",
         n_trials: int = 30,
+        timeout: float | None = None,
         cv: Any = 5,
         surrogate: Any = defaults.AUTO,
         selection: str = "argmin",
@@ -368,6 +377,7 @@ class EnsemboRegressor(RegressorMixin, _EnsemboSearch):
             space,
             ensemble=ensemble,
             n_trials=n_trials,
+            timeout=timeout,
             cv=cv,
             surrogate=surrogate,
             selection=selection,

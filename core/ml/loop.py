@@ -48,11 +48,12 @@ def run_task(
     timeout: float | None = None,
     n_jobs: int | None = None,
 ) -> Study:
-    """Run ``n_trials`` more trials of ``task`` (or until ``timeout`` seconds)."""
+    """Run ``n_trials`` more trials of ``task``, or fewer: no batch starts after
+    ``timeout`` seconds, except the first, so that a search always has a model."""
     deadline = None if timeout is None else time.monotonic() + timeout
     workers = max(1, joblib.effective_n_jobs(n_jobs))
     done = 0
-    while done < n_trials and (deadline is None or time.monotonic() < deadline):
+    while done < n_trials and (done == 0 or deadline is None or time.monotonic() < deadline):
         batch = [study.ask() for _ in range(min(workers, n_trials - done))]
         try:
             if len(batch) == 1:

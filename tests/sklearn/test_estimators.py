@@ -79,6 +79,7 @@ def test_invalid_parameters_are_reported_at_fit(tree_space):
         ({"cv": {"scheme": "loo"}}, "cv.scheme: unknown scheme 'loo'"),
         ({"cv": 50}, "cv.folds: 50 folds need at least 50 rows, got n_samples=40"),
         ({"refit": "maybe"}, "refit: must be True or False, got 'maybe'"),
+        ({"timeout": 0}, "timeout: must be a positive number of seconds, got 0"),
     ],
 )
 def test_out_of_range_parameters_name_themselves(tree_space, params, message):
@@ -102,3 +103,10 @@ def test_n_jobs_evaluates_trials_in_parallel_batches(tree_space):
     assert list(model.cv_results_["state"]) == ["complete"] * 4
     assert model.cv_results_["number"].tolist() == [0, 1, 2, 3]
     assert model.predict(X).shape == (120,)
+
+
+def test_a_timeout_stops_the_search_after_the_running_trials(tree_space):
+    X, y = make_classification(n_samples=60, n_features=4, random_state=1)
+    # the budget is spent at once: only the first trial runs, and the model still predicts
+    model = EnsemboClassifier(tree_space, n_trials=50, cv=3, timeout=1e-9).fit(X, y)
+    assert len(model.study_.trials) == 1 and model.predict(X).shape == (60,)
