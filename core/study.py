@@ -308,7 +308,7 @@ class Study:
         ]
         return History([*history, *extra])
 
-    def enqueue(self, config: Mapping[str, Any]) -> Trial:
+    def enqueue(self, config: Mapping[str, Any], *, skip_if_known: bool = False) -> Trial:
         """Queue a configuration of your own (a known good one, a library default) to
         be evaluated before the proposer's next suggestions.
 
@@ -317,9 +317,14 @@ class Study:
         (state ``pending``) are handed out by :meth:`ask` after interrupted ones, in the
         order queued; they are stored, so they survive a resume, take the place of the
         initial design's point with the same number, and count towards ``n_trials``.
+        ``skip_if_known`` returns the first trial that already has this configuration
+        instead, so a script that queues and then resumes does not queue twice.
         """
         with self._lock:
-            trial = Trial(number=len(self.history), config=self.space.complete(config))
+            complete = self.space.complete(config)
+            if skip_if_known and self.history.holds_config(complete):
+                return next(t for t in self.history if t.config == complete)
+            trial = Trial(number=len(self.history), config=complete)
             self._record(trial)
             return trial
 
@@ -329,11 +334,15 @@ class Study:
         result: float | Evaluation | Mapping[str, Any],
         *,
         predictions: np.ndarray | None = None,
+        skip_if_known: bool = False,
     ) -> Trial:
         """Record a configuration evaluated elsewhere, as :meth:`enqueue` then
-        :meth:`tell` would: to warm-start a study from earlier results."""
+        :meth:`tell` would: to warm-start a study from earlier results.
+        ``skip_if_known`` returns the trial that already has this configuration instead."""
         with self._lock:
-            queued = self.enqueue(config)
+            queued = self.enqueue(config, skip_if_known=skip_if_known)
+            if queued.state is not TrialState.PENDING:
+                return queued
             return self._tell(queued, result, predictions, TrialState.COMPLETE, None)
 
     def ask(self) -> Trial:

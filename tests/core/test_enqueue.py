@@ -90,3 +90,28 @@ def test_add_records_an_outside_result_that_the_model_and_ensemble_use(flat_spac
     study.ask()
     y_default = study.space.default()["y"]
     assert proposer.seen == [([{"x": 1.0, "y": 2.0}, {"x": -4.0, "y": y_default}], [0.5, 3.0])]
+
+
+def test_skip_if_known_keeps_a_rerun_script_from_queueing_or_adding_twice(flat_space, tmp_path):
+    path = tmp_path / "study.db"
+
+    def script():  # what a user's script does, run twice (the second time resumes)
+        study = Study(flat_space, surrogate=None, seed=0, storage=path)
+        added = study.add({"x": 1.0, "y": 2.0}, 0.25, skip_if_known=True)
+        queued = study.enqueue({"x": 3.0}, skip_if_known=True)
+        return study, added, queued
+
+    first, added, queued = script()
+    again, added_again, queued_again = script()
+    assert len(again.trials) == 2
+    assert (added_again.number, queued_again.number) == (added.number, queued.number) == (0, 1)
+    assert again.trials[0].loss == 0.25 and again.trials[1].state is TrialState.PENDING
+    # without the flag the same configuration is queued again, on purpose
+    assert again.enqueue({"x": 3.0}).number == 2
+
+
+def test_adding_the_result_of_a_queued_config_tells_that_trial(flat_space):
+    study = Study(flat_space, surrogate=None, seed=0)
+    study.enqueue({"x": 1.0, "y": 1.0})
+    told = study.add({"x": 1.0, "y": 1.0}, 0.5, skip_if_known=True)
+    assert told.number == 0 and told.state is TrialState.COMPLETE and len(study.trials) == 1
