@@ -20,7 +20,13 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ensembo.attribution import calling
-from ensembo.protocols import Acquisition, AcquisitionOptimizer, SampledSurrogate, Surrogate
+from ensembo.protocols import (
+    Acquisition,
+    AcquisitionOptimizer,
+    Resumable,
+    SampledSurrogate,
+    Surrogate,
+)
 from ensembo.spaces import EncodedBatch, Space
 from ensembo.trials import History
 
@@ -123,6 +129,14 @@ class ModelBasedProposer:
         self.optimizer = optimizer
         self.fantasy = fantasy
         self._fitted_on: tuple | None = None  # what ``surrogate`` was last fitted on
+
+    def state(self) -> Any:
+        """The surrogate's :class:`~ensembo.protocols.Resumable` state, if it has one."""
+        return self.surrogate.state() if isinstance(self.surrogate, Resumable) else None
+
+    def restore(self, state: Any) -> None:
+        if isinstance(self.surrogate, Resumable):
+            self.surrogate.restore(state)
 
     def _fit(self, space: Space, history: History, y: np.ndarray, rng) -> None:
         completed = history.completed()

@@ -70,6 +70,20 @@ class SampledSurrogate(Surrogate, Protocol):
 
 
 @runtime_checkable
+class Resumable(Protocol):
+    """Optional for surrogates and proposers whose fits depend on earlier fits (a warm
+    start, a Markov chain). The study stores ``state()`` after each model-based
+    proposal and passes it to ``restore`` when it is resumed, so that a resumed run
+    proposes what the uninterrupted run would have."""
+
+    def state(self) -> Any:
+        """What the next fit depends on, as JSON values (``None``: nothing yet)."""
+
+    def restore(self, state: Any) -> None:
+        """Continue from ``state``, a value ``state()`` returned."""
+
+
+@runtime_checkable
 class Acquisition(Protocol):
     """Utility of a point from its predictive mean and variance; higher is better.
 
@@ -184,6 +198,7 @@ __all__ = [
     "Loss",
     "PROTOCOLS",
     "Proposer",
+    "Resumable",
     "SampledSurrogate",
     "Surrogate",
 ]

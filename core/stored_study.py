@@ -18,6 +18,7 @@ from ensembo.storage import Storage
 logger = logging.getLogger(__name__)
 
 FORMAT = 1
+MODEL_STATE = "model_state"  # the proposer's Resumable state, with the surrogate it is of
 
 
 def reconcile(storage: Storage, current: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
@@ -42,6 +43,8 @@ def reconcile(storage: Storage, current: dict[str, Any]) -> tuple[dict[str, Any]
     recorded = stored.get("environments", [])
     environments = recorded + [e for e in current["environments"] if e not in recorded]
     merged = {**current, "metadata": metadata, "environments": environments}
+    if MODEL_STATE in stored:
+        merged[MODEL_STATE] = stored[MODEL_STATE]
     updated = json.loads(json.dumps(merged))  # compared in its stored (JSON) form
     changed = sorted(key for key in updated if key != "space" and updated[key] != stored.get(key))
     if changed:
@@ -49,6 +52,23 @@ def reconcile(storage: Storage, current: dict[str, Any]) -> tuple[dict[str, Any]
         logger.info("updating the stored study's %s", ", ".join(changed))
         storage.write_meta(updated)
     return metadata, environments
+
+
+def save_model_state(storage: Storage, surrogate: Any, state: Any) -> None:
+    """Keep the proposer's state (see :class:`ensembo.protocols.Resumable`) for a resume;
+    ``surrogate`` is the surrogate's stored description, checked when it is read."""
+    meta = storage.read_meta()
+    meta[MODEL_STATE] = {"surrogate": surrogate, "state": state}
+    storage.write_meta(meta)
+
+
+def saved_model_state(storage: Storage, surrogate: Any) -> Any:
+    """The state kept by :func:`save_model_state`, if it is of this ``surrogate``: a
+    study resumed with another surrogate starts that one afresh."""
+    saved = (storage.read_meta() or {}).get(MODEL_STATE)
+    if saved is None or saved.get("surrogate") != json.loads(json.dumps(surrogate)):
+        return None
+    return saved["state"]
 
 
 def same_space(definition: Any, stored: Any) -> bool:

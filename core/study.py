@@ -26,9 +26,10 @@ from ensembo.objective import to_evaluation
 from ensembo.plugin_checks import find_hook_mistakes, new_plugin_manager
 from ensembo.progress import ProgressBar
 from ensembo.proposal import ModelBasedProposer, RandomProposer
-from ensembo.protocols import Proposer
+from ensembo.protocols import Proposer, Resumable
 from ensembo.registry import Registry, registry
 from ensembo.storage import Storage, open_existing_storage, open_storage
+from ensembo.storage.memory import MemoryStorage
 from ensembo.trials import Evaluation, History, Trial, TrialState
 
 logger = logging.getLogger(__name__)
@@ -118,6 +119,7 @@ class Study:
         self.environments = [environment.describe()]
         self.metadata, self.environments = stored_study.reconcile(self.storage, self._meta())
         self._recover_interrupted()
+        self._model_state = self._restore_model_state()
         self._keeper = EnsembleKeeper(self.strategy, self.context)
         self._refresh_ensemble(announce=False)
 
@@ -184,6 +186,29 @@ class Study:
             "metadata": self.metadata,
             "environments": self.environments,
         }
+
+    def _restore_model_state(self) -> Any:
+        """Give a resumed proposer the state its last fit left (see ``Resumable``)."""
+        if not isinstance(self.proposer, Resumable):
+            return None
+        surrogate = components.describe("surrogate", self._specs["surrogate"])
+        state = stored_study.saved_model_state(self.storage, surrogate)
+        if state is not None:
+            with calling("proposer", self.proposer, "restore"):
+                self.proposer.restore(state)
+        return state
+
+    def _save_model_state(self) -> None:
+        """Store the proposer's state after a fit, for a resume; a study in memory
+        cannot be resumed and skips the copy."""
+        if not isinstance(self.proposer, Resumable) or isinstance(self.storage, MemoryStorage):
+            return
+        with calling("proposer", self.proposer, "state"):
+            state = self.proposer.state()
+        if state is not None and state != self._model_state:
+            surrogate = components.describe("surrogate", self._specs["surrogate"])
+            stored_study.save_model_state(self.storage, surrogate, state)
+            self._model_state = state
 
     @classmethod
     def load(cls, storage: Storage | str | PathLike, **overrides: Any) -> Study:
@@ -378,6 +403,7 @@ class Study:
                 )
                 for offset, config in enumerate(self.suggest_batch(first, fresh))
             ]
+            self._save_model_state()
         for trial in trials:
             self._record(trial)
             self._hooks.ensembo_trial_started(study=self, trial=trial)

@@ -119,6 +119,33 @@ def test_resume_continues_the_same_sequence(flat_space, tmp_path):
     assert [t.config for t in resumed.trials] == [t.config for t in straight.trials]
 
 
+@pytest.mark.parametrize(
+    "surrogate",
+    ["gp", {"name": "gp", "hyperparameters": "mcmc", "samples": 2, "burn_in": 4}],
+    ids=["ml2", "mcmc"],
+)
+def test_a_resumed_gp_study_repeats_the_uninterrupted_one_exactly(flat_space, tmp_path,
+                                                                   surrogate):
+    # the GP's fits start from its last fit (warm start, chain): the study keeps that state
+    options = {"surrogate": surrogate, "n_initial": 3, "seed": 2}
+    straight = Study(flat_space, **options).optimize(quadratic, n_trials=9)
+    path = tmp_path / "gp.db"
+    Study(flat_space, storage=path, **options).optimize(quadratic, n_trials=6)
+    resumed = Study.load(path).optimize(quadratic, n_trials=3)
+    assert [t.config for t in resumed.trials] == [t.config for t in straight.trials]
+
+
+def test_a_study_resumed_with_another_surrogate_starts_it_afresh(flat_space, tmp_path):
+    path = tmp_path / "gp.db"
+    Study(flat_space, surrogate="gp", n_initial=3, storage=path).optimize(quadratic, n_trials=5)
+    other = {"name": "gp", "restarts": 2}
+    resumed = Study(flat_space, surrogate=other, n_initial=3, storage=path)
+    assert resumed.proposer.surrogate.state() is None  # the first GP's optimum not restored
+    assert Study.load(path, surrogate="gp").proposer.surrogate.state() is not None
+    resumed.optimize(quadratic, n_trials=2)
+    assert len(resumed.trials) == 7
+
+
 def test_storage_of_another_study_is_refused(flat_space, tmp_path):
     path = tmp_path / "s.db"
     Study(flat_space, surrogate=None, seed=1, storage=path)

@@ -25,7 +25,8 @@ class HyperparameterChain:
         self.burn_in = burn_in
         self.continue_burn_in = continue_burn_in
         self.thinning = max(int(thinning), 1)
-        self._state: np.ndarray | None = None
+        # where the next call continues the chain; a resumed study restores it
+        self.last_sample: np.ndarray | None = None
 
     def sample(
         self,
@@ -45,10 +46,10 @@ class HyperparameterChain:
             value += log_prior(vector, jacobian=True)[0]
             return value if np.isfinite(value) else -np.inf
 
-        if self._state is None or len(self._state) != d + 3:
+        if self.last_sample is None or len(self.last_sample) != d + 3:
             state, sweeps = Hyperparameters.initial(d).to_vector(), self.burn_in
         else:
-            state, sweeps = self._state, self.continue_burn_in
+            state, sweeps = self.last_sample, self.continue_burn_in
         widths = np.minimum(bounds[:, 1] - bounds[:, 0], 2.0)
         state = np.clip(state, bounds[:, 0], bounds[:, 1])
         current = log_density(state)
@@ -59,6 +60,6 @@ class HyperparameterChain:
             for _ in range(self.thinning):
                 state, current = slice_sweep(log_density, state, current, widths, bounds, rng)
             kept.append(Hyperparameters.from_vector(state))
-        self._state = state
+        self.last_sample = state
         return kept
 

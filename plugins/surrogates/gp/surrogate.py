@@ -18,6 +18,8 @@ otherwise oversubscribe the cores.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ensembo.hookspecs import declares_options
@@ -124,6 +126,29 @@ class GaussianProcessSurrogate:
         self._previous: Hyperparameters | None = None
         self.posteriors: list[Posterior] = []
         self._location, self._scale = 0.0, 1.0
+
+    def state(self) -> dict[str, Any] | None:
+        """What the next fit starts from: the last ML-II optimum (its warm start) or
+        the chain's last sample; stored by the study so a resumed run repeats exactly."""
+        if self._chain is not None:
+            chain = self._chain.last_sample
+            return None if chain is None else {"chain": chain.tolist()}
+        if self._previous is None:
+            return None
+        hp = self._previous  # its fields, not its vector: exp/log would not round-trip
+        return {"previous": {"lengthscales": hp.lengthscales.tolist(), "amplitude": hp.amplitude,
+                             "noise": hp.noise, "mean": hp.mean}}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        if self._chain is not None and "chain" in state:
+            self._chain.last_sample = np.asarray(state["chain"], dtype=float)
+        elif self._chain is None and "previous" in state:
+            fields = state["previous"]
+            self._previous = Hyperparameters(
+                lengthscales=np.asarray(fields["lengthscales"], dtype=float),
+                amplitude=float(fields["amplitude"]), noise=float(fields["noise"]),
+                mean=float(fields["mean"]),
+            )
 
     def _keys(self, batch: EncodedBatch) -> np.ndarray:
         return block_keys(batch.signature if self.conditional else None, len(batch))
