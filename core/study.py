@@ -465,7 +465,13 @@ class Study:
         return finished
 
     def _record(self, trial: Trial) -> None:
-        self.storage.put_trial(trial)
+        try:
+            self.storage.put_trial(trial)
+        except (KeyboardInterrupt, SystemExit):
+            # Ctrl-C may land after the write committed: the history must know the
+            # trial too, or the loop cannot mark it interrupted and it stays "running".
+            self.history.put(trial)
+            raise
         self.history.put(trial)
 
     def _refresh_ensemble(self, announce: bool = True) -> None:

@@ -11,6 +11,7 @@ import pytest
 import ensembo
 from ensembo import Evaluation, Study, TrialState
 from ensembo.errors import ComponentOptionError, StorageError, TrialError, UnknownComponentError
+from ensembo.storage.memory import MemoryStorage
 
 
 def quadratic(config):
@@ -301,3 +302,27 @@ def test_failed_trials_steer_the_search_away(flat_space, surrogate):
     study.optimize(objective, n_trials=16)
     failed = [t for t in study.trials[5:] if t.state is TrialState.FAILED]
     assert len(failed) <= 5
+
+
+class InterruptedAfterWrite(MemoryStorage):
+    """Ctrl-C landing just after a trial was written, before ``put_trial`` returns."""
+
+    armed = False
+
+    def put_trial(self, trial):
+        super().put_trial(trial)
+        if self.armed:
+            self.armed = False
+            raise KeyboardInterrupt
+
+
+def test_ctrl_c_after_a_write_leaves_the_trial_known_to_mark_it_interrupted(flat_space):
+    storage = InterruptedAfterWrite()
+    study = Study(flat_space, surrogate=None, storage=storage)
+    storage.armed = True
+    with pytest.raises(KeyboardInterrupt):
+        study.ask()
+    # what the optimize loop does on Ctrl-C: every running trial it knows is interrupted
+    for trial in study.history.in_state(TrialState.RUNNING):
+        study.tell(trial, state="interrupted")
+    assert [t.state for t in storage.trials()] == [TrialState.INTERRUPTED]
