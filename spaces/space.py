@@ -245,7 +245,10 @@ class Space:
             problem = _illegal_value(self.configspace[name], value)
             if problem:
                 raise SpaceError(f"{self.name}: {name}", problem)
-        active = dict(deactivate_inactive_hyperparameters(full, self.configspace))
+        try:
+            active = dict(deactivate_inactive_hyperparameters(full, self.configspace))
+        except Exception as error:  # e.g. a forbidden combination
+            raise _configuration_error(self.name, partial, error) from error
         inactive = sorted(set(partial) - set(active))
         if inactive:
             raise SpaceError(

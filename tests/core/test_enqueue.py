@@ -50,6 +50,20 @@ def test_queued_configs_survive_a_resume(flat_space, tmp_path):
     assert resumed.ask().config == {"x": 3.0, "y": 4.0}
 
 
+def test_a_forbidden_queued_config_is_a_space_error(tmp_path):
+    space = {
+        "params": {
+            "a": {"type": "categorical", "choices": ["x", "y"]},
+            "b": {"type": "categorical", "choices": ["u", "v"]},
+        },
+        "forbidden": [{"a": "y", "b": "v"}],
+    }
+    study = Study(space, surrogate=None, seed=0)
+    with pytest.raises(SpaceError, match="violates forbidden clause"):
+        study.enqueue({"a": "y", "b": "v"})
+    assert study.enqueue({"a": "y"}).config == {"a": "y", "b": "u"} and len(study.trials) == 1
+
+
 @pytest.mark.parametrize(
     ("config", "message"),
     [
