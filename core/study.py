@@ -191,8 +191,9 @@ class Study:
         """Give a resumed proposer the state its last fit left (see ``Resumable``)."""
         if not isinstance(self.proposer, Resumable):
             return None
-        surrogate = components.describe("surrogate", self._specs["surrogate"])
-        state = stored_study.saved_model_state(self.storage, surrogate)
+        # what the stored state is checked against; fixed for the study's lifetime
+        self._surrogate_description = components.describe("surrogate", self._specs["surrogate"])
+        state = stored_study.saved_model_state(self.storage, self._surrogate_description)
         if state is not None:
             with calling("proposer", self.proposer, "restore"):
                 self.proposer.restore(state)
@@ -206,8 +207,7 @@ class Study:
         with calling("proposer", self.proposer, "state"):
             state = self.proposer.state()
         if state is not None and state != self._model_state:
-            surrogate = components.describe("surrogate", self._specs["surrogate"])
-            stored_study.save_model_state(self.storage, surrogate, state)
+            stored_study.save_model_state(self.storage, self._surrogate_description, state)
             self._model_state = state
 
     @classmethod
