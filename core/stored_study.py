@@ -11,9 +11,14 @@ import json
 import logging
 from typing import Any
 
+import attrs
+
 from ensembo import components, spaces
+from ensembo.attribution import calling
 from ensembo.errors import StorageError
+from ensembo.protocols import Resumable
 from ensembo.storage import Storage
+from ensembo.storage.memory import MemoryStorage
 
 logger = logging.getLogger(__name__)
 
@@ -54,21 +59,41 @@ def reconcile(storage: Storage, current: dict[str, Any]) -> tuple[dict[str, Any]
     return metadata, environments
 
 
-def save_model_state(storage: Storage, surrogate: Any, state: Any) -> None:
-    """Keep the proposer's state (see :class:`ensembo.protocols.Resumable`) for a resume;
-    ``surrogate`` is the surrogate's stored description, checked when it is read."""
-    meta = storage.read_meta()
-    meta[MODEL_STATE] = {"surrogate": surrogate, "state": state}
-    storage.write_meta(meta)
+@attrs.define
+class ModelState:
+    """The proposer's state (see :class:`ensembo.protocols.Resumable`), kept in the
+    storage after each fit so that a resumed study proposes what the uninterrupted
+    one would have. ``surrogate`` is the surrogate's stored description: a study
+    resumed with another surrogate starts that one afresh."""
 
+    storage: Storage
+    surrogate: Any
+    _last: Any = None
 
-def saved_model_state(storage: Storage, surrogate: Any) -> Any:
-    """The state kept by :func:`save_model_state`, if it is of this ``surrogate``: a
-    study resumed with another surrogate starts that one afresh."""
-    saved = (storage.read_meta() or {}).get(MODEL_STATE)
-    if saved is None or saved.get("surrogate") != json.loads(json.dumps(surrogate)):
-        return None
-    return saved["state"]
+    def restore(self, proposer: Any) -> None:
+        """Give a resumed ``proposer`` the state its last fit left."""
+        if not isinstance(proposer, Resumable):
+            return
+        saved = (self.storage.read_meta() or {}).get(MODEL_STATE)
+        if saved is None or saved.get("surrogate") != json.loads(json.dumps(self.surrogate)):
+            return
+        with calling("proposer", proposer, "restore"):
+            proposer.restore(saved["state"])
+        self._last = saved["state"]
+
+    def save(self, proposer: Any) -> None:
+        """Store ``proposer``'s state if it changed; a study in memory cannot be
+        resumed and skips the copy."""
+        if not isinstance(proposer, Resumable) or isinstance(self.storage, MemoryStorage):
+            return
+        with calling("proposer", proposer, "state"):
+            state = proposer.state()
+        if state is None or state == self._last:
+            return
+        meta = self.storage.read_meta()
+        meta[MODEL_STATE] = {"surrogate": self.surrogate, "state": state}
+        self.storage.write_meta(meta)
+        self._last = state
 
 
 def same_space(definition: Any, stored: Any) -> bool:

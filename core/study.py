@@ -18,7 +18,6 @@ import attrs
 import numpy as np
 
 from ensembo import checks, components, defaults, environment, execution, spaces, stored_study
-from ensembo.attribution import calling
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.ensemble_keeper import EnsembleKeeper
 from ensembo.errors import StorageError
@@ -26,18 +25,15 @@ from ensembo.objective import to_evaluation
 from ensembo.plugin_checks import find_hook_mistakes, new_plugin_manager
 from ensembo.progress import ProgressBar
 from ensembo.proposal import ModelBasedProposer, RandomProposer
-from ensembo.protocols import Proposer, Resumable
+from ensembo.protocols import Proposer
 from ensembo.registry import Registry, registry
 from ensembo.storage import Storage, open_existing_storage, open_storage
-from ensembo.storage.memory import MemoryStorage
+from ensembo.suggestion import Suggester
 from ensembo.trials import Evaluation, History, Trial, TrialState
 
 logger = logging.getLogger(__name__)
 
 TASKS = ("classification", "regression")
-_RUNNERS_UP = 4
-_RANDOM_DRAWS = 20
-_RANDOM_PURPOSE = 1000
 
 
 class Study:
@@ -107,19 +103,26 @@ class Study:
         }
         if loss is not None:
             self._build("loss", loss)  # an unknown loss fails here, not after the first trial
-        self.proposer = self._build_proposer()
-        self.initial_design = self._build("initial_design", initial_design)
+        self.suggester = Suggester(
+            self.space,
+            self._build_proposer(),
+            self._build("initial_design", initial_design),
+            self.n_initial,
+            self.seed,
+        )
         self.strategy = self._build("ensemble_strategy", ensemble)
         self._hooks = self._observers(callbacks)
         self.storage = open_storage(storage)  # only once every argument is known to be good
         self.history = History(self.storage.trials())
-        self._initial_configs: list[dict[str, Any]] | None = None
         # Every environment the study ran in, in order: a resumed study may continue on
         # another machine, whose BLAS kernels can round its models differently.
         self.environments = [environment.describe()]
         self.metadata, self.environments = stored_study.reconcile(self.storage, self._meta())
         self._recover_interrupted()
-        self._model_state = self._restore_model_state()
+        self._model_state = stored_study.ModelState(
+            self.storage, components.describe("surrogate", self._specs["surrogate"])
+        )
+        self._model_state.restore(self.proposer)
         self._keeper = EnsembleKeeper(self.strategy, self.context)
         self._refresh_ensemble(announce=False)
 
@@ -187,29 +190,6 @@ class Study:
             "environments": self.environments,
         }
 
-    def _restore_model_state(self) -> Any:
-        """Give a resumed proposer the state its last fit left (see ``Resumable``)."""
-        if not isinstance(self.proposer, Resumable):
-            return None
-        # what the stored state is checked against; fixed for the study's lifetime
-        self._surrogate_description = components.describe("surrogate", self._specs["surrogate"])
-        state = stored_study.saved_model_state(self.storage, self._surrogate_description)
-        if state is not None:
-            with calling("proposer", self.proposer, "restore"):
-                self.proposer.restore(state)
-        return state
-
-    def _save_model_state(self) -> None:
-        """Store the proposer's state after a fit, for a resume; a study in memory
-        cannot be resumed and skips the copy."""
-        if not isinstance(self.proposer, Resumable) or isinstance(self.storage, MemoryStorage):
-            return
-        with calling("proposer", self.proposer, "state"):
-            state = self.proposer.state()
-        if state is not None and state != self._model_state:
-            stored_study.save_model_state(self.storage, self._surrogate_description, state)
-            self._model_state = state
-
     @classmethod
     def load(cls, storage: Storage | str | PathLike, **overrides: Any) -> Study:
         """Resume the study kept in ``storage``.
@@ -230,17 +210,6 @@ class Study:
 
     # --- ask / tell ---------------------------------------------------------------------
 
-    def _rng(self, number: int, purpose: int = 0) -> np.random.Generator:
-        return np.random.default_rng([self.seed, number, purpose])
-
-    def _initial(self, number: int) -> dict[str, Any]:
-        if self._initial_configs is None:
-            with calling("initial design", self.initial_design, "configs"):
-                self._initial_configs = self.initial_design.configs(
-                    self.space, self.n_initial, np.random.default_rng([self.seed, 2**31])
-                )
-        return self._initial_configs[number]
-
     def suggest(self, number: int) -> dict[str, Any]:
         """The configuration the study would hand out as trial ``number``."""
         return self.suggest_batch(number, 1)[0]
@@ -249,89 +218,14 @@ class Study:
         """Configurations for trials ``first .. first + n - 1``.
 
         Model-based suggestions are made one after the other, each with the pending
-        trials and the batch so far as pending (fantasies, kriging believer by default, in the
-        proposer). A suggestion that repeats a trial, or that nearly equals a pending
-        trial or another suggestion of the batch (see
+        trials and the batch so far as pending (fantasies, kriging believer by default,
+        in the proposer). A suggestion that repeats a trial, or that nearly equals a
+        pending trial or another suggestion of the batch (see
         :class:`ensembo.execution.DistinctConfigs`; TPE and random proposers know
         nothing of pending trials), is proposed again with fresh randomness, and after
         that replaced by a random draw, so that workers do not evaluate it twice.
         """
-        numbers = range(first, first + n)
-        if first < self.n_initial or len(self.history.completed()) < 2:
-            unmodelled = len(self.history.completed()) < 2
-            head = [number for number in numbers if unmodelled or number < self.n_initial]
-            configs = [
-                self._initial(number)
-                if number < self.n_initial
-                else self.space.sample(1, self._rng(number))[0]
-                for number in head
-            ]
-            rest = n - len(head)
-            return configs + (self.suggest_batch(first + len(head), rest) if rest else [])
-        modelled, targets = self._failures_as_worst(self._keeper.targets(self.history))
-        distinct = execution.DistinctConfigs(self.space, self.history)
-        chosen: list[dict[str, Any]] = []
-        for number in numbers:
-            chosen.append(self._propose_distinct(number, modelled, targets, distinct, chosen))
-        return chosen
-
-    def _failures_as_worst(self, targets: np.ndarray) -> tuple[History, np.ndarray]:
-        """The history the proposer models: failed trials count as completed with the
-        worst target so far (as SMAC's crash cost does).
-
-        Left out, a failing region looks unexplored and promising, and the proposer keeps
-        returning to it: on a 2-d toy with a failing third of the domain, a GP spent 10 of
-        11 model-based trials there. Without failures the history is passed unchanged.
-        """
-        failed = self.history.in_state(TrialState.FAILED)
-        if not failed:
-            return self.history, targets
-        worst = float(np.max(targets))
-        by_number = dict(zip((t.number for t in self.history.completed()), targets, strict=True))
-        by_number.update((t.number, worst) for t in failed)
-        as_complete = {t.number: attrs.evolve(t, state=TrialState.COMPLETE, loss=worst)
-                       for t in failed}
-        modelled = History([as_complete.get(t.number, t) for t in self.history])
-        return modelled, np.array([by_number[t.number] for t in modelled.completed()])
-
-    def _propose_distinct(
-        self,
-        number: int,
-        modelled: History,
-        targets: np.ndarray,
-        distinct: execution.DistinctConfigs,
-        batch: list[dict[str, Any]],
-    ) -> dict[str, Any]:
-        """One model-based suggestion, the batch so far counted as pending trials."""
-        history = self._with_pending(modelled, batch) if batch else modelled
-        # first the proposer's best; if refused, its runners-up from one more call. With
-        # trials pending, refusals are common and a call is what a waiting worker pays
-        # for, so the runners-up come with the best (the same best: the optimizer ranks).
-        counts = (_RUNNERS_UP, _RUNNERS_UP) if history.pending() else (1, _RUNNERS_UP)
-        for attempt, count in enumerate(counts):
-            rng = self._rng(number, attempt)
-            with calling("proposer", self.proposer, "propose"):
-                proposed = self.proposer.propose(self.space, history, targets, count, rng)
-            for config in map(self.space.validate, proposed):
-                if distinct.admit(config):
-                    return config
-        for attempt in range(_RANDOM_DRAWS):
-            drawn = self.space.sample(1, self._rng(number, _RANDOM_PURPOSE + attempt))[0]
-            if distinct.admit(drawn):
-                logger.info("trial %d: proposals repeated known trials; drew a random one", number)
-                return drawn
-        logger.warning("trial %d repeats a known configuration; the space looks exhausted", number)
-        return self.space.validate(proposed[0])
-
-    @staticmethod
-    def _with_pending(history: History, configs: list[dict[str, Any]]) -> History:
-        """``history`` plus ``configs`` as running trials, for proposals that must
-        account for the suggestions of the batch being built."""
-        extra = [
-            Trial(number=len(history) + i, config=config, state=TrialState.RUNNING)
-            for i, config in enumerate(configs)
-        ]
-        return History([*history, *extra])
+        return self.suggester.batch(self.history, self._keeper.targets, first, n)
 
     def enqueue(self, config: Mapping[str, Any], *, skip_if_known: bool = False) -> Trial:
         """Queue a configuration of your own (a known good one, a library default) to
@@ -403,7 +297,7 @@ class Study:
                 )
                 for offset, config in enumerate(self.suggest_batch(first, fresh))
             ]
-            self._save_model_state()
+            self._model_state.save(self.proposer)
         for trial in trials:
             self._record(trial)
             self._hooks.ensembo_trial_started(study=self, trial=trial)
@@ -562,6 +456,10 @@ class Study:
         return execution.record(self, trial, outcome, catch=catch)
 
     # --- results ------------------------------------------------------------------------
+
+    @property
+    def proposer(self) -> Proposer:
+        return self.suggester.proposer
 
     @property
     def trials(self) -> Sequence[Trial]:

@@ -192,7 +192,7 @@ def in_a_study(dataset: str = "german", strategy: str = "posthoc", budget: int =
     study = Study(loaded, ensemble=timed_strategy, seed=seed, loss="zero-one",
                   task="classification", budget=budget,
                   validation_targets=task.validation_targets())
-    study.proposer = _Timed(study.proposer, clock, "proposals")
+    study.suggester.proposer = _Timed(study.proposer, clock, "proposals")
     run_task(study, task, budget, store=MemoryArtifactStore())
     return {**clock, "validation_rows": float(len(task.validation_targets()))}
 

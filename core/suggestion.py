@@ -1,0 +1,142 @@
+"""Which configuration each new trial gets.
+
+The initial design fills the first trials; after that the proposer suggests, with
+failed trials modelled as the worst result and every suggestion kept distinct from
+known trials, pending ones and the rest of its batch. Each trial draws from a
+generator seeded by ``(seed, number)``, so a study's sequence does not depend on
+how its trials were batched or resumed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ensembo import execution
+from ensembo.attribution import calling
+from ensembo.protocols import Proposer
+from ensembo.trials import History, Trial, TrialState
+
+logger = logging.getLogger(__name__)
+
+_RUNNERS_UP = 4
+_RANDOM_DRAWS = 20
+_RANDOM_PURPOSE = 1000
+
+
+@attrs.define
+class Suggester:
+    """Suggestions for a study: ``space`` searched by ``proposer`` after
+    ``n_initial`` trials from ``initial_design``."""
+
+    space: Any
+    proposer: Proposer
+    initial_design: Any
+    n_initial: int
+    seed: int
+    _initial_configs: list[dict[str, Any]] | None = None
+
+    def rng(self, number: int, purpose: int = 0) -> np.random.Generator:
+        return np.random.default_rng([self.seed, number, purpose])
+
+    def batch(
+        self,
+        history: History,
+        targets_of: Callable[[History], np.ndarray],
+        first: int,
+        n: int,
+    ) -> list[dict[str, Any]]:
+        """Configurations for trials ``first .. first + n - 1``; ``targets_of`` gives
+        the values the proposer models for a history's completed trials (the ensemble
+        strategy's targets)."""
+        numbers = range(first, first + n)
+        if first < self.n_initial or len(history.completed()) < 2:
+            unmodelled = len(history.completed()) < 2
+            head = [number for number in numbers if unmodelled or number < self.n_initial]
+            configs = [
+                self._initial(number)
+                if number < self.n_initial
+                else self.space.sample(1, self.rng(number))[0]
+                for number in head
+            ]
+            rest = n - len(head)
+            return configs + (
+                self.batch(history, targets_of, first + len(head), rest) if rest else []
+            )
+        modelled, targets = failures_as_worst(history, targets_of(history))
+        distinct = execution.DistinctConfigs(self.space, history)
+        chosen: list[dict[str, Any]] = []
+        for number in numbers:
+            chosen.append(self._propose_distinct(number, modelled, targets, distinct, chosen))
+        return chosen
+
+    def _initial(self, number: int) -> dict[str, Any]:
+        if self._initial_configs is None:
+            with calling("initial design", self.initial_design, "configs"):
+                self._initial_configs = self.initial_design.configs(
+                    self.space, self.n_initial, np.random.default_rng([self.seed, 2**31])
+                )
+        return self._initial_configs[number]
+
+    def _propose_distinct(
+        self,
+        number: int,
+        modelled: History,
+        targets: np.ndarray,
+        distinct: execution.DistinctConfigs,
+        batch: list[dict[str, Any]],
+    ) -> dict[str, Any]:
+        """One model-based suggestion, the batch so far counted as pending trials."""
+        history = with_pending(modelled, batch) if batch else modelled
+        # first the proposer's best; if refused, its runners-up from one more call. With
+        # trials pending, refusals are common and a call is what a waiting worker pays
+        # for, so the runners-up come with the best (the same best: the optimizer ranks).
+        counts = (_RUNNERS_UP, _RUNNERS_UP) if history.pending() else (1, _RUNNERS_UP)
+        for attempt, count in enumerate(counts):
+            rng = self.rng(number, attempt)
+            with calling("proposer", self.proposer, "propose"):
+                proposed = self.proposer.propose(self.space, history, targets, count, rng)
+            for config in map(self.space.validate, proposed):
+                if distinct.admit(config):
+                    return config
+        for attempt in range(_RANDOM_DRAWS):
+            drawn = self.space.sample(1, self.rng(number, _RANDOM_PURPOSE + attempt))[0]
+            if distinct.admit(drawn):
+                logger.info("trial %d: proposals repeated known trials; drew a random one", number)
+                return drawn
+        logger.warning("trial %d repeats a known configuration; the space looks exhausted", number)
+        return self.space.validate(proposed[0])
+
+
+def failures_as_worst(history: History, targets: np.ndarray) -> tuple[History, np.ndarray]:
+    """The history the proposer models: failed trials count as completed with the
+    worst target so far (as SMAC's crash cost does).
+
+    Left out, a failing region looks unexplored and promising, and the proposer keeps
+    returning to it: on a 2-d toy with a failing third of the domain, a GP spent 10 of
+    11 model-based trials there. Without failures the history is passed unchanged.
+    """
+    failed = history.in_state(TrialState.FAILED)
+    if not failed:
+        return history, targets
+    worst = float(np.max(targets))
+    by_number = dict(zip((t.number for t in history.completed()), targets, strict=True))
+    by_number.update((t.number, worst) for t in failed)
+    as_complete = {t.number: attrs.evolve(t, state=TrialState.COMPLETE, loss=worst)
+                   for t in failed}
+    modelled = History([as_complete.get(t.number, t) for t in history])
+    return modelled, np.array([by_number[t.number] for t in modelled.completed()])
+
+
+def with_pending(history: History, configs: list[dict[str, Any]]) -> History:
+    """``history`` plus ``configs`` as running trials, for proposals that must account
+    for the suggestions of the batch being built."""
+    extra = [
+        Trial(number=len(history) + i, config=config, state=TrialState.RUNNING)
+        for i, config in enumerate(configs)
+    ]
+    return History([*history, *extra])
