@@ -27,6 +27,10 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--alpha", type=float, default=0.05, help="significance level for benchmark ranks"
     )
+    parser.add_argument(
+        "--budget", type=int,
+        help="rank only the runs of this budget (an 'ensembo bench' folder with several)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -39,7 +43,11 @@ def run(args) -> int:
         )
     out = Path(args.out) if args.out else source.with_name(f"{source.stem}-report")
     if source.is_dir() or source.suffix.lower() == ".csv":
-        written = write_benchmark_report(source, out, alpha=args.alpha, plots=not args.no_plots)
+        written = write_benchmark_report(
+            source, out, alpha=args.alpha, plots=not args.no_plots, budget=args.budget
+        )
+    elif args.budget is not None:
+        raise ExperimentError(str(source), "--budget is for benchmark results, not a study")
     else:
         written = write_study_report(source, out, plots=not args.no_plots)
     for path in written:

@@ -14,8 +14,9 @@ from __future__ import annotations
 import csv
 import json
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 import numpy as np
@@ -121,36 +122,43 @@ def read_results_csv(path: Path) -> tuple[np.ndarray, list[str], list[str]]:
     return loss_matrix(cells, str(path))
 
 
-def read_bench_records(folder: Path) -> tuple[np.ndarray, list[str], list[str]]:
+def read_bench_records(
+    folder: Path, budget: int | None = None
+) -> tuple[np.ndarray, list[str], list[str]]:
     """:func:`loss_matrix` of the run records ``ensembo bench`` wrote under ``folder``.
 
     Each complete run scores what the benchmark report ranks by (final regret when the
     optimum is known, else the final validation loss); problems are ``suite/problem``.
+    ``budget`` keeps only the runs of that budget; without it, one problem's runs must
+    all have the same budget, since a 5-trial run ranked against a 200-trial one says
+    nothing about either.
     """
     from ensembo.bench.metrics import final_score
 
     cells: dict[tuple[str, str], list[float]] = defaultdict(list)
     budgets: dict[str, set] = defaultdict(set)
-    for path in sorted(Path(folder).rglob("seed-*.json")):
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue  # a run being written, or not a record
-        if not isinstance(record, dict) or record.get("status") != "complete":
-            continue
+    for record, path in _complete_records(folder):
         problem = f"{record.get('suite', '')}/{record.get('problem', path.parent.parent.name)}"
-        cells[problem, str(record.get("optimizer"))].append(final_score(record))
         budgets[problem].add(record.get("budget"))
-    mixed = {problem: found for problem, found in budgets.items() if len(found) > 1}
-    if mixed:  # a 5-trial run ranked against a 200-trial one says nothing about either
+        if budget is None or record.get("budget") == budget:
+            cells[problem, str(record.get("optimizer"))].append(final_score(record))
+    found = sorted(set().union(*budgets.values()), key=str)
+    if budget is not None and not cells:
+        raise ExperimentError(
+            str(folder),
+            f"no complete run records with budget {budget}; the records here have "
+            f"budget {', '.join(map(str, found)) or 'none'}",
+        )
+    mixed = {problem: runs for problem, runs in budgets.items() if len(runs) > 1}
+    if budget is None and mixed:
         listing = "; ".join(
-            f"{problem}: {', '.join(map(str, sorted(found, key=str)))}"
-            for problem, found in sorted(mixed.items())
+            f"{problem}: {', '.join(map(str, sorted(runs, key=str)))}"
+            for problem, runs in sorted(mixed.items())
         )
         raise ExperimentError(
             str(folder),
             f"run records of several budgets for one problem ({listing}); rank one budget "
-            "at a time: keep each budget's runs in its own --out folder",
+            f"at a time with --budget (one of {', '.join(map(str, found))})",
         )
     if not cells:
         raise ExperimentError(
@@ -160,6 +168,17 @@ def read_bench_records(folder: Path) -> tuple[np.ndarray, list[str], list[str]]:
             "study's SQLite file",
         )
     return loss_matrix(cells, str(folder))
+
+
+def _complete_records(folder: Path) -> Iterator[tuple[dict[str, Any], Path]]:
+    """The finished runs' records under ``folder``, with their paths."""
+    for path in sorted(Path(folder).rglob("seed-*.json")):
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # a run being written, or not a record
+        if isinstance(record, dict) and record.get("status") == "complete":
+            yield record, path
 
 
 def plot_critical_difference(

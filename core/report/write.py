@@ -7,6 +7,7 @@ import logging
 from os import PathLike
 from pathlib import Path
 
+from ensembo.errors import ExperimentError
 from ensembo.registry import Registry
 from ensembo.report.data import compute_report
 from ensembo.report.tables import (
@@ -61,11 +62,17 @@ def write_study_report(
 
 
 def write_benchmark_report(
-    results: str | PathLike, out: str | PathLike, *, alpha: float = 0.05, plots: bool = True
+    results: str | PathLike,
+    out: str | PathLike,
+    *,
+    alpha: float = 0.05,
+    plots: bool = True,
+    budget: int | None = None,
 ) -> list[Path]:
     """``ranks.md`` (average ranks, Friedman, Nemenyi) and ``critical_difference.png``.
 
-    ``results`` is a folder of ``ensembo bench`` run records or a long results CSV.
+    ``results`` is a folder of ``ensembo bench`` run records or a long results CSV;
+    ``budget`` ranks only a folder's runs of that budget.
     """
     from ensembo.report.critical_difference import (
         compare_methods,
@@ -74,8 +81,16 @@ def write_benchmark_report(
     )
 
     source = Path(results)
-    reader = read_bench_records if source.is_dir() else read_results_csv
-    matrix, methods, problems = reader(source)  # before any folder is made: it may refuse
+    if source.is_dir():
+        matrix, methods, problems = read_bench_records(source, budget)
+    elif budget is not None:
+        raise ExperimentError(
+            str(source), "a budget selects runs of an 'ensembo bench' folder; a results "
+            "CSV has no budgets"
+        )
+    else:
+        matrix, methods, problems = read_results_csv(source)
+    # both read before any folder is made: they may refuse
     comparison = compare_methods(matrix, methods, alpha)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -94,8 +109,10 @@ def write_benchmark_report(
         f"Nemenyi critical difference at alpha = {alpha}: {comparison.critical_difference:.3f}."
     )
     figure = "\n![critical difference](critical_difference.png)\n" if len(written) > 1 else ""
+    runs = "" if budget is None else f", runs with budget {budget}"
     (out / "ranks.md").write_text(
-        f"# Ranks over {len(problems)} problems\n\nFrom `{results}`; 1 is the lowest loss.\n\n"
+        f"# Ranks over {len(problems)} problems\n\nFrom `{results}`{runs}; "
+        "1 is the lowest loss.\n\n"
         f"{table}\n\n{friedman}\n{figure}"
     )
     return written

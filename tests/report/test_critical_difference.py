@@ -100,5 +100,11 @@ def test_bench_records_are_read_from_an_output_folder(tmp_path):
     np.testing.assert_allclose(matrix, [[0.15, 0.5, 1.0], [0.15, 0.5, 1.0]])
     record("levy5", "random", 3, 7.0, budget=5)  # a trial run with a smaller budget
     with pytest.raises(ExperimentError, match=r"several budgets for one problem "
-                       r"\(synthetic/levy5: 20, 5\)"):
+                       r"\(synthetic/levy5: 20, 5\); rank one budget at a time with "
+                       r"--budget \(one of 20, 5\)"):
         read_bench_records(tmp_path)
+    by_budget, _, _ = read_bench_records(tmp_path, budget=20)
+    np.testing.assert_allclose(by_budget, matrix)  # the 5-trial run left out
+    with pytest.raises(ExperimentError, match="no complete run records with budget 7; "
+                       "the records here have budget 20, 5"):
+        read_bench_records(tmp_path, budget=7)

@@ -56,6 +56,30 @@ def test_benchmark_csv_gives_ranks_and_a_diagram(tmp_path):
     assert (tmp_path / "results-report" / "critical_difference.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_budget_picks_one_budget_of_a_bench_folder(tmp_path, capsys):
+    import json
+
+    for budget, offset in ((10, 0.0), (50, -1.0)):
+        for problem in range(4):
+            for method, loss in (("a", 1.0), ("b", 2.0), ("c", 3.0)):
+                folder = tmp_path / "bench" / "s" / f"p{problem}" / method
+                folder.mkdir(parents=True, exist_ok=True)
+                record = {"suite": "s", "problem": f"p{problem}", "optimizer": method,
+                          "status": "complete", "budget": budget, "final_loss": loss + offset}
+                (folder / f"seed-{budget}.json").write_text(json.dumps(record))
+    bench = str(tmp_path / "bench")
+    assert main(["report", "--no-plots", bench]) == 2
+    assert "rank one budget at a time with --budget (one of 10, 50)" in capsys.readouterr().err
+    assert main(["report", "--no-plots", bench, "--budget", "50"]) == 0
+    ranks = (tmp_path / "bench-report" / "ranks.md").read_text()
+    assert "# Ranks over 4 problems" in ranks and "runs with budget 50;" in ranks
+    assert main(["report", "--no-plots", bench, "--budget", "20"]) == 2
+    assert "no complete run records with budget 20" in capsys.readouterr().err
+    (tmp_path / "results.csv").write_text("problem,method,loss\np,a,1\n")
+    assert main(["report", str(tmp_path / "results.csv"), "--budget", "20"]) == 2
+    assert "a results CSV has no budgets" in capsys.readouterr().err
+
+
 def test_missing_file_is_a_usage_error(tmp_path, capsys):
     assert main(["report", str(tmp_path / "nope.db")]) == 2
     assert "no such file" in capsys.readouterr().err
