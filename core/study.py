@@ -17,7 +17,16 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ensembo import checks, components, defaults, environment, execution, spaces, stored_study
+from ensembo import (
+    checks,
+    components,
+    defaults,
+    environment,
+    execution,
+    spaces,
+    stored_study,
+    trial_table,
+)
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.ensemble_keeper import EnsembleKeeper
 from ensembo.errors import StorageError
@@ -472,6 +481,36 @@ class Study:
     @property
     def ensemble(self) -> Ensemble | None:
         return self._keeper.current
+
+    def trials_dataframe(self) -> Any:
+        """The trials as a pandas DataFrame (pandas is optional: ``pip install pandas``).
+
+        One row per trial: number, state, loss, the best loss so far, the trial's
+        weight in the current ensemble (empty if not a member), then the columns of a
+        report's ``trials.csv``: one per hyperparameter (empty where inactive), one per
+        metric in ``info``, and ``duration_s``, ``attempts``, ``error``.
+        """
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError(
+                "Study.trials_dataframe needs pandas: pip install pandas "
+                "(or ensembo[data]); a report's trials.csv has the same columns"
+            ) from None
+        with self._lock:
+            trials = list(self.history)
+        ensemble = self.ensemble
+        weights = dict(zip(ensemble.members, ensemble.weights, strict=True)) if ensemble else {}
+        names = list(self.space.names)
+        metrics = trial_table.info_keys(trials)
+        rows = [
+            [trial.number, trial.state.value, trial.loss, best, weights.get(trial.number),
+             *trial_table.trial_values(trial, names, metrics)]
+            for trial, best in zip(trials, trial_table.best_so_far(trials), strict=True)
+        ]
+        columns = ["number", "state", "loss", "best_so_far", "weight", *names, *metrics,
+                   *trial_table.TAIL_COLUMNS]
+        return pandas.DataFrame(rows, columns=columns).set_index("number")
 
     def components(self) -> dict[str, Any]:
         """The component specs in use (names and options, or the objects)."""

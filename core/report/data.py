@@ -17,7 +17,7 @@ import attrs
 import numpy as np
 from scipy.stats import rankdata
 
-from ensembo import components, spaces
+from ensembo import components, spaces, trial_table
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.errors import EnsemboError, StorageError
 from ensembo.registry import Registry
@@ -89,7 +89,7 @@ class ReportData:
     @property
     def info_keys(self) -> list[str]:
         """Metrics recorded in ``trial.info`` (validation/test errors...), sorted."""
-        return sorted({key for trial in self.trials for key in trial.info})
+        return trial_table.info_keys(self.trials)
 
 
 def describe_space(space: spaces.Space) -> tuple[HyperparameterSummary, ...]:

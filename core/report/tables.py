@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ensembo import environment
+from ensembo import environment, trial_table
 from ensembo.report.data import ReportData
 
 
@@ -41,31 +41,26 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 def trial_columns(data: ReportData) -> list[str]:
     fixed = ["number", "state", "loss", "best_so_far", "ensemble_loss", "final_weight"]
     hyperparameters = [hp.name for hp in data.hyperparameters]
-    return fixed + hyperparameters + data.info_keys + ["duration_s", "attempts", "error"]
+    return fixed + hyperparameters + data.info_keys + list(trial_table.TAIL_COLUMNS)
 
 
 def trial_rows(data: ReportData) -> list[list[Any]]:
     """One row per trial in :func:`trial_columns` order; inactive hyperparameters empty."""
     weights = {member.number: member.weight for member in data.members}
+    names = [hp.name for hp in data.hyperparameters]
     info_keys = data.info_keys
-    rows = []
-    for trial, point in zip(data.trials, data.iterations, strict=True):
-        rows.append(
-            [
-                trial.number,
-                trial.state.value,
-                trial.loss,
-                point.best_so_far,
-                point.ensemble_loss,
-                weights.get(trial.number),
-                *(trial.config.get(hp.name) for hp in data.hyperparameters),
-                *(trial.info.get(key) for key in info_keys),
-                trial.duration,
-                trial.attempts,
-                trial.error,
-            ]
-        )
-    return rows
+    return [
+        [
+            trial.number,
+            trial.state.value,
+            trial.loss,
+            point.best_so_far,
+            point.ensemble_loss,
+            weights.get(trial.number),
+            *trial_table.trial_values(trial, names, info_keys),
+        ]
+        for trial, point in zip(data.trials, data.iterations, strict=True)
+    ]
 
 
 def write_trials_csv(data: ReportData, path: Path) -> Path:

@@ -1,0 +1,70 @@
+"""``Study.trials_dataframe``: the trials as a table, as a report's trials.csv has them."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from ensembo.study import Study
+from ensembo.trials import Evaluation
+
+pandas = pytest.importorskip("pandas")
+
+
+TARGETS = np.linspace(0.0, 1.0, 10)
+NOISE = np.random.default_rng(0).normal(size=10)
+
+
+def _objective(config):
+    if config["shared"] > 0.5:
+        raise ValueError("too large")
+    predictions = TARGETS + config["shared"] * NOISE
+    loss = float(np.mean((predictions - TARGETS) ** 2))
+    return Evaluation(loss=loss, predictions=predictions, info={"test_error": 2 * loss})
+
+
+@pytest.fixture
+def finished(tree_space, tmp_path):
+    study = Study(tree_space, surrogate=None, ensemble="posthoc", seed=3, task="regression",
+                  loss="mse", validation_targets=TARGETS, storage=tmp_path / "study.db")
+    return study.optimize(_objective, n_trials=12)
+
+
+def test_one_row_per_trial_with_hyperparameters_metrics_and_weights(finished):
+    table = finished.trials_dataframe()
+    assert list(table.columns) == [
+        "state", "loss", "best_so_far", "weight", "branch", "shared", "only_b", "steps",
+        "test_error", "duration_s", "attempts", "error",
+    ]
+    assert list(table.index) == list(range(12))
+    for trial in finished.trials:
+        row = table.loc[trial.number]
+        assert row["state"] == trial.state.value
+        assert row["branch"] == trial.config["branch"]
+        assert pandas.isna(row["steps"]) == ("steps" not in trial.config)  # inactive: empty
+        if trial.state.value == "failed":
+            assert pandas.isna(row["loss"]) and row["error"] == "ValueError: too large"
+        else:
+            assert row["test_error"] == pytest.approx(2 * trial.loss)
+    complete = table[table["state"] == "complete"]
+    assert 0 < len(complete) < 12  # both kinds of trial are in the table
+    expected_best = np.fmin.accumulate(table["loss"].to_numpy())
+    np.testing.assert_allclose(table["best_so_far"], expected_best)
+    ensemble = finished.ensemble
+    members = table["weight"].dropna()
+    assert dict(members) == pytest.approx(dict(zip(ensemble.members, ensemble.weights)))
+    assert members.sum() == pytest.approx(1.0)
+
+
+def test_a_resumed_study_gives_the_same_table(finished, tmp_path):
+    before = finished.trials_dataframe().drop(columns="weight")
+    after = Study.load(tmp_path / "study.db").trials_dataframe().drop(columns="weight")
+    pandas.testing.assert_frame_equal(before, after)
+
+
+def test_without_pandas_the_error_says_what_to_install(finished, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError, match="needs pandas: pip install pandas"):
+        finished.trials_dataframe()
