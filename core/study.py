@@ -29,7 +29,7 @@ from ensembo import (
 )
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.ensemble_keeper import EnsembleKeeper
-from ensembo.errors import StorageError
+from ensembo.errors import MissingDependencyError, StorageError
 from ensembo.objective import to_evaluation
 from ensembo.plugin_checks import find_hook_mistakes, new_plugin_manager
 from ensembo.progress import ProgressBar
@@ -483,7 +483,7 @@ class Study:
         return self._keeper.current
 
     def trials_dataframe(self) -> Any:
-        """The trials as a pandas DataFrame (pandas is optional: ``pip install pandas``).
+        """The trials as a pandas DataFrame (pandas is optional: ``ensembo[data]``).
 
         One row per trial: number, state, loss, the best loss so far, the trial's
         weight in the current ensemble (empty if not a member), then the columns of a
@@ -493,10 +493,7 @@ class Study:
         try:
             import pandas
         except ImportError:
-            raise ImportError(
-                "Study.trials_dataframe needs pandas: pip install pandas "
-                "(or ensembo[data]); a report's trials.csv has the same columns"
-            ) from None
+            raise MissingDependencyError("Study.trials_dataframe", "pandas", "data") from None
         with self._lock:
             trials = list(self.history)
         ensemble = self.ensemble

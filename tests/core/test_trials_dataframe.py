@@ -66,5 +66,5 @@ def test_a_resumed_study_gives_the_same_table(finished, tmp_path):
 
 def test_without_pandas_the_error_says_what_to_install(finished, monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)
-    with pytest.raises(ImportError, match="needs pandas: pip install pandas"):
+    with pytest.raises(ImportError, match=r"needs the 'pandas' package.*ensembo\[data\]"):
         finished.trials_dataframe()
