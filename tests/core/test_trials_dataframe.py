@@ -54,7 +54,8 @@ def test_one_row_per_trial_with_hyperparameters_metrics_and_weights(finished):
     np.testing.assert_allclose(table["best_so_far"], expected_best)
     ensemble = finished.ensemble
     members = table["weight"].dropna()
-    assert dict(members) == pytest.approx(dict(zip(ensemble.members, ensemble.weights)))
+    expected = dict(zip(ensemble.members, ensemble.weights, strict=True))
+    assert dict(members) == pytest.approx(expected)
     assert members.sum() == pytest.approx(1.0)
 
 
