@@ -11,10 +11,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from ensembo.errors import EnsemboError
+from ensembo.plugin_checks import article
 from ensembo.registry import (
     NO_DEFAULT,
     PluginConflict,
     PluginEntry,
+    Registry,
     factory_options,
     registry,
 )
@@ -37,11 +39,22 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("plugins", help="list registered plugins, or show one")
     parser.add_argument("name", nargs="?", help="show this component's description and options")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument(
+        "--check", action="store_true",
+        help="run the conformance checks (ensembo.conformance) on NAME's surrogate, "
+        "ensemble strategy or loss; exit 1 if one fails",
+    )
+    parser.add_argument("--task", choices=("classification", "regression"),
+                        help="the task to check a loss for (--check)")
     parser.set_defaults(handler=run)
 
 
 def run(args) -> int:
     reg = registry()
+    if args.check:
+        if not args.name:
+            raise EnsemboError("--check needs the NAME of the component to check")
+        return check(reg, args.name, task=args.task, as_json=args.json)
     if args.name:
         return show(reg.entries(), args.name, as_json=args.json, conflicts=reg.conflicts)
     entries = [
@@ -108,6 +121,55 @@ def describe(entry: PluginEntry) -> dict[str, Any]:
     }
 
 
+def check(reg: Registry, name: str, *, task: str | None, as_json: bool) -> int:
+    """Run :mod:`ensembo.conformance` on every checkable component called ``name``."""
+    from ensembo import conformance
+
+    found = _named(reg.entries(), name)
+    checkable = [e for e in found if e.kind in ("surrogate", "ensemble_strategy", "loss")]
+    if not checkable:
+        kinds = ", ".join(sorted({e.kind.replace("_", " ") for e in found}))
+        raise EnsemboError(f"{name!r} is {article(kinds)} {kinds}; conformance checks "
+                           "exist for surrogates, ensemble strategies and losses")
+    results = []
+    for entry in checkable:
+        if entry.kind == "loss" and task is None:
+            raise EnsemboError(f"loss {name!r}: give --task classification or --task regression")
+        try:
+            if entry.kind == "surrogate":
+                passed = conformance.check_surrogate(name, registry=reg)
+            elif entry.kind == "ensemble_strategy":
+                passed = conformance.check_ensemble_strategy(name, registry=reg)
+            else:
+                passed = conformance.check_loss(name, task=task, registry=reg)
+            failures: list[tuple[str, str]] = []
+        except conformance.ConformanceError as error:
+            passed, failures = [], error.failures
+        results.append({"kind": entry.kind, "name": name, "distribution": entry.distribution,
+                        "passed": passed, "failures": [
+                            {"check": check, "problem": problem} for check, problem in failures]})
+    if as_json:
+        print(json.dumps(results, indent=2))
+    for result in [] if as_json else results:
+        kind = result["kind"].replace("_", " ")
+        verdict = (f"{len(result['failures'])} check(s) failed" if result["failures"]
+                   else f"{len(result['passed'])} checks passed")
+        print(f"{kind} {name!r} (from {result['distribution']}): {verdict}")
+        for failure in result["failures"]:
+            print(f"  FAIL {failure['check']}: {failure['problem']}")
+    return 1 if any(result["failures"] for result in results) else 0
+
+
+def _named(entries: list[PluginEntry], name: str) -> list[PluginEntry]:
+    """The entries called ``name``; none is an error that suggests close names."""
+    found = [e for e in entries if e.name == name]
+    if not found:
+        close = difflib.get_close_matches(name, sorted({e.name for e in entries}), n=3)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise EnsemboError(f"no registered component is called {name!r}{hint}")
+    return found
+
+
 def show(
     entries: list[PluginEntry],
     name: str,
@@ -115,11 +177,7 @@ def show(
     as_json: bool,
     conflicts: Sequence[PluginConflict] = (),
 ) -> int:
-    found = [describe(e) for e in entries if e.name == name]
-    if not found:
-        close = difflib.get_close_matches(name, sorted({e.name for e in entries}), n=3)
-        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        raise EnsemboError(f"no registered component is called {name!r}{hint}")
+    found = [describe(e) for e in _named(entries, name)]
     if as_json:
         print(json.dumps(found, indent=2))
         return 0

@@ -14,6 +14,8 @@ from ensembo.plugins.losses.votes import LossInputError, margins, one_hot_votes
 
 
 class CBoundLoss:
+    per_example = False  # only an ensemble has a C-bound (see ensembo.conformance.check_loss)
+
     def __call__(self, y_true: np.ndarray, predictions: np.ndarray) -> np.ndarray:
         raise LossInputError(
             "loss 'c-bound' is defined on a whole ensemble, not per example; use it as "

@@ -187,3 +187,12 @@ def test_stacking_without_predictions_is_the_best_trial(example):
     study = Study(ConfigurationSpace(space={"x": (0.0, 1.0)}), surrogate=None, ensemble="stacking")
     study.optimize(lambda c: (c["x"] - 0.4) ** 2, n_trials=6)
     assert study.ensemble.members == (study.best_trial.number,)
+
+
+def test_the_example_passes_the_conformance_checks(example):
+    from ensembo.conformance import check_ensemble_strategy, check_surrogate
+
+    assert "in a study, conditional space" in check_surrogate("knn")
+    passed = check_ensemble_strategy("stacking")
+    assert {"a replay gives the same ensemble, classification",
+            "a replay gives the same ensemble, regression"} <= set(passed)

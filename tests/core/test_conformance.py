@@ -1,0 +1,215 @@
+"""``ensembo.conformance``: the built-in components pass, broken ones are caught by name."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ensembo.cli import main, plugins_command
+from ensembo.conformance import (
+    ConformanceError,
+    check_ensemble_strategy,
+    check_loss,
+    check_surrogate,
+)
+from ensembo.ensemble import Ensemble
+from ensembo.errors import PluginContractError
+from ensembo.hookspecs import hookimpl
+from ensembo.plugins.losses.regression import SquaredError
+from ensembo.plugins.surrogates.rf import RandomForestSurrogate
+from ensembo.registry import Registry
+
+
+@pytest.mark.parametrize("surrogate", ["gp", "gp-cond", "rf", "tpe", {"name": "gp", "samples": 4}])
+def test_built_in_surrogates_pass(surrogate):
+    passed = check_surrogate(surrogate)
+    assert "in a study, conditional space" in passed
+
+
+def test_the_gp_is_checked_for_gradients_and_resume():
+    passed = check_surrogate("gp")
+    assert {"gradients match finite differences",
+            "state and restore continue the same fits"} <= set(passed)
+
+
+@pytest.mark.parametrize("strategy", ["best", "posthoc", "agnostic-bayes", "esmbo", "eo", "segor"])
+def test_built_in_strategies_pass(strategy):
+    passed = check_ensemble_strategy(strategy)
+    assert any(name.startswith("a replay gives the same ensemble") for name in passed)
+
+
+@pytest.mark.parametrize(
+    ("loss", "task"),
+    [("zero-one", "classification"), ("log-loss", "classification"),
+     ("squared-margin", "classification"), ("sigmoid-margin", "classification"),
+     ("mse", "regression"), ("mae", "regression"), ("huber", "regression"),
+     ("tukey", "regression")],
+)
+def test_built_in_losses_pass(loss, task):
+    assert "a one-member ensemble scores as its member" in check_loss(loss, task=task)
+
+
+def test_the_c_bound_is_checked_as_an_ensemble_loss_only():
+    passed = check_loss("c-bound", task="classification")  # it declares per_example = False
+    assert passed == ["protocol", "ensemble loss of a batch of candidates",
+                      "a perfect ensemble loses least"]
+    with pytest.raises(ConformanceError, match="one finite loss per example: LossInputError"):
+        check_loss("c-bound", task="classification", per_example=True)
+
+
+class _Forest(RandomForestSurrogate):
+    def __init__(self):
+        super().__init__(n_trees=10)
+
+
+class NegativeVariance(_Forest):
+    def predict(self, batch):
+        mean, variance = super().predict(batch)
+        return mean, variance - 10.0
+
+
+class GlobalRandomness(_Forest):
+    def fit(self, batch, y, rng):
+        super().fit(batch, y, np.random.default_rng())  # ignores the seed it was given
+
+
+class ScalesTargetsInPlace(_Forest):
+    def fit(self, batch, y, rng):
+        y /= 2.0
+        super().fit(batch, y, rng)
+
+
+@pytest.mark.parametrize(
+    ("surrogate", "check"),
+    [(NegativeVariance, ("fit and predict, flat space, 2 points: AssertionError: predict "
+                         "gave a negative variance")),
+     (GlobalRandomness, "same seed, same predictions, flat space"),
+     (ScalesTargetsInPlace, "inputs left unchanged, flat space")],
+)
+def test_a_broken_surrogate_fails_the_check_it_breaks(surrogate, check):
+    with pytest.raises(ConformanceError, match=f"surrogate {surrogate.__name__} failed") as caught:
+        check_surrogate(surrogate)
+    assert check in str(caught.value)
+    assert isinstance(caught.value, PluginContractError)
+
+
+class WrongGradient(RandomForestSurrogate):
+    """Claims gradients (so L-BFGS would use them) that are not the model's."""
+
+    def predict_with_gradients(self, batch):
+        mean, variance = self.predict(batch)
+        ones = np.ones_like(batch.values)
+        return mean, variance, ones, ones
+
+
+def test_gradients_are_compared_with_finite_differences():
+    with pytest.raises(ConformanceError) as caught:
+        check_surrogate(WrongGradient)
+    failures = dict(caught.value.failures)
+    assert list(failures) == ["gradients match finite differences"]
+    assert "d mean/dx[0] differs from finite differences" in failures[
+        "gradients match finite differences"]
+
+
+class EnsemblesRunningTrials:
+    """Puts every trial it has seen into the ensemble, finished or not."""
+
+    def targets(self, history, context):
+        return np.array([t.loss for t in history.completed()])
+
+    def update(self, history, trial, context):
+        pass
+
+    def ensemble(self, history, context):
+        return Ensemble.from_counts({t.number: 1.0 for t in history}) if len(history) else None
+
+
+class NoisyTargets(EnsemblesRunningTrials):
+    def targets(self, history, context):
+        losses = np.array([t.loss for t in history.completed()])
+        return losses + np.random.default_rng().normal(size=len(losses))
+
+    def ensemble(self, history, context):
+        best = history.best()
+        return None if best is None else Ensemble.single(best.number)
+
+
+def test_a_strategy_that_ensembles_running_trials_is_caught_at_its_first_step():
+    with pytest.raises(ConformanceError) as caught:
+        check_ensemble_strategy(EnsemblesRunningTrials, tasks=("regression",))
+    failure = dict(caught.value.failures)["targets and ensemble at every step, regression"]
+    assert "after 1 finished trial(s): members [" in failure
+    assert "are not completed trials" in failure
+
+
+def test_a_strategy_whose_replay_differs_breaks_resume():
+    with pytest.raises(ConformanceError) as caught:
+        check_ensemble_strategy(NoisyTargets, tasks=("classification",))
+    assert [name for name, _ in caught.value.failures] == [
+        "a replay gives the same ensemble, classification"]
+    assert "a resumed study would change its ensemble" in str(caught.value)
+
+
+class UpsideDown(SquaredError):
+    """Rewards errors: a loss to maximize, registered as one to minimize."""
+
+    def __call__(self, y_true, predictions):
+        return -super().__call__(y_true, predictions)
+
+
+class EnsembleLossOfAnotherScale(SquaredError):
+    def ensemble_loss(self, y_true, totals, size):
+        return 2.0 * super().ensemble_loss(y_true, totals, size)
+
+
+def test_broken_losses_fail_their_checks():
+    with pytest.raises(ConformanceError, match="perfect predictions lose least"):
+        check_loss(UpsideDown, task="regression")
+    with pytest.raises(ConformanceError) as caught:
+        check_loss(EnsembleLossOfAnotherScale, task="regression")
+    assert [name for name, _ in caught.value.failures] == [
+        "a one-member ensemble scores as its member"]
+
+
+def test_a_component_instance_is_refused_with_what_to_pass():
+    with pytest.raises(TypeError, match="zero-argument factory"):
+        check_surrogate(RandomForestSurrogate())
+
+
+class _BrokenPlugin:
+    @hookimpl
+    def ensembo_add_surrogates(self):
+        return {"negative": NegativeVariance}
+
+    @hookimpl
+    def ensembo_add_ensemble_strategies(self):
+        return {"greedy-for-running": EnsemblesRunningTrials}
+
+
+def test_plugins_check_runs_the_checks_and_exits_1_on_a_failure(monkeypatch, capsys):
+    reg = Registry.from_plugins({"broken-dist": _BrokenPlugin()}, builtins=True)
+    monkeypatch.setattr(plugins_command, "registry", lambda: reg)
+    assert main(["plugins", "rf", "--check"]) == 0
+    assert capsys.readouterr().out == "surrogate 'rf' (from ensembo): 12 checks passed\n"
+    assert main(["plugins", "negative", "--check"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("surrogate 'negative' (from broken-dist): ")
+    assert "  FAIL fit and predict, flat space, 2 points: AssertionError: predict gave a " in out
+    assert main(["plugins", "greedy-for-running", "--check", "--json"]) == 1
+    (result,) = json.loads(capsys.readouterr().out)
+    assert result["kind"] == "ensemble_strategy" and result["distribution"] == "broken-dist"
+    assert "are not completed trials" in result["failures"][0]["problem"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error"),
+    [(["--check"], "--check needs the NAME"),
+     (["mse", "--check"], "loss 'mse': give --task classification or --task regression"),
+     (["ei", "--check"], "'ei' is an acquisition; conformance checks exist for surrogates"),
+     (["rff", "--check"], "no registered component is called 'rff'; did you mean 'rf'")],
+)
+def test_plugins_check_refuses_what_it_cannot_check(arguments, error, capsys):
+    assert main(["plugins", *arguments]) == 2
+    assert error in capsys.readouterr().err
