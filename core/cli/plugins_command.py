@@ -8,6 +8,7 @@ import inspect
 import json
 import sys
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from ensembo.errors import EnsemboError
@@ -41,8 +42,8 @@ def register(subparsers) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument(
         "--check", action="store_true",
-        help="run the conformance checks (ensembo.conformance) on NAME's surrogate, "
-        "ensemble strategy or loss; exit 1 if one fails",
+        help="run the conformance checks (ensembo.conformance) on the components called "
+        "NAME; exit 1 if one fails",
     )
     parser.add_argument("--task", choices=("classification", "regression"),
                         help="the task to check a loss for (--check)")
@@ -125,24 +126,26 @@ def check(reg: Registry, name: str, *, task: str | None, as_json: bool) -> int:
     """Run :mod:`ensembo.conformance` on every checkable component called ``name``."""
     from ensembo import conformance
 
+    checkers = {
+        "surrogate": conformance.check_surrogate,
+        "acquisition": conformance.check_acquisition,
+        "acquisition_optimizer": conformance.check_acquisition_optimizer,
+        "initial_design": conformance.check_initial_design,
+        "ensemble_strategy": conformance.check_ensemble_strategy,
+        "loss": partial(conformance.check_loss, task=task),
+    }
     found = _named(reg.entries(), name)
-    checkable = [e for e in found if e.kind in ("surrogate", "ensemble_strategy", "loss")]
+    checkable = [e for e in found if e.kind in checkers]
     if not checkable:
         kinds = ", ".join(sorted({e.kind.replace("_", " ") for e in found}))
-        raise EnsemboError(f"{name!r} is {article(kinds)} {kinds}; conformance checks "
-                           "exist for surrogates, ensemble strategies and losses")
+        raise EnsemboError(f"{name!r} is {article(kinds)} {kinds}; conformance checks exist "
+                           "for every plugin kind but estimators and spaces")
+    if task is None and any(e.kind == "loss" for e in checkable):
+        raise EnsemboError(f"loss {name!r}: give --task classification or --task regression")
     results = []
     for entry in checkable:
-        if entry.kind == "loss" and task is None:
-            raise EnsemboError(f"loss {name!r}: give --task classification or --task regression")
         try:
-            if entry.kind == "surrogate":
-                passed = conformance.check_surrogate(name, registry=reg)
-            elif entry.kind == "ensemble_strategy":
-                passed = conformance.check_ensemble_strategy(name, registry=reg)
-            else:
-                passed = conformance.check_loss(name, task=task, registry=reg)
-            failures: list[tuple[str, str]] = []
+            passed, failures = checkers[entry.kind](name, registry=reg), []
         except conformance.ConformanceError as error:
             passed, failures = [], error.failures
         results.append({"kind": entry.kind, "name": name, "distribution": entry.distribution,

@@ -10,13 +10,19 @@ import pytest
 from ensembo.cli import main, plugins_command
 from ensembo.conformance import (
     ConformanceError,
+    check_acquisition,
+    check_acquisition_optimizer,
     check_ensemble_strategy,
+    check_initial_design,
     check_loss,
     check_surrogate,
 )
 from ensembo.ensemble import Ensemble
 from ensembo.errors import PluginContractError
 from ensembo.hookspecs import hookimpl
+from ensembo.plugins.acquisition_optimizers.random_search import RandomSearchOptimizer
+from ensembo.plugins.acquisitions.expected_improvement import ExpectedImprovement
+from ensembo.plugins.initial_designs.random_design import RandomDesign
 from ensembo.plugins.losses.regression import SquaredError
 from ensembo.plugins.surrogates.rf import RandomForestSurrogate
 from ensembo.registry import Registry
@@ -207,9 +213,70 @@ def test_plugins_check_runs_the_checks_and_exits_1_on_a_failure(monkeypatch, cap
     ("arguments", "error"),
     [(["--check"], "--check needs the NAME"),
      (["mse", "--check"], "loss 'mse': give --task classification or --task regression"),
-     (["ei", "--check"], "'ei' is an acquisition; conformance checks exist for surrogates"),
+     (["svm", "--check"], ("'svm' is a space; conformance checks exist for every plugin kind "
+                          "but estimators and spaces")),
      (["rff", "--check"], "no registered component is called 'rff'; did you mean 'rf'")],
 )
 def test_plugins_check_refuses_what_it_cannot_check(arguments, error, capsys):
     assert main(["plugins", *arguments]) == 2
     assert error in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("check", "names"),
+    [(check_acquisition, ["ei", "log-ei", "pi", "lcb"]),
+     (check_acquisition_optimizer, ["lbfgs", "local-search", "random"]),
+     (check_initial_design, ["default", "lhs", "random", "sobol"])],
+    ids=["acquisitions", "acquisition-optimizers", "initial-designs"],
+)
+def test_built_in_search_components_pass(check, names):
+    for name in names:
+        assert check(name)[0] == "protocol"
+
+
+class EIWithWrongGradient(ExpectedImprovement):
+    def gradient(self, mean, variance, best):
+        by_mean, by_variance = super().gradient(mean, variance, best)
+        return by_mean, 2 * by_variance
+
+
+class HighMeansPreferred(ExpectedImprovement):
+    def __call__(self, mean, variance, best):
+        return super().__call__(-np.asarray(mean), variance, best)
+
+
+class NormalizedByTheBatch(ExpectedImprovement):
+    def __call__(self, mean, variance, best):
+        values = super().__call__(mean, variance, best)
+        return values / values.max()
+
+
+@pytest.mark.parametrize(
+    ("acquisition", "failed"),
+    [(EIWithWrongGradient, "gradients match finite differences"),
+     (HighMeansPreferred, "a lower mean is at least as good"),
+     (NormalizedByTheBatch, "the same values point by point")],
+)
+def test_a_broken_acquisition_fails_the_check_it_breaks(acquisition, failed):
+    with pytest.raises(ConformanceError) as caught:
+        check_acquisition(acquisition)
+    assert failed in [name for name, _ in caught.value.failures]
+
+
+class WorstFirst(RandomSearchOptimizer):
+    def maximize(self, surface, space, history, n, rng):
+        return super().maximize(surface, space, history, n, rng)[::-1]
+
+
+class SeedIgnored(RandomDesign):
+    def configs(self, space, n, rng):
+        return super().configs(space, n, np.random.default_rng())
+
+
+def test_broken_search_components_fail_their_checks():
+    with pytest.raises(ConformanceError, match="the first is not the best: scores"):
+        check_acquisition_optimizer(WorstFirst)
+    with pytest.raises(ConformanceError) as caught:
+        check_initial_design(SeedIgnored)
+    assert [name for name, _ in caught.value.failures] == [
+        "same seed, same design, flat space", "same seed, same design, conditional space"]

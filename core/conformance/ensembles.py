@@ -1,0 +1,132 @@
+"""Conformance of ensemble strategies, fed trials as an asynchronous study records them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ensembo import components
+from ensembo.conformance.common import (
+    CLASSES,
+    EXAMPLES,
+    CheckRun,
+    require,
+    synthetic_predictions,
+)
+from ensembo.ensemble import Ensemble, EnsembleContext
+from ensembo.protocols import EnsembleStrategy
+from ensembo.registry import Registry
+from ensembo.trials import History, Trial, TrialState
+
+
+def _finished_trials(task: str, seed: int) -> tuple[list[Trial], EnsembleContext]:
+    """Trials 0..13 as a study with four asynchronous workers records them: each is
+    first stored running, and trials finish out of number order. Trial 5 fails and
+    trial 13 is still running at the end; the others complete with predictions."""
+    rng = np.random.default_rng(seed)
+    if task == "classification":
+        y = rng.integers(0, CLASSES, EXAMPLES)
+        context = EnsembleContext(y_true=y, loss="zero-one", task=task,
+                                  classes=np.arange(CLASSES), budget=200, seed=seed)
+    else:
+        y = rng.normal(size=EXAMPLES)
+        context = EnsembleContext(y_true=y, loss="mse", task=task, budget=200, seed=seed)
+    loss = components.build("loss", context.loss)
+
+    def finished(number: int) -> Trial:
+        if number == 5:
+            return Trial(number=number, config={"i": number}, state=TrialState.FAILED,
+                         error="crashed")
+        predictions = synthetic_predictions(task, rng, y)
+        return Trial(number=number, config={"i": number}, state=TrialState.COMPLETE,
+                     loss=float(np.mean(loss(y, predictions))), predictions=predictions)
+
+    events = [Trial(number=n, config={"i": n}, state=TrialState.RUNNING) for n in range(4)]
+    running = list(range(4))
+    while running:
+        number = running.pop(int(rng.integers(len(running))))
+        if number == 13:
+            continue  # never finishes
+        events.append(finished(number))
+        following = max(t.number for t in events) + 1
+        if following < 14:
+            events.append(Trial(number=following, config={"i": following},
+                                state=TrialState.RUNNING))
+            running.append(following)
+    return events, context
+
+
+def _replay(strategy: Any, events: list[Trial], context: EnsembleContext):
+    """Feed the recorded ``events`` as a study does; every finished trial's step:
+    targets, ensemble, completed trial numbers."""
+    history, steps = History(), []
+    for trial in events:
+        history.put(trial)
+        if trial.state is TrialState.RUNNING:
+            continue
+        if trial.state is TrialState.COMPLETE:
+            strategy.update(history, trial, context)
+        steps.append((strategy.targets(history, context), strategy.ensemble(history, context),
+                      [t.number for t in history.completed()]))
+    return history, steps
+
+
+def _check_step(targets: Any, ensemble: Any, completed: list[int]) -> None:
+    targets = np.asarray(targets)
+    require(targets.shape == (len(completed),),
+             f"targets of shape {targets.shape} for {len(completed)} completed trials")
+    require(bool(np.all(np.isfinite(targets))), "non-finite targets")
+    if not completed:
+        require(ensemble is None, "an ensemble before any trial completed")
+        return
+    require(isinstance(ensemble, Ensemble), f"ensemble() returned {ensemble!r}")
+    strangers = set(ensemble.members) - set(completed)
+    require(not strangers, f"members {sorted(strangers)} are not completed trials")
+
+
+def check_ensemble_strategy(
+    strategy: Any,
+    *,
+    tasks: tuple[str, ...] | None = None,
+    seed: int = 0,
+    registry: Registry | None = None,
+) -> list[str]:
+    """Check an ensemble strategy on synthetic trials as a study feeds them.
+
+    ``tasks`` defaults to the strategy's ``task`` attribute if it has one, else both
+    classification and regression. Returns the names of the checks passed; raises
+    :class:`ConformanceError` listing every failed one.
+    """
+    checks = CheckRun("ensemble_strategy", strategy, registry)
+    first = checks.fresh()
+    with checks.check("protocol"):
+        require(isinstance(first, EnsembleStrategy),
+                 "has no targets(history, context), update(...) and ensemble(...)")
+    if checks.failures:
+        return checks.done()
+    own = getattr(first, "task", None)
+    for task in tasks or ((own,) if own else ("classification", "regression")):
+        trials, context = _finished_trials(task, seed)
+        with checks.check(f"targets and ensemble at every step, {task}"):
+            _, steps = _replay(checks.fresh(), trials, context)
+            for index, (targets, ensemble, completed) in enumerate(steps):
+                try:
+                    _check_step(targets, ensemble, completed)
+                except AssertionError as problem:
+                    after = f"after {index + 1} finished trial(s)"
+                    raise AssertionError(f"{after}: {problem}") from None
+        with checks.check(f"a replay gives the same ensemble, {task}"):
+            _, steps = _replay(checks.fresh(), trials, context)
+            _, again = _replay(checks.fresh(), trials, context)
+            require(steps[-1][1] == again[-1][1] and np.allclose(steps[-1][0], again[-1][0]),
+                     "two fresh instances fed the same trials end with different ensembles "
+                     "or targets (a resumed study would change its ensemble)")
+        with checks.check(f"the ensemble combines its members' predictions, {task}"):
+            history, steps = _replay(checks.fresh(), trials, context)
+            ensemble = steps[-1][1]
+            combined = ensemble.combine([history[n].predictions for n in ensemble.members])
+            require(combined.shape == np.shape(history[ensemble.members[0]].predictions)
+                     and bool(np.all(np.isfinite(combined))),
+                     f"combined predictions of shape {combined.shape}")
+    return checks.done()

@@ -1,0 +1,97 @@
+"""Conformance of losses, per example and, where they have one, on ensembles."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ensembo.conformance.common import (
+    CLASSES,
+    EXAMPLES,
+    CheckRun,
+    require,
+    synthetic_predictions,
+)
+from ensembo.protocols import Loss
+from ensembo.registry import Registry
+
+
+def check_loss(
+    loss: Any,
+    *,
+    task: str,
+    per_example: bool | None = None,
+    seed: int = 0,
+    registry: Registry | None = None,
+) -> list[str]:
+    """Check a loss for ``task`` ("classification": class probabilities (m, k);
+    "regression": values (m,)).
+
+    A loss with ``contributions`` and ``ensemble_loss`` (usable by ``posthoc``, ``eo``
+    and ``segor``) is checked on ensembles too. A loss defined only on a whole
+    ensemble, as the C-bound is, declares ``per_example = False`` (or pass it here) and
+    is not called per example. Returns the names of the checks passed; raises
+    :class:`ConformanceError` listing every failed one.
+    """
+    checks = CheckRun("loss", loss, registry)
+    rng = np.random.default_rng(seed)
+    first = checks.fresh()
+    with checks.check("protocol"):
+        require(isinstance(first, Loss), "is not callable as loss(y_true, predictions)")
+    if checks.failures:
+        return checks.done()
+    if task == "classification":
+        y = rng.integers(0, CLASSES, EXAMPLES)
+        perfect = np.eye(CLASSES)[y]
+    else:
+        y = rng.normal(size=EXAMPLES)
+        perfect = y.copy()
+    members = np.stack([synthetic_predictions(task, rng, y) for _ in range(4)])
+    if per_example is None:
+        per_example = getattr(first, "per_example", True)
+    if per_example:
+        _per_example_checks(checks, first, y, perfect, members[0])
+    if hasattr(first, "contributions") and hasattr(first, "ensemble_loss"):
+        _ensemble_loss_checks(checks, first, y, perfect, members, per_example)
+    return checks.done()
+
+
+def _per_example_checks(checks: CheckRun, loss: Any, y, perfect, predictions) -> None:
+    with checks.check("one finite loss per example"):
+        values = np.asarray(loss(y, predictions))
+        require(values.shape == (EXAMPLES,), f"shape {values.shape}, expected ({EXAMPLES},)")
+        require(bool(np.all(np.isfinite(values))), "non-finite losses")
+    with checks.check("perfect predictions lose least"):
+        best, other = np.asarray(loss(y, perfect)), np.asarray(loss(y, predictions))
+        require(bool(np.all(best <= other + 1e-12)),
+                 "some example loses more with the true answer than with a wrong one")
+    with checks.check("inputs left unchanged"):
+        kept = (y.copy(), predictions.copy())
+        loss(y, predictions)
+        require(np.array_equal(kept[0], y) and np.array_equal(kept[1], predictions),
+                 "the loss modified y_true or the predictions in place")
+
+
+def _ensemble_loss_checks(checks: CheckRun, loss: Any, y, perfect, members, per_example) -> None:
+    contributions = np.stack([loss.contributions(p) for p in members])
+    pairs = [(0, 1), (1, 2), (2, 3), (0, 3)]
+    totals = np.stack([contributions[i] + contributions[j] for i, j in pairs])
+    with checks.check("ensemble loss of a batch of candidates"):
+        batched = np.asarray(loss.ensemble_loss(y, totals, 2.0))
+        require(batched.shape == (len(pairs),),
+                 f"{len(pairs)} candidate totals gave shape {batched.shape}")
+        one_by_one = [float(loss.ensemble_loss(y, total, 2.0)) for total in totals]
+        require(np.allclose(batched, one_by_one) and bool(np.all(np.isfinite(batched))),
+                 "candidates scored in a batch differ from candidates scored alone")
+    with checks.check("a perfect ensemble loses least"):
+        best = float(loss.ensemble_loss(y, 2 * loss.contributions(perfect), 2.0))
+        require(best <= float(np.min(loss.ensemble_loss(y, totals, 2.0))) + 1e-12,
+                 "an ensemble of true answers loses more than one of wrong ones")
+    if per_example:
+        with checks.check("a one-member ensemble scores as its member"):
+            alone = float(loss.ensemble_loss(y, contributions[0], 1.0))
+            member = float(np.mean(loss(y, members[0])))
+            require(np.isclose(alone, member),
+                     f"ensemble_loss of the member alone is {alone:.6g}, its mean loss "
+                     f"{member:.6g}")

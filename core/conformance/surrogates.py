@@ -1,0 +1,185 @@
+"""Conformance of surrogates, and of surrogates that bring their own proposer (TPE)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from ensembo import spaces
+from ensembo.conformance.common import (
+    CONDITIONAL_SPACE,
+    FLAT_SPACE,
+    CheckRun,
+    require,
+    synthetic_problem,
+)
+from ensembo.protocols import (
+    DifferentiableSurrogate,
+    Proposer,
+    Resumable,
+    SampledSurrogate,
+    Surrogate,
+)
+from ensembo.registry import Registry
+from ensembo.trials import History, Trial, TrialState
+
+_SIZES = (2, 25)  # a study models from two completed trials on
+
+
+def _posterior_problem(mean: Any, variance: Any, n: int) -> str | None:
+    mean, variance = np.asarray(mean), np.asarray(variance)
+    if mean.shape != (n,) or variance.shape != (n,):
+        return f"predict gave shapes {mean.shape} and {variance.shape}, expected ({n},) each"
+    if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(variance))):
+        return "predict gave non-finite means or variances"
+    if np.any(variance < 0):
+        return f"predict gave a negative variance ({variance.min():.3g})"
+    return None
+
+
+def _fitted(surrogate: Any, batch, y: np.ndarray, seed: int) -> Any:
+    surrogate.fit(batch, y, np.random.default_rng(seed))
+    return surrogate
+
+
+def check_surrogate(
+    surrogate: Any, *, seed: int = 0, registry: Registry | None = None
+) -> list[str]:
+    """Check a surrogate (or a proposer-type surrogate such as TPE) as a study uses it.
+
+    Returns the names of the checks passed; raises :class:`ConformanceError` listing
+    every failed one.
+    """
+    checks = CheckRun("surrogate", surrogate, registry)
+    first = checks.fresh()
+    if isinstance(first, Proposer) and not isinstance(first, Surrogate):
+        _proposer_checks(checks, seed)
+        return checks.done()
+    with checks.check("protocol"):
+        require(isinstance(first, Surrogate), "has no fit(batch, y, rng) and predict(batch)")
+    if checks.failures:
+        return checks.done()
+    for label, source in (("flat", FLAT_SPACE), ("conditional", CONDITIONAL_SPACE)):
+        space = spaces.load(source)
+        _, test_batch, _ = synthetic_problem(space, 7, seed + 1)
+        for n in _SIZES:
+            with checks.check(f"fit and predict, {label} space, {n} points"):
+                _, batch, y = synthetic_problem(space, n, seed)
+                problem = _posterior_problem(
+                    *_fitted(checks.fresh(), batch, y, seed).predict(test_batch), 7
+                )
+                require(problem is None, str(problem))
+        _, batch, y = synthetic_problem(space, 12, seed)
+        with checks.check(f"constant targets, {label} space"):
+            fitted = _fitted(checks.fresh(), batch, np.ones(12), seed)
+            problem = _posterior_problem(*fitted.predict(test_batch), 7)
+            require(problem is None, str(problem))
+        with checks.check(f"same seed, same predictions, {label} space"):
+            one = _fitted(checks.fresh(), batch, y, seed).predict(test_batch)
+            two = _fitted(checks.fresh(), batch, y, seed).predict(test_batch)
+            require(np.allclose(one, two, rtol=1e-7, atol=1e-12),
+                     "two fresh instances fit with the same seed predict differently")
+        with checks.check(f"inputs left unchanged, {label} space"):
+            kept = (batch.values.copy(), batch.active.copy(), y.copy(), test_batch.values.copy())
+            _fitted(checks.fresh(), batch, y, seed).predict(test_batch)
+            now = (batch.values, batch.active, y, test_batch.values)
+            unchanged = (
+                np.array_equal(a, b, equal_nan=True) for a, b in zip(kept, now, strict=True)
+            )
+            require(all(unchanged), "fit or predict modified the batch or the targets in place")
+    flat = spaces.load(FLAT_SPACE)
+    _, batch, y = synthetic_problem(flat, 12, seed)
+    _, test_batch, _ = synthetic_problem(flat, 5, seed + 1)
+    if isinstance(first, DifferentiableSurrogate):
+        with checks.check("gradients match finite differences"):
+            _check_gradients(_fitted(checks.fresh(), batch, y, seed), test_batch)
+    if isinstance(first, SampledSurrogate):
+        with checks.check("per-sample predictions"):
+            means, variances = _fitted(checks.fresh(), batch, y, seed).predict_samples(test_batch)
+            require(np.ndim(means) == 2 and np.shape(means)[1] == 5
+                     and np.shape(variances) == np.shape(means),
+                     f"predict_samples gave shapes {np.shape(means)} and "
+                     f"{np.shape(variances)}, expected (S, 5) each")
+    if isinstance(first, Resumable):
+        with checks.check("state and restore continue the same fits"):
+            _check_resumable(checks, flat, seed)
+    with checks.check("in a study, conditional space"):
+        _run_study(checks, seed)
+    return checks.done()
+
+
+def _check_gradients(fitted: Any, batch) -> None:
+    mean, variance, d_mean, d_variance = fitted.predict_with_gradients(batch)
+    n, d = batch.values.shape
+    require(np.shape(d_mean) == (n, d) and np.shape(d_variance) == (n, d),
+             f"gradient shapes {np.shape(d_mean)}, {np.shape(d_variance)}, expected ({n}, {d})")
+    step = 1e-6
+    for column in range(d):
+        up, down = batch.values.copy(), batch.values.copy()
+        up[:, column] += step
+        down[:, column] -= step
+        mean_up, var_up = fitted.predict(batch.with_values(up))
+        mean_down, var_down = fitted.predict(batch.with_values(down))
+        for name, analytic, numeric in (
+            ("mean", d_mean[:, column], (mean_up - mean_down) / (2 * step)),
+            ("variance", d_variance[:, column], (var_up - var_down) / (2 * step)),
+        ):
+            scale = max(1.0, float(np.max(np.abs(numeric))))
+            require(np.allclose(analytic, numeric, rtol=1e-3, atol=1e-4 * scale),
+                     f"d {name}/dx[{column}] differs from finite differences: "
+                     f"{np.asarray(analytic).round(5)} vs {np.asarray(numeric).round(5)}")
+
+
+def _check_resumable(checks: CheckRun, space: spaces.Space, seed: int) -> None:
+    _, batch, y = synthetic_problem(space, 16, seed)
+    _, test_batch, _ = synthetic_problem(space, 5, seed + 1)
+    head, tail = batch.take(slice(0, 12)), batch
+    running = _fitted(checks.fresh(), head, y[:12], seed)
+    state = running.state()
+    json.dumps(state)  # stored in the study file
+    resumed = checks.fresh()
+    resumed.restore(json.loads(json.dumps(state)))
+    one = _fitted(running, tail, y, seed + 1).predict(test_batch)
+    two = _fitted(resumed, tail, y, seed + 1).predict(test_batch)
+    require(np.allclose(one, two, rtol=1e-7, atol=1e-12),
+             "a fresh instance given state() fits differently from the one that made it")
+
+
+def _run_study(checks: CheckRun, seed: int) -> None:
+    from ensembo.study import Study
+
+    space = spaces.load(CONDITIONAL_SPACE)
+
+    def objective(config: dict[str, Any]) -> float:
+        values = np.nan_to_num(space.encode([config]).values[0], nan=0.5)
+        return float(np.sum((values - 0.3) ** 2))
+
+    study = Study(space, surrogate=checks.fresh(), n_initial=4, seed=seed, registry=checks.registry)
+    study.optimize(objective, n_trials=10, catch=())
+    require(all(t.state is TrialState.COMPLETE for t in study.trials),
+             "not every trial completed")
+    for trial in study.trials:
+        space.validate(trial.config)
+
+
+def _proposer_checks(checks: CheckRun, seed: int) -> None:
+    for label, source in (("flat", FLAT_SPACE), ("conditional", CONDITIONAL_SPACE)):
+        space = spaces.load(source)
+        configs, _, y = synthetic_problem(space, 12, seed)
+        history = History(
+            [Trial(number=i, config=c, state=TrialState.COMPLETE, loss=float(v))
+             for i, (c, v) in enumerate(zip(configs, y, strict=True))]
+        )
+        with checks.check(f"proposes valid configurations, {label} space"):
+            proposed = checks.fresh().propose(space, history, y, 3, np.random.default_rng(seed))
+            require(len(proposed) == 3, f"asked for 3 configurations, got {len(proposed)}")
+            for config in proposed:
+                space.validate(config)
+        with checks.check(f"same seed, same proposals, {label} space"):
+            one = checks.fresh().propose(space, history, y, 3, np.random.default_rng(seed))
+            two = checks.fresh().propose(space, history, y, 3, np.random.default_rng(seed))
+            require(one == two, "two fresh instances with the same seed propose differently")
+    with checks.check("in a study, conditional space"):
+        _run_study(checks, seed)
