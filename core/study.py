@@ -29,7 +29,7 @@ from ensembo import (
 )
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.ensemble_keeper import EnsembleKeeper
-from ensembo.errors import MissingDependencyError, StorageError
+from ensembo.errors import StorageError
 from ensembo.objective import to_evaluation
 from ensembo.plugin_checks import find_hook_mistakes, new_plugin_manager
 from ensembo.progress import ProgressBar
@@ -483,31 +483,11 @@ class Study:
         return self._keeper.current
 
     def trials_dataframe(self) -> Any:
-        """The trials as a pandas DataFrame (pandas is optional: ``ensembo[data]``).
-
-        One row per trial: number, state, loss, the best loss so far, the trial's
-        weight in the current ensemble (empty if not a member), then the columns of a
-        report's ``trials.csv``: one per hyperparameter (empty where inactive), one per
-        metric in ``info``, and ``duration_s``, ``attempts``, ``error``.
-        """
-        try:
-            import pandas
-        except ImportError:
-            raise MissingDependencyError("Study.trials_dataframe", "pandas", "data") from None
+        """The trials as a pandas DataFrame (pandas is optional: ``ensembo[data]``); see
+        :func:`ensembo.trial_table.dataframe` for its columns."""
         with self._lock:
             trials = list(self.history)
-        ensemble = self.ensemble
-        weights = dict(zip(ensemble.members, ensemble.weights, strict=True)) if ensemble else {}
-        names = list(self.space.names)
-        metrics = trial_table.info_keys(trials)
-        rows = [
-            [trial.number, trial.state.value, trial.loss, best, weights.get(trial.number),
-             *trial_table.trial_values(trial, names, metrics)]
-            for trial, best in zip(trials, trial_table.best_so_far(trials), strict=True)
-        ]
-        columns = ["number", "state", "loss", "best_so_far", "weight", *names, *metrics,
-                   *trial_table.TAIL_COLUMNS]
-        return pandas.DataFrame(rows, columns=columns).set_index("number")
+        return trial_table.dataframe(trials, self.space.names, self.ensemble)
 
     def components(self) -> dict[str, Any]:
         """The component specs in use (names and options, or the objects)."""

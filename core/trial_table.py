@@ -1,5 +1,5 @@
 """Trials as table rows: the columns a report's ``trials.csv`` and
-``Study.trials_dataframe`` share.
+``Study.trials_dataframe`` share, and that DataFrame.
 
 One column per hyperparameter (empty where it is inactive) and per metric the
 objective recorded in ``trial.info``, then how long the trial ran and how often.
@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ensembo.ensemble import Ensemble
+from ensembo.errors import MissingDependencyError
 from ensembo.trials import Trial, TrialState
 
 TAIL_COLUMNS = ("duration_s", "attempts", "error")
@@ -40,3 +42,25 @@ def best_so_far(trials: Iterable[Trial]) -> list[float | None]:
             best = trial.loss if best is None else min(best, trial.loss)
         running.append(best)
     return running
+
+
+def dataframe(
+    trials: Sequence[Trial], hyperparameters: Sequence[str], ensemble: Ensemble | None
+) -> Any:
+    """A pandas DataFrame indexed by trial number: state, loss, the best loss so far,
+    the trial's weight in ``ensemble`` (empty if it is not a member), then the columns
+    of a report's ``trials.csv`` (:func:`trial_values`)."""
+    try:
+        import pandas
+    except ImportError:
+        raise MissingDependencyError("Study.trials_dataframe", "pandas", "data") from None
+    weights = dict(zip(ensemble.members, ensemble.weights, strict=True)) if ensemble else {}
+    metrics = info_keys(trials)
+    rows = [
+        [trial.number, trial.state.value, trial.loss, best, weights.get(trial.number),
+         *trial_values(trial, hyperparameters, metrics)]
+        for trial, best in zip(trials, best_so_far(trials), strict=True)
+    ]
+    columns = ["number", "state", "loss", "best_so_far", "weight", *hyperparameters, *metrics,
+               *TAIL_COLUMNS]
+    return pandas.DataFrame(rows, columns=columns).set_index("number")
