@@ -22,7 +22,7 @@ from ensembo.spaces import impute as imputation
 from ensembo.spaces.activity import deactivate
 from ensembo.spaces.encoder import ENCODINGS, ColumnLayout
 from ensembo.spaces.encoding import EncodedBatch, activity_signature
-from ensembo.spaces.quantize import quantize, quantize_array, step_of
+from ensembo.spaces.quantize import grid_draw, quantize, quantize_array, step_of
 from ensembo.spaces.spec import SpaceSpec
 
 _MAX_RESAMPLING_ROUNDS = 100
@@ -195,7 +195,7 @@ class Space:
             for configuration in drawn:
                 config = self._to_dict(configuration)
                 if self._quantized:
-                    config = self._snapped(config)
+                    config = self._snapped(self._on_grid(config, rng))
                 if config is not None:
                     found.append(config)
             if len(found) == n:
@@ -268,6 +268,14 @@ class Space:
     @property
     def _quantized(self) -> bool:
         return any(step_of(hp) is not None for hp in self._hyperparameters)
+
+    def _on_grid(self, config: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+        """A sampled ``config`` with its stepped values drawn uniformly from their grids
+        (see :func:`~ensembo.spaces.quantize.grid_draw`)."""
+        for hp in self._hyperparameters:
+            if hp.name in config and (value := grid_draw(hp, rng)) is not None:
+                config[hp.name] = value
+        return config
 
     def _snapped(self, config: Mapping[str, Any]) -> dict[str, Any] | None:
         """``config`` on the quantization grid, activity recomputed; None if now invalid."""

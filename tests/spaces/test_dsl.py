@@ -261,6 +261,20 @@ def test_ordinal_constant_bool_and_quantization():
     )
 
 
+def test_stepped_values_are_drawn_uniformly_from_their_grid():
+    space = space_of(
+        {
+            "n": {"type": "int", "low": 0, "high": 12, "q": 4},
+            "rate": {"type": "float", "low": 0.0, "high": 1.0, "q": 0.25},
+        }
+    )
+    drawn = space.sample(4000, seed=0)
+    for name, grid in (("n", [0, 4, 8, 12]), ("rate", [0.0, 0.25, 0.5, 0.75, 1.0])):
+        counts = [sum(config[name] == point for config in drawn) for point in grid]
+        expected = len(drawn) / len(grid)  # a count's sd is about 30 here
+        assert all(abs(count - expected) < 150 for count in counts), (name, counts)
+
+
 def test_categorical_weights_shape_the_sampling_prior():
     space = space_of({"c": {"type": "categorical", "choices": ["a", "b"], "weights": [9, 1]}})
     drawn = [config["c"] for config in space.sample(400, seed=0)]
