@@ -33,7 +33,7 @@ def to_evaluation(result: Any) -> Evaluation:
     elif isinstance(result, numbers.Real) and not isinstance(result, bool):
         evaluation = Evaluation(loss=float(result))
     elif isinstance(result, Mapping) and "loss" in result:
-        evaluation = Evaluation(**result)
+        evaluation = _from_mapping(result)
     elif result is None:
         raise InvalidResultError(
             "the objective returned None; did it forget to `return` its loss?"
@@ -46,6 +46,23 @@ def to_evaluation(result: Any) -> Evaluation:
     if not math.isfinite(evaluation.loss):
         raise InvalidResultError(f"the objective returned a non-finite loss ({evaluation.loss})")
     return evaluation
+
+
+def _from_mapping(result: Mapping[str, Any]) -> Evaluation:
+    """A result mapping as an Evaluation; keys other than its fields (Hyperopt's
+    ``status``, extra metrics) are kept in ``info``."""
+    loss = _as_number(result["loss"])
+    if not isinstance(loss, numbers.Real) or isinstance(loss, bool):
+        raise InvalidResultError(
+            f"the objective's 'loss' must be a number, got {type(loss).__name__}: {loss!r:.200}"
+        )
+    extra = {key: value for key, value in result.items() if key not in _FIELDS}
+    info = {**extra, **dict(result.get("info") or {})}
+    return Evaluation(loss=float(loss), predictions=result.get("predictions"),
+                      model=result.get("model"), info=info)
+
+
+_FIELDS = ("loss", "predictions", "model", "info")
 
 
 def failure_summary(trials: Iterable[Trial], limit: int = 3) -> str:

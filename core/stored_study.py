@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from typing import Any, NoReturn
 
 import attrs
 
@@ -37,13 +37,11 @@ def reconcile(storage: Storage, current: dict[str, Any]) -> tuple[dict[str, Any]
     if stored is None:
         storage.write_meta(current)
         return current["metadata"], current["environments"]
-    same_seed = stored.get("seed") == current["seed"]
-    if not (same_seed and same_space(current["space"], stored.get("space"))):
-        raise StorageError(
-            "the storage holds a different study (other space or seed); "
-            "use Study.load(storage) to resume it or choose a new storage path"
-        )
-    check_same_targets(current["validation_targets"], stored.get("validation_targets"))
+    if stored.get("seed") != current["seed"]:
+        _refuse(storage, f"seed {stored.get('seed')} (given {current['seed']})")
+    if not same_space(current["space"], stored.get("space")):
+        _refuse(storage, "another space")
+    check_same_targets(storage, current["validation_targets"], stored.get("validation_targets"))
     metadata = {**stored.get("metadata", {}), **current["metadata"]}
     recorded = stored.get("environments", [])
     environments = recorded + [e for e in current["environments"] if e not in recorded]
@@ -118,16 +116,25 @@ def same_space(definition: Any, stored: Any) -> bool:
         return False
 
 
-def check_same_targets(targets: list[Any] | None, stored: Any) -> None:
-    """Trials scored against other validation targets cannot join one ensemble."""
-    if stored is None or targets is None:
+def check_same_targets(storage: Storage, targets: list[Any] | None, stored: Any) -> None:
+    """Trials scored against other validation targets cannot join one ensemble, and a
+    study continued without its targets would lose them (and its ensembles)."""
+    if stored is None:
         return
+    if targets is None:
+        _refuse(storage, f"its trials scored on {len(stored)} validation targets, which "
+                "were not given; pass validation_targets= again")
     if json.loads(json.dumps(targets)) != stored:
-        raise StorageError(
-            "the storage holds a study whose trials were scored on other validation "
-            f"targets ({len(stored)} stored, {len(targets)} given); choose a "
-            "new storage path, or resume with Study.load(storage)"
-        )
+        _refuse(storage, f"its trials scored on other validation targets ({len(stored)} "
+                f"stored, {len(targets)} given)")
+
+
+def _refuse(storage: Storage, difference: str) -> NoReturn:
+    where = getattr(storage, "path", "the storage")
+    raise StorageError(
+        f"{where} holds another study: {difference}. Resume it as stored with "
+        "Study.load(path) or 'ensembo resume PATH', or choose a new storage path"
+    )
 
 
 def resume_arguments(storage: Any, meta: dict[str, Any] | None) -> dict[str, Any]:

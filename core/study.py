@@ -30,6 +30,7 @@ from ensembo import (
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.ensemble_keeper import EnsembleKeeper
 from ensembo.errors import StorageError
+from ensembo.loss_fit import check_loss_fits_task
 from ensembo.objective import to_evaluation
 from ensembo.plugin_checks import find_hook_mistakes, new_plugin_manager
 from ensembo.progress import ProgressBar
@@ -110,8 +111,8 @@ class Study:
             "initial_design": initial_design,
             "ensemble_strategy": ensemble,
         }
-        if loss is not None:
-            self._build("loss", loss)  # an unknown loss fails here, not after the first trial
+        if loss is not None:  # an unknown loss, or one for the other task, fails here
+            self._check_loss(loss)
         self.suggester = Suggester(
             self.space,
             self._build_proposer(),
@@ -139,6 +140,18 @@ class Study:
 
     def _build(self, kind: str, spec: Any) -> Any:
         return components.build(kind, spec, self.registry)
+
+    def _check_loss(self, loss: Any) -> None:
+        """Build the loss and, given the task and the targets, try it on them (``mse``
+        for a classification task would otherwise fail at the first ensemble)."""
+        built = self._build("loss", loss)
+        y_true, task, classes = self.context.y_true, self.context.task, self.context.classes
+        if y_true is None or task is None or not len(y_true):
+            return
+        if task == "classification":  # losses see class indices
+            check_loss_fits_task(built, loss, task, np.searchsorted(classes, y_true), len(classes))
+        else:
+            check_loss_fits_task(built, loss, task, np.asarray(y_true, dtype=float), 0)
 
     def _build_proposer(self) -> Proposer:
         surrogate_spec = self._specs["surrogate"]

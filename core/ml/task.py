@@ -30,6 +30,7 @@ from sklearn.model_selection import train_test_split
 
 from ensembo import components
 from ensembo.errors import ExperimentError
+from ensembo.loss_fit import DEFAULT_LOSS, check_loss_fits_task
 from ensembo.ml.fitted_ensemble import FittedEnsemble
 from ensembo.ml.predictions import InvalidPredictionError, predict_examples
 from ensembo.ml.validation import Split, ValidationScheme, validation_scheme
@@ -37,7 +38,6 @@ from ensembo.threads import limited_threads
 from ensembo.trials import Evaluation
 
 TASK_TYPES = ("classification", "regression")
-DEFAULT_LOSS = {"classification": "zero-one", "regression": "mse"}
 
 
 def _as_matrix(X: Any) -> np.ndarray:
@@ -76,34 +76,6 @@ def _builder(
         else categorical_features
     )
     return lambda config: build(config, categorical_features=mask, random_state=seed)
-
-
-def _check_loss_fits_task(loss: Any, name: Any, task: str, targets: np.ndarray, n_classes: int):
-    """Score a few perfect predictions in the task's format with ``loss`` (and combine
-    them as ensembles do, when it can), so a loss for the other task (``mse`` on class
-    probabilities, ``zero-one`` on values) is refused before the search instead of
-    failing every trial.
-
-    Losses declare no task; trying one on well-formed input is what tells."""
-    sample = targets[:5]
-    if task == "classification":
-        predictions = np.eye(n_classes)[sample]  # (m, n_classes) class probabilities
-        expected = "class probabilities of shape (m, n_classes)"
-    else:
-        predictions = sample.astype(float)
-        expected = "predicted values of shape (m,)"
-    try:
-        loss(sample, predictions)
-        contributions = getattr(loss, "contributions", None)
-        if contributions is not None:
-            contributions(predictions)
-    except Exception as error:  # whatever the loss raises, the user must hear which loss
-        suggestion = DEFAULT_LOSS[task]
-        raise ExperimentError(
-            "loss",
-            f"loss {name!r} does not fit a {task} task, whose predictions are {expected}: "
-            f"{error} (the {task} default is {suggestion!r})",
-        ) from error
 
 
 class Task:
@@ -159,7 +131,7 @@ class Task:
         targets = self._encode(y)
         if len(targets):
             n_classes = 0 if self.classes is None else len(self.classes)
-            _check_loss_fits_task(self.loss, self.loss_spec, task, targets, n_classes)
+            check_loss_fits_task(self.loss, self.loss_spec, task, targets, n_classes)
         rows = np.arange(len(y))
         if selection_split:
             optimize_rows, selection_rows = train_test_split(

@@ -17,11 +17,10 @@ import numpy as np
 from ensembo import components
 from ensembo.ensemble import EnsembleContext
 from ensembo.errors import EnsemboError
+from ensembo.loss_fit import DEFAULT_LOSS
 from ensembo.plugins.losses.ensemble_loss import EnsembleLoss, prepare_candidates
 from ensembo.plugins.losses.votes import VoteCandidates, VoteLoss, vote_index
 from ensembo.trials import History, Trial
-
-DEFAULT_LOSS = {"classification": "zero-one", "regression": "mse"}
 
 
 class MissingPredictionsError(EnsemboError, ValueError):

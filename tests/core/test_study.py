@@ -10,7 +10,13 @@ import pytest
 
 import ensembo
 from ensembo import Evaluation, Study, TrialState
-from ensembo.errors import ComponentOptionError, StorageError, TrialError, UnknownComponentError
+from ensembo.errors import (
+    ComponentOptionError,
+    ExperimentError,
+    StorageError,
+    TrialError,
+    UnknownComponentError,
+)
 from ensembo.storage.memory import MemoryStorage
 
 
@@ -150,8 +156,11 @@ def test_a_study_resumed_with_another_surrogate_starts_it_afresh(flat_space, tmp
 def test_storage_of_another_study_is_refused(flat_space, tmp_path):
     path = tmp_path / "s.db"
     Study(flat_space, surrogate=None, seed=1, storage=path)
-    with pytest.raises(StorageError, match="different study"):
+    with pytest.raises(StorageError, match=rf"{path} holds another study: seed 1 \(given 2\)\. "
+                       r"Resume it as stored with Study.load\(path\) or 'ensembo resume PATH'"):
         Study(flat_space, surrogate=None, seed=2, storage=path)
+    with pytest.raises(StorageError, match="holds another study: another space"):
+        Study({"params": {"z": {"type": "float", "low": 0, "high": 1}}}, seed=1, storage=path)
 
 
 @pytest.mark.parametrize(
@@ -288,6 +297,21 @@ def test_a_storage_scored_on_other_validation_targets_is_refused(flat_space, tmp
     assert len(Study.load(path).trials) == 0  # what was stored is still readable
 
 
+def test_reopening_a_study_without_its_targets_is_refused_and_keeps_them(flat_space, tmp_path):
+    """Reopened "to look" without validation_targets, the stored targets were replaced by
+    None: the study lost its ensembles for good."""
+    path = tmp_path / "study.db"
+    targets = np.array([0, 1, 1])
+    Study(flat_space, surrogate=None, ensemble="posthoc", loss="zero-one",
+          task="classification", validation_targets=targets, storage=path)
+    with pytest.raises(StorageError, match="scored on 3 validation targets, which were not "
+                       "given; pass validation_targets= again"):
+        Study(flat_space, surrogate=None, storage=path)
+    resumed = Study.load(path)
+    np.testing.assert_array_equal(resumed.context.y_true, targets)
+    assert resumed.components()["ensemble_strategy"] == {"name": "posthoc"}
+
+
 @pytest.mark.parametrize("surrogate", ["gp", "tpe"])
 def test_failed_trials_steer_the_search_away(flat_space, surrogate):
     """Failures count as the worst target; left out, the GP re-proposed a failing
@@ -326,3 +350,38 @@ def test_ctrl_c_after_a_write_leaves_the_trial_known_to_mark_it_interrupted(flat
     for trial in study.history.in_state(TrialState.RUNNING):
         study.tell(trial, state="interrupted")
     assert [t.state for t in storage.trials()] == [TrialState.INTERRUPTED]
+
+
+@pytest.mark.parametrize(
+    ("loss", "task", "targets", "message"),
+    [("mse", "classification", [0, 1, 1],
+      ("loss 'mse' does not fit a classification task, whose predictions are class "
+      "probabilities")),
+     ("zero-one", "regression", [0.5, 1.2], "loss 'zero-one' does not fit a regression task")],
+)
+def test_a_loss_of_the_other_task_is_refused_before_any_trial(flat_space, tmp_path, loss, task,
+                                                              targets, message):
+    """Accepted, mse on class probabilities failed at the first ensemble and left a
+    storage that Study.load could not open."""
+    path = tmp_path / "study.db"
+    with pytest.raises(ExperimentError, match=re.escape(message)):
+        Study(flat_space, surrogate=None, ensemble="posthoc", loss=loss, task=task,
+              validation_targets=np.array(targets), storage=path)
+    assert not path.exists()
+    Study(flat_space, surrogate=None, ensemble="posthoc", loss="log-loss",
+          task="classification", validation_targets=np.array(["b", "a", "b"]))  # labels fine
+
+
+def test_a_result_mapping_keeps_extra_keys_in_info_and_names_a_bad_loss(flat_space):
+    """Hyperopt-style results ({"loss": ..., "status": "ok"}) failed every trial with
+    "Evaluation.__init__() got an unexpected keyword argument 'status'"."""
+    study = Study(flat_space, surrogate=None, seed=0)
+    results = iter([{"loss": 0.5, "status": "ok", "accuracy": 0.9, "info": {"fold": 1}},
+                    {"loss": None}, {"loss": "abc"}, {"loss": np.array([0.25])}])
+    study.optimize(lambda config: next(results), n_trials=4)
+    first, none, text, array = study.trials
+    assert first.state is TrialState.COMPLETE
+    assert first.info == {"status": "ok", "accuracy": 0.9, "fold": 1}
+    assert none.error == "the objective's 'loss' must be a number, got NoneType: None"
+    assert text.error == "the objective's 'loss' must be a number, got str: 'abc'"
+    assert array.loss == 0.25
