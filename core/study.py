@@ -29,7 +29,7 @@ from ensembo import (
 )
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.ensemble_keeper import EnsembleKeeper
-from ensembo.errors import StorageError
+from ensembo.errors import StorageError, TrialError
 from ensembo.loss_fit import check_loss_fits_task
 from ensembo.objective import to_evaluation
 from ensembo.plugin_checks import find_hook_mistakes, new_plugin_manager
@@ -42,6 +42,8 @@ from ensembo.suggestion import Suggester
 from ensembo.trials import Evaluation, History, Trial, TrialState
 
 logger = logging.getLogger(__name__)
+
+_OUTCOMES = (TrialState.COMPLETE, TrialState.FAILED, TrialState.INTERRUPTED)
 
 TASKS = ("classification", "regression")
 
@@ -351,10 +353,16 @@ class Study:
         state: TrialState | str,
         error: str | None,
     ) -> Trial:
+        state = TrialState.parse(state)
+        if state not in _OUTCOMES:
+            raise TrialError(f"a trial is told as one of {[s.value for s in _OUTCOMES]}, "
+                             f"not {state.value!r}")
+        if result is not None and state is not TrialState.COMPLETE:
+            raise TrialError(f"a {state.value} trial has no result; tell it without one "
+                             "(the reason goes in error=)")
         current = self.history.awaiting_result(trial)
         number = current.number
         now = time.time()
-        state = TrialState.parse(state)
         if state is TrialState.COMPLETE:
             try:
                 evaluation = to_evaluation(result)

@@ -385,3 +385,18 @@ def test_a_result_mapping_keeps_extra_keys_in_info_and_names_a_bad_loss(flat_spa
     assert none.error == "the objective's 'loss' must be a number, got NoneType: None"
     assert text.error == "the objective's 'loss' must be a number, got str: 'abc'"
     assert array.loss == 0.25
+
+
+def test_tell_takes_only_finishing_states_and_no_result_with_a_failure(flat_space):
+    """tell(state="running") recorded a running trial with a finish time, and
+    tell(trial, 0.9, state="failed") dropped the 0.9 silently."""
+    study = Study(flat_space, surrogate=None, seed=0)
+    trial = study.ask()
+    for state in ("running", "pending"):
+        with pytest.raises(TrialError, match=rf"one of \['complete', 'failed', 'interrupted'\], "
+                           rf"not '{state}'"):
+            study.tell(trial, 0.3, state=state)
+    with pytest.raises(TrialError, match="a failed trial has no result; tell it without one"):
+        study.tell(trial, 0.9, state="failed")
+    assert study.trials[0].state is TrialState.RUNNING  # nothing recorded
+    assert study.tell(trial, state="failed", error="diverged").error == "diverged"
