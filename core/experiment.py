@@ -125,8 +125,14 @@ def _check_keys(document: Mapping[str, Any]) -> None:
             raise ExperimentError(
                 str(key), f"unknown key{hint} Valid keys: {', '.join(sorted(_KEYS))}"
             )
+    if "objective" in document and _DATA_KEY in document:
+        raise ExperimentError("objective", "give either objective: (a function to minimize) "
+                              "or data: (a learner tuned on a dataset), not both")
     for key in _REQUIRED:
-        if key not in document and not (key == "objective" and _DATA_KEY in document):
+        if key == "objective" and key not in document and _DATA_KEY not in document:
+            raise ExperimentError(key, "required key is missing; give objective: (a function "
+                                  "to minimize) or data: (a learner tuned on a dataset)")
+        if key != "objective" and key not in document:
             raise ExperimentError(key, "required key is missing")
     budget = document["budget"]
     if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:

@@ -120,3 +120,14 @@ def test_duplicate_keys_in_an_experiment_file_are_all_reported(tmp_path):
         f"{path}: line 4: duplicate key 'C' (names must be unique)",
         f"{path}: line 7: duplicate key 'budget' (names must be unique)",
     ]
+
+
+def test_objective_and_data_are_one_or_the_other():
+    """With both, objective: was silently ignored, even a function that does not exist."""
+    data = {"dataset": "iris", "validation": 3}
+    with pytest.raises(ExperimentError, match="objective: give either objective: .* or data: "
+                       r".*, not both"):
+        parse_experiment({**BASE, "objective": "nowhere:missing", "data": data})
+    with pytest.raises(ExperimentError, match=r"objective: required key is missing; give "
+                       r"objective: \(a function to minimize\) or data:"):
+        parse_experiment({"space": "svm", "budget": 3})
