@@ -32,7 +32,8 @@ from ensembo.ensemble_keeper import EnsembleKeeper
 from ensembo.errors import StorageError, TrialError
 from ensembo.loss_fit import check_loss_fits_task
 from ensembo.objective import to_evaluation
-from ensembo.plugin_checks import find_hook_mistakes, new_plugin_manager
+from ensembo.observers import observer_callbacks, register_observer
+from ensembo.plugin_checks import new_plugin_manager
 from ensembo.progress import ProgressBar
 from ensembo.proposal import ModelBasedProposer, RandomProposer
 from ensembo.protocols import Proposer
@@ -188,10 +189,8 @@ class Study:
         source = self.registry or registry()
         for name, plugin in source.manager.list_name_plugin():
             manager.register(plugin, name=name)
-        for callback in callbacks:
-            manager.register(callback)
-            for hook, mistake in find_hook_mistakes(callback, manager):
-                logger.warning("callback %r: %s (%s)", callback, mistake, hook)
+        for callback in observer_callbacks(callbacks):
+            register_observer(manager, callback)
         self._observer_manager = manager
         return manager.hook
 

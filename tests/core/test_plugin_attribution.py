@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pytest
 
+import ensembo
 from ensembo import Study
 from ensembo.ensemble import Ensemble
 from ensembo.errors import TrialError
@@ -146,3 +147,35 @@ def test_a_trial_without_usable_predictions_fails_alone(flat_space, tmp_path):
     assert "do not match the 5 validation targets" in told[2].error
     assert "3 class columns but the task has 2 classes" in told[3].error
     assert Study.load(path).ensemble.members == (0,)
+
+
+def test_a_plain_function_callback_is_called_when_each_trial_finishes(flat_space):
+    """Optuna-style callbacks (study, trial) were registered as plugins with no hooks,
+    and never called, without a word."""
+    seen = []
+
+    def record(study, trial):
+        seen.append((trial.number, trial.state.value, len(study.trials)))
+
+    study = Study(flat_space, surrogate=None, seed=0, callbacks=[record])
+    study.optimize(lambda config: config["x"], n_trials=3)
+    assert seen == [(0, "complete", 1), (1, "complete", 2), (2, "complete", 3)]
+
+
+class _WrongArguments:
+    @ensembo.hookimpl
+    def ensembo_trial_finished(self, trial, extra):
+        pass
+
+
+@pytest.mark.parametrize(
+    ("callbacks", "message"),
+    [(5, "callbacks must be a list of observers or functions, got int object"),
+     (print, "got print; wrap a single one in a list"),
+     ([object()], ("callback object object is neither callable as (study, trial) nor has "
+                  "@ensembo.hookimpl methods")),
+     ([_WrongArguments()], "callback _WrongArguments object: Plugin")],
+)
+def test_callbacks_that_cannot_work_are_refused_by_name(flat_space, callbacks, message):
+    with pytest.raises(TypeError, match=re.escape(message)):
+        Study(flat_space, surrogate=None, callbacks=callbacks)
