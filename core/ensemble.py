@@ -65,6 +65,17 @@ class EnsembleContext:
                 f"predictions have {shape[1]} class columns but the task has "
                 f"{len(self.classes)} classes {self.classes.tolist()}"
             )
+        array = np.asarray(predictions)
+        if array.dtype.kind in "fc" and not np.all(np.isfinite(array)):
+            bad = np.count_nonzero(~np.isfinite(array))
+            return f"predictions hold {bad} NaN or infinite values"
+        if len(shape) == 1 and self.classes is not None:
+            strangers = np.unique(array[~np.isin(array, self.classes)])
+            if strangers.size:
+                return (
+                    f"predicted labels {strangers[:5].tolist()} are not among the task's "
+                    f"classes {self.classes.tolist()}"
+                )
         return None
 
 

@@ -140,12 +140,16 @@ def test_a_trial_without_usable_predictions_fails_alone(flat_space, tmp_path):
         Evaluation(loss=0.2),  # forgot the predictions
         Evaluation(loss=0.2, predictions=np.zeros(3, dtype=int)),  # on another split
         Evaluation(loss=0.2, predictions=np.full((5, 3), 1 / 3)),  # three classes, not two
+        Evaluation(loss=0.2, predictions=np.full((5, 2), np.nan)),  # a diverged model
+        Evaluation(loss=0.2, predictions=np.array([0, 1, 7, 7, 9])),  # labels of no class
     ]
     told = [study.tell(study.ask(), result) for result in results]
-    assert [t.state for t in told] == [TrialState.COMPLETE] + [TrialState.FAILED] * 3
+    assert [t.state for t in told] == [TrialState.COMPLETE] + [TrialState.FAILED] * 5
     assert "PostHocSelection needs validation predictions" in told[1].error
     assert "do not match the 5 validation targets" in told[2].error
     assert "3 class columns but the task has 2 classes" in told[3].error
+    assert "predictions hold 10 NaN or infinite values" in told[4].error
+    assert "predicted labels [7, 9] are not among the task's classes [0, 1]" in told[5].error
     assert Study.load(path).ensemble.members == (0,)
 
 
