@@ -39,6 +39,7 @@ from ensembo.ml.final import finalize
 from ensembo.ml.loop import finished_count, run_task
 from ensembo.ml.task import Task
 from ensembo.storage import Storage, open_existing_storage
+from ensembo.stored_study import SCORING
 from ensembo.study import Study
 from ensembo.trials import TrialState
 
@@ -112,6 +113,12 @@ def _data_differs(storage: Any) -> StorageError:
         f"storage {storage} holds a search fitted on different data (X or y differ from "
         f"this fit's), whose trials cannot be reused: {way_out}"
     )
+
+
+def _described(value: Any) -> Any:
+    """``value`` as stored JSON: a number, string or None as it is, else its repr (a
+    splitter such as ``KFold(5)``)."""
+    return value if value is None or isinstance(value, int | float | str) else repr(value)
 
 
 def _check_storage(storage: Any, fingerprint: str, validation_targets: Any) -> None:
@@ -237,6 +244,11 @@ class _EnsemboSearch(BaseEstimator):
                 f"CPU), got {n_jobs!r}"
             )
 
+    def _scoring(self) -> dict[str, Any]:
+        """How trials are scored, kept with the study: a refit with another ``cv`` or
+        ``loss`` on the same storage is refused rather than mixing losses."""
+        return {"cv": _described(self.cv), "loss": _described(self.loss)}
+
     def fit(self, X: Any, y: Any) -> _EnsemboSearch:
         self._check_params()
         X, y = validate_data(
@@ -273,7 +285,7 @@ class _EnsemboSearch(BaseEstimator):
             budget=int(self.n_trials),
             seed=int(self.seed),
             storage=self.storage,
-            metadata={DATA_KEY: fingerprint},
+            metadata={DATA_KEY: fingerprint, SCORING: self._scoring()},
         )
         # Set before the search: if no trial completes, the failed trials' errors are
         # in ``study_`` (and in the error message) for the user to look at.

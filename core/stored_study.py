@@ -24,6 +24,9 @@ logger = logging.getLogger(__name__)
 
 FORMAT = 1
 MODEL_STATE = "model_state"  # the proposer's Resumable state, with the surrogate it is of
+# Metadata key: how the trials are scored (data, validation scheme, loss). Trials scored
+# otherwise cannot be compared, so a study continues only with the same (when both say).
+SCORING = "scoring"
 
 
 def reconcile(storage: Storage, current: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
@@ -42,6 +45,8 @@ def reconcile(storage: Storage, current: dict[str, Any]) -> tuple[dict[str, Any]
     if not same_space(current["space"], stored.get("space")):
         _refuse(storage, "another space")
     check_same_targets(storage, current["validation_targets"], stored.get("validation_targets"))
+    check_same_scoring(storage, current["metadata"].get(SCORING),
+                       stored.get("metadata", {}).get(SCORING))
     metadata = {**stored.get("metadata", {}), **current["metadata"]}
     recorded = stored.get("environments", [])
     environments = recorded + [e for e in current["environments"] if e not in recorded]
@@ -127,6 +132,29 @@ def check_same_targets(storage: Storage, targets: list[Any] | None, stored: Any)
     if json.loads(json.dumps(targets)) != stored:
         _refuse(storage, f"its trials scored on other validation targets ({len(stored)} "
                 f"stored, {len(targets)} given)")
+
+
+def check_same_scoring(storage: Storage, scoring: Any, stored: Any) -> None:
+    """Trials scored with another validation scheme (3 folds, then 10) would be ranked
+    and ensembled together although their losses do not compare."""
+    if stored is None or scoring is None:
+        return
+    given = json.loads(json.dumps(scoring, default=str))
+    if given != stored:
+        listing = "; ".join(f"{key} {old!r} stored, {new!r} given"
+                            for key, old, new in _differences(stored, given))
+        _refuse(storage, f"its trials were scored otherwise ({listing})")
+
+
+def _differences(stored: Any, given: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
+    """(dotted key, stored value, given value) where two JSON values differ."""
+    if isinstance(stored, dict) and isinstance(given, dict):
+        return [
+            difference
+            for key in sorted(set(stored) | set(given), key=str)
+            for difference in _differences(stored.get(key), given.get(key), f"{prefix}{key}.")
+        ]
+    return [] if stored == given else [(prefix.rstrip(".") or "scoring", stored, given)]
 
 
 def _refuse(storage: Storage, difference: str) -> NoReturn:

@@ -17,6 +17,7 @@ from ensembo.experiment import Experiment
 from ensembo.hookspecs import hookimpl
 from ensembo.ml.data_run import DataSettings, format_report, prepare, run_and_report, study_options
 from ensembo.progress import ProgressBar, is_terminal
+from ensembo.stored_study import SCORING
 from ensembo.study import Study
 from ensembo.trials import Trial, TrialState
 
@@ -88,7 +89,11 @@ def run_data_experiment(
             space,
             storage=storage,
             callbacks=observers,
-            metadata={"experiment": experiment.source, "experiment_dir": str(experiment.base_dir)},
+            metadata={
+                "experiment": experiment.source,
+                "experiment_dir": str(experiment.base_dir),
+                SCORING: {"data": experiment.source["data"], "loss": experiment.source.get("loss")},
+            },
             **study_options(prepared, experiment.study_options()),
         )
         experiment.queue_into(study)

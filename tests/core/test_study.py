@@ -400,3 +400,16 @@ def test_tell_takes_only_finishing_states_and_no_result_with_a_failure(flat_spac
         study.tell(trial, 0.9, state="failed")
     assert study.trials[0].state is TrialState.RUNNING  # nothing recorded
     assert study.tell(trial, state="failed", error="diverged").error == "diverged"
+
+
+def test_metadata_scoring_must_match_to_continue_a_study(flat_space, tmp_path):
+    path = tmp_path / "study.db"
+    scoring = {"data": {"dataset": "iris", "validation": 3}, "loss": None}
+    Study(flat_space, surrogate=None, storage=path, metadata={"scoring": scoring})
+    other = {"data": {"dataset": "iris", "validation": 10}, "loss": "log-loss"}
+    with pytest.raises(StorageError, match=re.escape(
+            "scored otherwise (data.validation 3 stored, 10 given; loss None stored, "
+            "'log-loss' given)")):
+        Study(flat_space, surrogate=None, storage=path, metadata={"scoring": other})
+    Study(flat_space, surrogate=None, storage=path, metadata={"scoring": scoring})
+    Study(flat_space, surrogate=None, storage=path)  # a study that says nothing is not checked

@@ -99,3 +99,23 @@ def test_progress_lines_number_trials_as_the_report_does(tmp_path, capsys):
     best_loss = lines[-1].split("(best ")[1].rstrip(")")
     assert any(line.startswith(f"trial {selected} [") and f"loss {best_loss} " in line
                for line in lines)
+
+
+def test_rerun_with_another_validation_is_refused_and_the_same_one_continues(tmp_path, capsys):
+    """k-fold targets are the same rows whatever k: 10-fold trials were silently ranked
+    and ensembled with 3-fold ones."""
+    experiment = tmp_path / "tiny.yaml"
+    experiment.write_text(textwrap.dedent(TINY))
+    storage = tmp_path / "tiny.db"
+    assert main(["run", str(experiment), "--storage", str(storage), "--no-progress"]) == 0
+    text = textwrap.dedent(TINY)
+    other = tmp_path / "other.yaml"
+    other.write_text(text.replace("validation: 3", "validation: 4").replace("budget: 4",
+                                                                         "budget: 6"))
+    assert "validation: 3" in text and "budget: 4" in text  # the replacements apply
+    assert main(["run", str(other), "--storage", str(storage), "--no-progress"]) == 2
+    assert "scored otherwise (data.validation 3 stored, 4 given)" in capsys.readouterr().err
+    more = tmp_path / "more.yaml"
+    more.write_text(text.replace("budget: 4", "budget: 5"))
+    assert main(["run", str(more), "--storage", str(storage), "--no-progress"]) == 0
+    assert len(Study.load(storage).trials) == 5

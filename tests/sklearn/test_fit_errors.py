@@ -63,6 +63,19 @@ def test_the_same_data_resumes_the_stored_search(tmp_path, tree_space, data):
     assert len(again.study_.trials) == 3  # two resumed, one new
 
 
+def test_another_cv_on_the_same_storage_is_refused(tmp_path, tree_space, data):
+    """Refit with cv=5 on a cv=3 storage, the new trials were ranked and ensembled with
+    the old ones although their losses came from another validation."""
+    X, y = data
+    path = tmp_path / "skl.db"
+    EnsemboClassifier(tree_space, n_trials=2, cv=3, surrogate=None, storage=path).fit(X, y)
+    with pytest.raises(StorageError, match=r"scored otherwise \(cv 3 stored, 5 given\)"):
+        EnsemboClassifier(tree_space, n_trials=3, cv=5, surrogate=None, storage=path).fit(X, y)
+    from ensembo import Study
+
+    assert len(Study.load(path).trials) == 2
+
+
 def test_a_study_stored_without_a_fingerprint_is_compared_by_its_targets(tmp_path, tree_space,
                                                                           data):
     """A study written by ``Study`` itself (or an older version) has no data digest."""
