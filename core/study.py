@@ -31,7 +31,7 @@ from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.ensemble_keeper import EnsembleKeeper
 from ensembo.errors import StorageError, TrialError
 from ensembo.loss_fit import check_loss_fits_task
-from ensembo.objective import to_evaluation
+from ensembo.objective import InvalidResultError, to_evaluation
 from ensembo.observers import observer_callbacks, register_observer
 from ensembo.plugin_checks import new_plugin_manager
 from ensembo.progress import ProgressBar
@@ -279,13 +279,21 @@ class Study:
         skip_if_known: bool = False,
     ) -> Trial:
         """Record a configuration evaluated elsewhere, as :meth:`enqueue` then
-        :meth:`tell` would: to warm-start a study from earlier results.
+        :meth:`tell` would: to warm-start a study from earlier results. A result that
+        is not usable raises ``InvalidResultError`` and records nothing.
         ``skip_if_known`` returns the trial that already has this configuration instead."""
+        try:  # a result that cannot be used is the caller's mistake: record nothing
+            evaluation = to_evaluation(result)
+            if predictions is not None:
+                evaluation = attrs.evolve(evaluation, predictions=predictions)
+            self._keeper.check_predictions(evaluation)
+        except (ValueError, TypeError) as invalid:
+            raise InvalidResultError(f"add(): the result is not usable: {invalid}") from None
         with self._lock:
             queued = self.enqueue(config, skip_if_known=skip_if_known)
             if queued.state is not TrialState.PENDING:
                 return queued
-            return self._tell(queued, result, predictions, TrialState.COMPLETE, None)
+            return self._tell(queued, evaluation, None, TrialState.COMPLETE, None)
 
     def ask(self) -> Trial:
         """Hand out the next trial (RUNNING) and record it."""

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ensembo import Study, TrialState
 from ensembo.errors import SpaceError
+from ensembo.objective import InvalidResultError
 
 
 def test_queued_configs_are_asked_first_with_defaults_filled_in(tree_space):
@@ -129,3 +132,17 @@ def test_adding_the_result_of_a_queued_config_tells_that_trial(flat_space):
     study.enqueue({"x": 1.0, "y": 1.0})
     told = study.add({"x": 1.0, "y": 1.0}, 0.5, skip_if_known=True)
     assert told.number == 0 and told.state is TrialState.COMPLETE and len(study.trials) == 1
+
+
+@pytest.mark.parametrize(
+    ("result", "message"),
+    [("bad", "add(): the result is not usable: the objective must return a number"),
+     ({"loss": None}, ("add(): the result is not usable: the objective's 'loss' must be a "
+                      "number, got NoneType"))],
+)
+def test_an_unusable_added_result_raises_and_records_nothing(flat_space, result, message):
+    """It was recorded as a failed trial, with a message about "the objective"."""
+    study = Study(flat_space, surrogate=None, seed=0)
+    with pytest.raises(InvalidResultError, match=re.escape(message)):
+        study.add({"x": 1.0, "y": 2.0}, result)
+    assert len(study.trials) == 0
