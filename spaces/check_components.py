@@ -6,6 +6,8 @@ surfaces as an error naming the document path, not as a crash on trial 57.
 
 from __future__ import annotations
 
+import difflib
+
 from ensembo.errors import SpaceError
 from ensembo.spaces import components
 from ensembo.spaces.plan import static_arguments
@@ -84,6 +86,7 @@ def _check(
                 join(component.path, f"fixed.{key}"), f"{key!r} is both fixed and a hyperparameter"
             )
     arguments |= {k for k, _ in component.fixed}
+    origins = _origins(component)
     for path, reference in component.references:
         try:
             factory = components.resolve(reference)
@@ -95,12 +98,34 @@ def _check(
         if accepted is None:
             continue
         for argument in sorted(arguments - accepted):
+            origin = origins.get(argument)
             problems.add(
-                path,
-                f"{reference} takes no argument {argument!r}; map it with "
-                f"rename: {{{argument}: NAME}} (None drops it). "
-                f"Valid: {', '.join(sorted(accepted))}",
+                join(component.path, origin) if origin else path,
+                _unknown_argument(reference, argument, accepted, origin),
             )
+
+
+def _origins(component: Component) -> dict[str, str]:
+    """Argument -> the key that names it (``rename.C``, ``pack.sizes``, ``fixed.tol``), so
+    a misspelt one is reported where it is written; hyperparameters are not in it."""
+    origins = {target: f"rename.{local}" for local, target in component.rename if target}
+    origins.update({target: f"pack.{target}" for target, _ in component.pack})
+    origins.update({key: f"fixed.{key}" for key, _ in component.fixed})
+    return origins
+
+
+def _unknown_argument(reference: str, argument: str, accepted: set[str], origin) -> str:
+    """The message for an argument the estimator does not take, with the fix that fits
+    where it comes from: only a hyperparameter can be mapped with ``rename``."""
+    close = difflib.get_close_matches(argument, sorted(accepted), n=1)
+    message = f"{reference} takes no argument {argument!r}"
+    if close:
+        message += f" (did you mean {close[0]!r}?)"
+    if origin is None:
+        message += f"; map it with rename: {{{argument}: NAME}} (null drops it)"
+    elif origin.startswith("rename.") and argument.lower() == "none":
+        message += "; write null, unquoted, to drop it (YAML reads None as a string)"
+    return f"{message}. Valid: {', '.join(sorted(accepted))}"
 
 
 def _unused_top_level(spec: SpaceSpec, problems: Problems) -> None:

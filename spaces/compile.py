@@ -92,7 +92,12 @@ def compile_spec(spec: SpaceSpec, problems: Problems) -> ConfigurationSpace:
 
 
 def _hyperparameter(param: Param, space_rule: Any, problems: Problems):
-    rule = param.impute if param.impute is not None else space_rule
+    """The ConfigSpace hyperparameter of ``param``; a fixed value it cannot impute is
+    reported where the rule is written (its own ``impute`` or the space-wide one)."""
+    written, where = param.impute, f"{param.path}.impute"
+    if written is None:
+        written, where = space_rule, "impute"
+    rule = None if written is None else impute.normalize_rule(written)
     meta = {"impute": rule, "path": param.path}
     try:
         hp = _build(param, meta)
@@ -103,7 +108,7 @@ def _hyperparameter(param: Param, space_rule: Any, problems: Problems):
         try:
             impute.imputed_value(hp, rule)
         except ValueError as error:
-            problems.add(f"{param.path}.impute", str(error))
+            problems.add(where, str(error))
     return hp
 
 

@@ -8,6 +8,7 @@ kept in each ConfigSpace hyperparameter's ``meta["impute"]`` so they survive
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,12 +37,19 @@ def normalize_rule(rule: Any) -> str | dict[str, Any]:
     if isinstance(rule, Mapping):
         if set(rule) != {"value"}:
             raise ValueError(f"a fixed-value rule is {{value: X}}, got keys {sorted(rule)}")
+        if isinstance(rule["value"], list | Mapping):  # ConfigSpace cannot even compare it
+            raise ValueError(f"a fixed value is a number or string, got {rule['value']!r}")
         return {"value": rule["value"]}
     if isinstance(rule, bool | int | float | str):
         return {"value": rule}
-    raise ValueError(
-        f"unknown imputation rule {rule!r}; use one of {', '.join(RULES)} or {{value: X}}"
-    )
+    raise ValueError(unknown_rule(rule))
+
+
+def unknown_rule(rule: Any) -> str:
+    """Why ``rule`` is refused, with the valid forms and the rule it is closest to."""
+    close = difflib.get_close_matches(str(rule).lower(), RULES, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown rule {rule!r}; use one of {', '.join(RULES)} or {{value: X}}{hint}"
 
 
 def index_spread(hp: Hyperparameter) -> float:

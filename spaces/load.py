@@ -74,6 +74,8 @@ def _read_file(path: Path) -> Any:
         if isinstance(document, Mapping) and "params" in document:
             others = _analyse(ordered_options(document), path.name)[2].items
         raise SpaceDefinitionError([*others, *duplicates])
+    if not isinstance(document, Mapping):  # empty, or a list: say so as `validate` does
+        parse(document, path.name)[1].raise_if_any()
     return document
 
 

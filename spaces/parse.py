@@ -54,7 +54,8 @@ def parse(document: Any, source: str = "") -> tuple[SpaceSpec | None, Problems]:
     """Parse ``document``; returns the spec (None if unusable) and the problems found."""
     problems = Problems(source)
     if not isinstance(document, Mapping):
-        problems.add("", f"a space document is a mapping, got {type(document).__name__}")
+        found = "an empty document" if document is None else type(document).__name__
+        problems.add("", f"a space document is a mapping with 'params', got {found}")
         return None, problems
     unknown_keys(document, TOP_KEYS, "", problems)
     parser = _Parser(problems)
@@ -65,6 +66,7 @@ def parse(document: Any, source: str = "") -> tuple[SpaceSpec | None, Problems]:
     parser.scope(raw_params, "", "params", None)
     params = parser.resolve()
     space_rule = _rule(document.get("impute", impute.DEFAULT_RULE), "impute", problems)
+    params, space_rule = _mistyped_rules(params, space_rule, problems)
     steps = tuple(parse_steps(document.get("steps", []), params, problems))
     categorical_steps = tuple(
         parse_steps(
@@ -94,11 +96,39 @@ def parse(document: Any, source: str = "") -> tuple[SpaceSpec | None, Problems]:
 
 
 def _rule(raw: Any, path: str, problems: Problems) -> Any:
+    """``raw`` as written (None when it is no rule); kept unnormalized, so a bare string
+    can still be told from a mistyped rule name once the hyperparameters are known."""
     try:
-        return impute.normalize_rule(raw)
+        impute.normalize_rule(raw)
     except ValueError as error:
         problems.add(path, str(error))
         return None
+    return raw
+
+
+def _mistyped_rules(params: list[Param], space_rule: Any, problems: Problems):
+    """(params, space rule) without mistyped rule names, each reported once where it is
+    written. A bare string is a fixed value only if a hyperparameter it applies to can
+    take it; otherwise it is a rule name gone wrong (``Midpoint``, ``mean``)."""
+    inheriting = [p for p in params if p.impute is None]
+    if _mistyped(space_rule, inheriting):
+        problems.add("impute", impute.unknown_rule(space_rule))
+        space_rule = None
+    checked = []
+    for param in params:
+        if _mistyped(param.impute, [param]):
+            problems.add(f"{param.path}.impute", impute.unknown_rule(param.impute))
+            param = attrs.evolve(param, impute=None)
+        checked.append(param)
+    return checked, space_rule
+
+
+def _mistyped(rule: Any, params: list[Param]) -> bool:
+    return (
+        isinstance(rule, str)
+        and rule not in impute.RULES
+        and not any(rule in p.choices for p in params)
+    )
 
 
 def _number(raw: Mapping, key: str, path: str, problems: Problems, integer: bool) -> Any:
@@ -146,9 +176,9 @@ class _Parser:
 
     def param(self, local: str, raw: Mapping, scope: str, path: str, branch) -> None:
         kind = raw["type"]
-        if kind not in TYPE_KEYS:
+        if not isinstance(kind, str) or kind not in TYPE_KEYS:  # a list is not hashable
             self.problems.add(
-                f"{path}.type", f"unknown type {kind!r}; valid: {', '.join(TYPE_KEYS)}"
+                f"{path}.type", f"unknown type {kind!r}; use one of {', '.join(TYPE_KEYS)}"
             )
             return
         unknown_keys(raw, COMMON_KEYS + TYPE_KEYS[kind], path, self.problems)

@@ -51,6 +51,7 @@ def parse_component(raw: Mapping, path: str, problems: Problems) -> Component | 
             problems.add(
                 where(f"pack.{target}"), f"'pack' lists hyperparameter names, got {sources!r}"
             )
+    mappings["rename"] = _renames(mappings["rename"], where("rename"), problems)
     return Component(
         estimator=estimator,
         by=by,
@@ -60,6 +61,22 @@ def parse_component(raw: Mapping, path: str, problems: Problems) -> Component | 
         pack=tuple((str(k), tuple(v)) for k, v in mappings["pack"].items() if isinstance(v, list)),
         path=path,
     )
+
+
+def _renames(raw: Mapping, path: str, problems: Problems) -> dict[str, str | None]:
+    """The renames whose new name is an argument name or null (drop the hyperparameter);
+    any other target would reach the estimator as a keyword it cannot take."""
+    renames = {}
+    for local, target in raw.items():
+        if target is None or (isinstance(target, str) and target):
+            renames[local] = target
+        else:
+            problems.add(
+                join(path, str(local)),
+                f"the new name of {local!r} must be an argument name (a string), or null to "
+                f"keep it out of the estimator; got {target!r}",
+            )
+    return renames
 
 
 def parse_steps(

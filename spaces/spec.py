@@ -124,7 +124,7 @@ class Param:
     choices: tuple[Any, ...] = ()
     weights: tuple[float, ...] | None = None
     options: tuple[Option, ...] = ()
-    impute: Any = None
+    impute: Any = None  # the rule as written (compile normalizes it); None: the space's
     when: Condition | None = None
     branch: tuple[str, str] | None = None
     description: str = ""

@@ -3,13 +3,15 @@
 Each subcommand lives in its own module with ``register(subparsers)`` (adds its parser
 and sets ``handler``). User mistakes print one line and exit 2; nothing else exits 2.
 Any other error (a bug, here or in a plugin) prints its type, message and notes and
-exits 1. ``-v`` adds the full traceback, causes included, to either.
+exits 1. ``-v`` adds the full traceback, causes included, to either. A reader that
+closes the pipe (``| head``) ends the command quietly, as with other Unix tools.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -20,6 +22,7 @@ from ensembo.errors import EnsemboError
 COMMANDS = [plugins_command, run_command, report_command, bench_command, space_command]
 USAGE_ERROR = 2
 INTERNAL_ERROR = 1
+BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool stopped by `| head`
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,7 +47,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _configure_logging(args.verbose, args.quiet)
     try:
-        return int(args.handler(args) or 0)
+        code = int(args.handler(args) or 0)
+        sys.stdout.flush()  # so a closed pipe shows here, not in Python's flush at exit
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
     except EnsemboError as error:
         if args.verbose:
             traceback.print_exception(error, file=sys.stderr)
@@ -56,6 +63,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:
         _report_unexpected(error, verbose=args.verbose)
         return INTERNAL_ERROR
+
+
+def _reader_gone() -> int:
+    """Stop quietly once the reader of stdout has gone; stdout now writes to devnull so
+    Python's flush at exit does not fail on the same pipe again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return BROKEN_PIPE
 
 
 def _report_unexpected(error: Exception, *, verbose: int) -> None:

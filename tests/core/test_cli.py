@@ -196,3 +196,21 @@ def test_an_undeclared_kwargs_factory_says_so():
     entry = PluginEntry(kind="initial_design", name="x", distribution="d", factory=factory)
     assert describe(entry) == {"kind": "initial_design", "name": "x", "distribution": "d",
                                "summary": "A third party's design.", "options": None}
+
+
+def test_show_exits_quietly_when_the_reader_closes_the_pipe():
+    """``ensembo space show NAME | head -1``: the pipe has no reader before anything is
+    written, so the first write (or the flush at exit) fails with EPIPE."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "ensembo.cli", "space", "show", "cash-classification"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (141, "")

@@ -350,7 +350,7 @@ BAD = [
     ({"x": 3}, r"params\.x: a hyperparameter is a mapping with 'type'"),
     (
         {"x": {"type": "float", "low": 0, "high": 1, "impute": "sideways"}},
-        r"params\.x\.impute: imputed value 'sideways'",
+        r"params\.x\.impute: unknown rule 'sideways'; use one of",
     ),
     (
         {"x": {"type": "choice", "options": {}}},

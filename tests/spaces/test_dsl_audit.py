@@ -7,6 +7,7 @@ import attrs
 import pytest
 
 from ensembo import spaces
+from ensembo.cli import main
 from ensembo.spaces import SpaceDefinitionError
 from ensembo.spaces.compile import compile_spec
 from ensembo.spaces.problems import Problems
@@ -368,3 +369,153 @@ def test_numeric_ranges_no_value_satisfies_are_never_active(when, kind, stated):
 def test_numeric_ranges_some_value_satisfies_are_accepted(when, kind):
     space = _numeric_child(when, kind, *((0.5, 100.0) if kind == "float" else (1, 10)))
     assert messages(space) == []
+
+
+# --- I: inputs that used to crash with a traceback ------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n"])
+def test_an_empty_file_is_a_space_error_naming_it_in_load_show_and_validate(tmp_path, capsys, text):
+    path = write(tmp_path, text, "empty.yaml")
+    expected = "empty.yaml: a space document is a mapping with 'params', got an empty document"
+    assert messages(path) == [expected]
+    with pytest.raises(SpaceDefinitionError) as raised:
+        spaces.load(path)
+    assert str(raised.value) == expected
+    assert main(["space", "show", str(path)]) == 2
+    assert capsys.readouterr().err == f"ensembo: error: {expected}\n"
+
+
+@pytest.mark.parametrize("written", [["float"], {"kind": "float"}])
+def test_a_type_that_is_not_a_name_is_an_unknown_type(written):
+    document = {"params": {"C": {"type": written, "low": 1, "high": 2}}}
+    expected = (
+        f"params.C.type: unknown type {written!r}; use one of float, int, categorical, bool, "
+        "ordinal, constant, choice"
+    )
+    assert messages(document) == [expected]
+    with pytest.raises(SpaceDefinitionError, match="unknown type"):
+        spaces.load(document)
+
+
+def _svc_option(**component) -> dict:
+    return {
+        "params": {
+            "clf": {
+                "type": "choice",
+                "options": {
+                    "svm": {
+                        "estimator": "sklearn.svm.SVC",
+                        **component,
+                        "C": {"type": "float", "low": 1, "high": 2},
+                        "gama": {"type": "float", "low": 1, "high": 2},
+                    }
+                },
+            }
+        },
+        "steps": ["clf"],
+    }
+
+
+def test_a_rename_to_a_number_says_the_new_name_must_be_a_string():
+    found = messages(_svc_option(rename={"C": 5, "gama": "gamma"}))
+    assert found == [
+        (
+            "params.clf.options.svm.rename.C: the new name of 'C' must be an argument name "
+            "(a string), or null to keep it out of the estimator; got 5"
+        )
+    ]
+
+
+# --- J: a mistyped imputation rule is one error where it is written --------------------------
+
+RULES = "use one of default, midpoint, lower, upper, none or {value: X}"
+
+
+def _imputed(space_rule, **declared) -> dict:
+    def own(name):
+        return {"impute": declared[name]} if name in declared else {}
+
+    return {
+        "impute": space_rule,
+        "params": {
+            "kernel": {"type": "categorical", "choices": ["rbf", "poly"], **own("kernel")},
+            "C": {"type": "float", "low": 1.0, "high": 2.0, **own("C")},
+            "degree": {
+                "type": "int",
+                "low": 1,
+                "high": 5,
+                "when": {"kernel": "poly"},
+                **own("degree"),
+            },
+        },
+    }
+
+
+def test_a_mistyped_rule_is_reported_once_at_its_own_path():
+    assert messages(_imputed("Midpoint", degree="mean")) == [
+        f"impute: unknown rule 'Midpoint'; {RULES} (did you mean 'midpoint'?)",
+        f"params.degree.impute: unknown rule 'mean'; {RULES}",
+    ]
+
+
+def test_a_bare_value_some_hyperparameter_takes_is_still_a_fixed_value():
+    space = spaces.load(_imputed("midpoint", kernel="poly", C=1.5))
+    assert space.imputation_rule("kernel") == {"value": "poly"}
+    assert space.imputation_rule("C") == {"value": 1.5}
+
+
+def test_an_illegal_fixed_value_is_reported_where_the_rule_is_written():
+    found = messages(_imputed("rbf", degree={"value": 9}))
+    assert found == [
+        "impute: imputed value 'rbf' is not a legal value of 'C'",
+        "params.degree.impute: imputed value 9 is not a legal value of 'degree'",
+    ]
+
+
+def test_a_fixed_value_that_is_a_list_is_refused_where_it_is_written():
+    found = messages(_imputed({"value": [1]}))
+    assert found == ["impute: a fixed value is a number or string, got [1]"]
+
+
+# --- K: fix-advice for arguments an estimator does not take ----------------------------------
+
+
+def test_a_rename_to_the_string_none_says_to_write_null():
+    document = _svc_option(rename={"C": "None", "gama": "gamma"})
+    (found,) = messages(document)
+    assert found.startswith(
+        "params.clf.options.svm.rename.C: sklearn.svm.SVC takes no argument 'None'; write "
+        "null, unquoted, to drop it (YAML reads None as a string). Valid: C, "
+    )
+
+
+def test_a_misspelt_fixed_key_is_reported_at_its_key_with_a_close_match():
+    document = {
+        "params": {
+            "model": {
+                "type": "choice",
+                "options": {
+                    "rf": {
+                        "estimator": "sklearn.ensemble.RandomForestClassifier",
+                        "fixed": {"n_jobs": 1, "random_stat": 0},
+                    }
+                },
+            }
+        },
+        "steps": ["model"],
+    }
+    (found,) = messages(document)
+    assert found.startswith(
+        "params.model.options.rf.fixed.random_stat: sklearn.ensemble.RandomForestClassifier "
+        "takes no argument 'random_stat' (did you mean 'random_state'?). Valid: bootstrap, "
+    )
+    assert "rename" not in found
+
+
+def test_a_misspelt_hyperparameter_gets_a_close_match_and_the_rename_advice():
+    (found,) = messages(_svc_option())
+    assert found.startswith(
+        "params.clf.options.svm.estimator: sklearn.svm.SVC takes no argument 'gama' (did you "
+        "mean 'gamma'?); map it with rename: {gama: NAME} (null drops it). Valid: C, "
+    )
