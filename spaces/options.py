@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,6 +17,24 @@ def option_name(value: Any) -> Any:
     if isinstance(value, int | float):
         return str(value)
     return value
+
+
+_JSON_LITERALS = {"true": True, "false": False, "null": None}
+
+
+def option_argument(name: str) -> Any:
+    """What a chosen option without an estimator passes to its estimator: its name, or
+    the JSON scalar the name spells (``true``, ``false``, ``null``, a number), so that
+    ``bootstrap: {options: {true: ..., false: {}}}`` gives ``bootstrap=True`` and
+    ``degree``'s option ``3`` gives ``degree=3``, not the strings scikit-learn refuses."""
+    if name in _JSON_LITERALS:
+        return _JSON_LITERALS[name]
+    try:
+        number = json.loads(name)
+    except ValueError:
+        return name
+    finite = isinstance(number, int | float) and math.isfinite(number)  # not NaN, Infinity
+    return number if finite else name
 
 
 def yaml_bool_hint(value: Any) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from ensembo.spaces.options import option_argument
 from ensembo.spaces.spec import Component, Option, Param, SpaceSpec, Step
 
 MODEL_STEP = "model"
@@ -116,7 +117,7 @@ class Planner:
             if option.component is not None:
                 values[param.local] = self.component(option.component, option.scope, config)
             else:
-                values[param.local] = option.name
+                values[param.local] = option_argument(option.name)
                 values.update(self.collect(option.scope, config))
         return values
 

@@ -519,3 +519,44 @@ def test_a_misspelt_hyperparameter_gets_a_close_match_and_the_rename_advice():
         "params.clf.options.svm.estimator: sklearn.svm.SVC takes no argument 'gama' (did you "
         "mean 'gamma'?); map it with rename: {gama: NAME} (null drops it). Valid: C, "
     )
+
+
+# --- L. option names that spell JSON scalars reach the estimator typed ---------------------
+
+TYPED_OPTIONS = """\
+name: typed-options
+steps: [model]
+params:
+  model:
+    type: choice
+    options:
+      rf:
+        estimator: sklearn.ensemble.RandomForestClassifier
+        bootstrap:
+          type: choice
+          options:
+            true: {max_samples: {type: float, low: 0.1, high: 1.0}}
+            false: {}
+        class_weight: {type: choice, options: {null: {}, balanced: {}}}
+        criterion: {type: choice, options: {gini: {}, "on": {}}}
+      svm:
+        estimator: sklearn.svm.SVC
+        degree: {type: choice, options: {2: {}, 3: {}}}
+"""
+
+
+def test_options_named_true_false_null_or_a_number_pass_that_value(tmp_path):
+    """They reached scikit-learn as 'true' and '3', which it refuses at every trial."""
+    space = spaces.load(write(tmp_path, TYPED_OPTIONS))
+    forest = space.build({"model": "rf", "model:rf:bootstrap": "false",
+                          "model:rf:class_weight": "null", "model:rf:criterion": "gini"})
+    assert forest.get_params()["bootstrap"] is False
+    assert forest.get_params()["class_weight"] is None
+    forest = space.build({"model": "rf", "model:rf:bootstrap": "true",
+                          "model:rf:bootstrap:true:max_samples": 0.5,
+                          "model:rf:class_weight": "balanced", "model:rf:criterion": "on"})
+    assert forest.get_params()["bootstrap"] is True
+    assert forest.get_params()["criterion"] == "on"  # not a JSON scalar: the name as written
+    svm = space.build({"model": "svm", "model:svm:degree": "2"})
+    assert svm.get_params()["degree"] == 2
+    assert space.configspace["model:svm:degree"].choices == ("2", "3")  # names stay text
