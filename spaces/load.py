@@ -39,6 +39,9 @@ def problems_in(source: Any) -> list[SpaceError]:
     try:
         document, name, duplicates = _document(source)
         normalized = ordered_options(normalize(document, name))
+        if isinstance(normalized, Mapping) and not _is_dsl(normalized):
+            _from_mapping(normalized, name, {})  # a definition or a serialized ConfigSpace
+            return duplicates
     except SpaceError as error:
         return [error]
     return list(_analyse(normalized, name)[2].items) + duplicates
@@ -59,9 +62,11 @@ def embedded_problems(document: Any, where: str) -> list[SpaceError]:
 
 
 def _is_dsl(document: Mapping) -> bool:
-    """Whether a mapping is a DSL document, not a definition or a serialized ConfigSpace."""
+    """Whether a mapping is a DSL document, not a definition or a serialized ConfigSpace
+    (whose ``hyperparameters`` is a list: a mapping there is a DSL file that misnamed
+    ``params``, and is told so)."""
     return "configspace" not in document and (
-        "params" in document or "hyperparameters" not in document
+        "params" in document or not isinstance(document.get("hyperparameters"), list)
     )
 
 
@@ -125,7 +130,12 @@ def load(source: Any, **options: Any) -> Space:
 def _from_mapping(source: Mapping, name: str, options: dict[str, Any]) -> Space:
     """A definition, a serialized ConfigSpace (its JSON format) or a DSL document."""
     if "configspace" in source:
-        space = Space.from_definition(source)
+        try:
+            space = Space.from_definition(source)
+        except SpaceError:
+            raise
+        except Exception as error:  # a hand-edited or truncated definition
+            raise SpaceError(name, f"not a valid space definition: {error!r}") from error
         return space._evolve(**options) if options else space
     if not _is_dsl(source):
         try:

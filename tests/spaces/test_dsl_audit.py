@@ -560,3 +560,30 @@ def test_options_named_true_false_null_or_a_number_pass_that_value(tmp_path):
     svm = space.build({"model": "svm", "model:svm:degree": "2"})
     assert svm.get_params()["degree"] == 2
     assert space.configspace["model:svm:degree"].choices == ("2", "3")  # names stay text
+
+
+# --- M. validate accepts what load accepts, and load explains a misnamed params ----------
+
+
+def test_validate_accepts_a_definition_and_a_serialized_configspace(tmp_path, capsys):
+    """``space show --json`` output and ConfigSpace's JSON loaded fine but failed
+    validation with five or six bogus 'unknown key' problems."""
+    import json
+
+    space = spaces.load("svm")
+    (tmp_path / "definition.json").write_text(json.dumps(space.definition()))
+    (tmp_path / "configspace.json").write_text(
+        json.dumps(space.configspace.to_serialized_dict()))
+    for name in ("definition.json", "configspace.json"):
+        assert main(["space", "validate", str(tmp_path / name)]) == 0
+        assert f"{name}: valid (" in capsys.readouterr().out
+    (tmp_path / "broken.json").write_text('{"configspace": 5}')
+    assert main(["space", "validate", str(tmp_path / "broken.json")]) == 2
+    assert "broken.json: not a valid space definition: TypeError(" in capsys.readouterr().err
+
+
+def test_hyperparameters_instead_of_params_is_explained_by_load_too(tmp_path):
+    """load read it as a serialized ConfigSpace: "'str' object has no attribute 'pop'"."""
+    path = write(tmp_path, "name: t\nhyperparameters:\n  x: {type: float, low: 0, high: 1}\n")
+    with pytest.raises(SpaceDefinitionError, match="unknown key 'hyperparameters'"):
+        spaces.load(path)
