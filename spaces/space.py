@@ -14,7 +14,12 @@ from typing import Any
 import numpy as np
 from ConfigSpace import Configuration, ConfigurationSpace
 from ConfigSpace.exceptions import ActiveHyperparameterNotSetError, InactiveHyperparameterSetError
-from ConfigSpace.hyperparameters import CategoricalHyperparameter, Constant, OrdinalHyperparameter
+from ConfigSpace.hyperparameters import (
+    CategoricalHyperparameter,
+    Constant,
+    NumericalHyperparameter,
+    OrdinalHyperparameter,
+)
 from ConfigSpace.util import deactivate_inactive_hyperparameters
 
 from ensembo.errors import SpaceError
@@ -213,9 +218,11 @@ class Space:
 
     def configuration(self, config: Mapping[str, Any]) -> Configuration:
         """Check ``config`` and return it as a ConfigSpace ``Configuration``."""
-        unknown = set(config) - set(self.names)
-        if unknown:
-            raise SpaceError(self.name, f"unknown hyperparameters {sorted(unknown)}")
+        self._check_names(config)
+        for name, value in config.items():  # ConfigSpace takes True for 1
+            hp = self.configspace[name]
+            if isinstance(value, bool) and isinstance(hp, NumericalHyperparameter):
+                raise SpaceError(f"{self.name}: {name}", _illegal_value(hp, value))
         values = {k: quantize(self.configspace[k], v) for k, v in config.items()}
         try:
             return Configuration(self.configspace, values=values)
@@ -225,6 +232,14 @@ class Space:
                 if problem:
                     raise SpaceError(f"{self.name}: {name}", problem) from error
             raise _configuration_error(self.name, config, error) from error
+
+    def _check_names(self, config: Any) -> None:
+        if not isinstance(config, Mapping):
+            raise SpaceError(self.name, "a configuration is a mapping of hyperparameter names "
+                             f"to values, got {type(config).__name__}: {config!r:.100}")
+        unknown = set(config) - set(self.names)
+        if unknown:
+            raise SpaceError(self.name, f"unknown hyperparameters {sorted(unknown)}")
 
     def validate(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """Return ``config`` normalized to plain values, or raise :class:`SpaceError`."""
@@ -237,9 +252,7 @@ class Space:
         matter is enough. A name the space lacks, a bad value, or a value for a
         hyperparameter that ``partial``'s own choices make inactive is a SpaceError.
         """
-        unknown = set(partial) - set(self.names)
-        if unknown:
-            raise SpaceError(self.name, f"unknown hyperparameters {sorted(unknown)}")
+        self._check_names(partial)
         full = {hp.name: partial.get(hp.name, hp.default_value) for hp in self._hyperparameters}
         for name, value in partial.items():
             problem = _illegal_value(self.configspace[name], value)
@@ -432,6 +445,8 @@ def _configuration_error(space: str, config: Mapping[str, Any], error: Exception
 
 def _illegal_value(hp: Any, value: Any) -> str | None:
     """Why ``value`` is not one ``hp`` takes, in words; ``None`` when it is legal."""
+    if isinstance(value, bool) and isinstance(hp, NumericalHyperparameter):
+        return f"{value!r} is a boolean, not a number in [{hp.lower}, {hp.upper}]"
     try:
         if hp.legal_value(value):
             return None

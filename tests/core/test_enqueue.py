@@ -73,6 +73,8 @@ def test_a_forbidden_queued_config_is_a_space_error(tmp_path):
         ({"z": 1.0}, r"unknown hyperparameters \['z'\]"),
         ({"x": 99.0}, r": x: 99.0 is not a number in \[-5.0, 10.0\]"),
         ({"branch": "a", "only_b": 0.3}, r"\['only_b'\] are not active"),
+        ({"x": True}, r": x: True is a boolean, not a number in \[-5.0, 10.0\]"),  # was kept
+        ([("x", 1.0)], r"a configuration is a mapping of hyperparameter names to values"),
     ],
 )
 def test_a_bad_queued_config_names_the_hyperparameter_and_records_nothing(
