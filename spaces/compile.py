@@ -7,6 +7,7 @@ quantization step (``q``) and the document path (``path``) for error messages.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ConfigSpace import (
@@ -99,6 +100,11 @@ def _hyperparameter(param: Param, space_rule: Any, problems: Problems):
         written, where = space_rule, "impute"
     rule = None if written is None else impute.normalize_rule(written)
     meta = {"impute": rule, "path": param.path}
+    if _off_grid(param):
+        snapped = snap(param.default, param.low, param.high, param.q, param.kind == "int")
+        problems.add(f"{param.path}.default", f"{param.default!r} is not on the grid "
+                     f"{param.low} + k * {param.q}; the nearest point is {snapped:.12g}")
+        return None
     try:
         hp = _build(param, meta)
     except Exception as error:
@@ -110,6 +116,15 @@ def _hyperparameter(param: Param, space_rule: Any, problems: Problems):
         except ValueError as error:
             problems.add(where, str(error))
     return hp
+
+
+def _off_grid(param: Param) -> bool:
+    """A stepped hyperparameter's default that the grid does not hold (it was moved to
+    the nearest point without a word)."""
+    if param.q is None or param.default is None:
+        return False
+    snapped = snap(param.default, param.low, param.high, param.q, param.kind == "int")
+    return not math.isclose(snapped, param.default, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def _build(param: Param, meta: dict[str, Any]):

@@ -587,3 +587,15 @@ def test_hyperparameters_instead_of_params_is_explained_by_load_too(tmp_path):
     path = write(tmp_path, "name: t\nhyperparameters:\n  x: {type: float, low: 0, high: 1}\n")
     with pytest.raises(SpaceDefinitionError, match="unknown key 'hyperparameters'"):
         spaces.load(path)
+
+
+def test_a_default_off_its_grid_is_refused_with_the_nearest_point():
+    """It was moved to the grid without a word (53 with q 7 became 50)."""
+    found = messages({"name": "t", "params": {
+        "n": {"type": "int", "low": 1, "high": 100, "q": 7, "default": 53},
+        "f": {"type": "float", "low": 0.0, "high": 1.0, "q": 0.3, "default": 1.0},
+        "g": {"type": "float", "low": 0.0, "high": 1.0, "q": 0.3, "default": 0.9}}})
+    assert found == [
+        "t: params.n.default: 53 is not on the grid 1 + k * 7; the nearest point is 50",
+        "t: params.f.default: 1.0 is not on the grid 0.0 + k * 0.3; the nearest point is 0.9",
+    ]
