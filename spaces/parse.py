@@ -332,6 +332,11 @@ class _Parser:
             if not isinstance(body, Mapping):
                 self.problems.add(where, f"an option is a mapping of hyperparameters, got {body!r}")
                 continue
+            if "description" in body and not isinstance(body["description"], str):
+                self.problems.add(  # a hyperparameter of that name would vanish silently
+                    f"{where}.description", "an option's description is text; a "
+                    "hyperparameter cannot be called 'description'",
+                )
             scope = f"{name}{SEPARATOR}{option}{SEPARATOR}"
             hyperparameters = {
                 k: v for k, v in body.items() if k not in COMPONENT_KEYS + ("description",)

@@ -599,3 +599,12 @@ def test_a_default_off_its_grid_is_refused_with_the_nearest_point():
         "t: params.n.default: 53 is not on the grid 1 + k * 7; the nearest point is 50",
         "t: params.f.default: 1.0 is not on the grid 0.0 + k * 0.3; the nearest point is 0.9",
     ]
+
+
+def test_a_hyperparameter_called_description_in_an_option_is_refused():
+    """It was taken for the option's description and dropped without a word."""
+    found = messages({"name": "t", "params": {"model": {"type": "choice", "options": {
+        "a": {"description": {"type": "float", "low": 0.0, "high": 1.0}},
+        "b": {"description": "plain text is fine"}}}}})
+    assert found == [("t: params.model.options.a.description: an option's description is "
+                     "text; a hyperparameter cannot be called 'description'")]
