@@ -19,7 +19,8 @@ def option_name(value: Any) -> Any:
     return value
 
 
-_JSON_LITERALS = {"true": True, "false": False, "null": None}
+NULL_CHOICE = "null"  # how a categorical's null choice is named (ConfigSpace holds no None)
+_JSON_LITERALS = {"true": True, "false": False, NULL_CHOICE: None}
 
 
 def option_argument(name: str) -> Any:

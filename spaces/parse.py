@@ -16,7 +16,7 @@ import attrs
 
 from ensembo.spaces import impute
 from ensembo.spaces.conditions import SCALARS, parse_condition, parse_forbidden, resolve_condition
-from ensembo.spaces.options import option_name, option_pairs, yaml_bool_hint
+from ensembo.spaces.options import NULL_CHOICE, option_name, option_pairs, yaml_bool_hint
 from ensembo.spaces.parse_components import COMPONENT_KEYS, parse_component, parse_steps
 from ensembo.spaces.problems import Problems, unknown_keys
 from ensembo.spaces.reachability import report_never_active
@@ -129,6 +129,14 @@ def _mistyped(rule: Any, params: list[Param]) -> bool:
         and rule not in impute.RULES
         and not any(rule in p.choices for p in params)
     )
+
+
+def _with_null_choice(raw: Mapping) -> dict[str, Any]:
+    """A categorical with a ``null`` choice, which ConfigSpace cannot hold: the choice is
+    named ``"null"`` (in conditions and defaults too) and passes None to the estimator."""
+    choices = [NULL_CHOICE if value is None else value for value in raw["choices"]]
+    default = raw.get("default", ...)
+    return {**raw, "choices": choices, **({"default": NULL_CHOICE} if default is None else {})}
 
 
 def _number(raw: Mapping, key: str, path: str, problems: Problems, integer: bool) -> Any:
@@ -261,6 +269,9 @@ class _Parser:
         return raw["default"]
 
     def _categorical(self, raw, path, fields):
+        if isinstance(raw.get("choices"), list) and None in raw["choices"]:
+            raw = _with_null_choice(raw)
+            fields = {**fields, "null_choice": True}
         choices = self._values(raw, "choices", path)
         if choices is None:
             return None

@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from ensembo.spaces.options import option_argument
+from ensembo.spaces.options import NULL_CHOICE, option_argument
 from ensembo.spaces.spec import Component, Option, Param, SpaceSpec, Step
 
 MODEL_STEP = "model"
@@ -111,7 +111,8 @@ class Planner:
             if param.name not in config or param.name in self.step_params or param.local in skip:
                 continue
             if param.kind != "choice":
-                values[param.local] = config[param.name]
+                value = config[param.name]
+                values[param.local] = None if param.null_choice and value == NULL_CHOICE else value
                 continue
             option = self._option(param, config)
             if option.component is not None:

@@ -125,6 +125,7 @@ class Param:
     weights: tuple[float, ...] | None = None
     options: tuple[Option, ...] = ()
     impute: Any = None  # the rule as written (compile normalizes it); None: the space's
+    null_choice: bool = False  # a categorical whose choice "null" passes None
     when: Condition | None = None
     branch: tuple[str, str] | None = None
     description: str = ""

@@ -608,3 +608,28 @@ def test_a_hyperparameter_called_description_in_an_option_is_refused():
         "b": {"description": "plain text is fine"}}}}})
     assert found == [("t: params.model.options.a.description: an option's description is "
                      "text; a hyperparameter cannot be called 'description'")]
+
+
+NULL_CATEGORICAL = """\
+name: null-categorical
+estimator: sklearn.ensemble.RandomForestClassifier
+params:
+  class_weight: {type: categorical, choices: [null, balanced]}
+  max_features: {type: categorical, choices: [sqrt, null], default: null}
+  min_samples_leaf: {type: int, low: 1, high: 5, when: {max_features: "null"}}
+"""
+
+
+def test_a_null_categorical_choice_is_named_null_and_passes_none(tmp_path):
+    """scikit-learn's class_weight/max_features take None; 'choices' refused null, and the
+    quoted "None" reached the estimator as a string it refuses."""
+    space = spaces.load(write(tmp_path, NULL_CATEGORICAL))
+    assert space.configspace["class_weight"].choices == ("null", "balanced")
+    assert space.default()["max_features"] == "null"
+    config = {"class_weight": "null", "max_features": "null", "min_samples_leaf": 2}
+    params = space.build(config).get_params()
+    assert params["class_weight"] is None and params["max_features"] is None
+    assert params["min_samples_leaf"] == 2
+    params = space.build({"class_weight": "balanced", "max_features": "sqrt"}).get_params()
+    assert (params["class_weight"], params["max_features"]) == ("balanced", "sqrt")
+    assert spaces.load(space.definition()).build(config).get_params()["class_weight"] is None
