@@ -62,33 +62,45 @@ def check_surrogate(
     if checks.failures:
         return checks.done()
     for label, source in (("flat", FLAT_SPACE), ("conditional", CONDITIONAL_SPACE)):
-        space = spaces.load(source)
-        _, test_batch, _ = synthetic_problem(space, 7, seed + 1)
-        for n in _SIZES:
-            with checks.check(f"fit and predict, {label} space, {n} points"):
-                _, batch, y = synthetic_problem(space, n, seed)
-                problem = _posterior_problem(
-                    *_fitted(checks.fresh(), batch, y, seed).predict(test_batch), 7
-                )
-                require(problem is None, str(problem))
-        _, batch, y = synthetic_problem(space, 12, seed)
-        with checks.check(f"constant targets, {label} space"):
-            fitted = _fitted(checks.fresh(), batch, np.ones(12), seed)
-            problem = _posterior_problem(*fitted.predict(test_batch), 7)
-            require(problem is None, str(problem))
-        with checks.check(f"same seed, same predictions, {label} space"):
-            one = _fitted(checks.fresh(), batch, y, seed).predict(test_batch)
-            two = _fitted(checks.fresh(), batch, y, seed).predict(test_batch)
-            require(np.allclose(one, two, rtol=1e-7, atol=1e-12),
-                     "two fresh instances fit with the same seed predict differently")
-        with checks.check(f"inputs left unchanged, {label} space"):
-            kept = (batch.values.copy(), batch.active.copy(), y.copy(), test_batch.values.copy())
-            _fitted(checks.fresh(), batch, y, seed).predict(test_batch)
-            now = (batch.values, batch.active, y, test_batch.values)
-            unchanged = (
-                np.array_equal(a, b, equal_nan=True) for a, b in zip(kept, now, strict=True)
+        _fit_predict_checks(checks, label, spaces.load(source), seed)
+    _optional_protocol_checks(checks, first, seed)
+    with checks.check("in a study, conditional space"):
+        _run_study(checks, seed)
+    return checks.done()
+
+
+def _fit_predict_checks(checks: CheckRun, label: str, space: spaces.Space, seed: int) -> None:
+    """Shapes, finiteness, constant targets, seeding and untouched inputs on ``space``."""
+    _, test_batch, _ = synthetic_problem(space, 7, seed + 1)
+    for n in _SIZES:
+        with checks.check(f"fit and predict, {label} space, {n} points"):
+            _, batch, y = synthetic_problem(space, n, seed)
+            problem = _posterior_problem(
+                *_fitted(checks.fresh(), batch, y, seed).predict(test_batch), 7
             )
-            require(all(unchanged), "fit or predict modified the batch or the targets in place")
+            require(problem is None, str(problem))
+    _, batch, y = synthetic_problem(space, 12, seed)
+    with checks.check(f"constant targets, {label} space"):
+        fitted = _fitted(checks.fresh(), batch, np.ones(12), seed)
+        problem = _posterior_problem(*fitted.predict(test_batch), 7)
+        require(problem is None, str(problem))
+    with checks.check(f"same seed, same predictions, {label} space"):
+        one = _fitted(checks.fresh(), batch, y, seed).predict(test_batch)
+        two = _fitted(checks.fresh(), batch, y, seed).predict(test_batch)
+        require(np.allclose(one, two, rtol=1e-7, atol=1e-12),
+                 "two fresh instances fit with the same seed predict differently")
+    with checks.check(f"inputs left unchanged, {label} space"):
+        kept = (batch.values.copy(), batch.active.copy(), y.copy(), test_batch.values.copy())
+        _fitted(checks.fresh(), batch, y, seed).predict(test_batch)
+        now = (batch.values, batch.active, y, test_batch.values)
+        unchanged = (
+            np.array_equal(a, b, equal_nan=True) for a, b in zip(kept, now, strict=True)
+        )
+        require(all(unchanged), "fit or predict modified the batch or the targets in place")
+
+
+def _optional_protocol_checks(checks: CheckRun, first: Any, seed: int) -> None:
+    """Gradients, per-sample posteriors and resume, for the surrogates that claim them."""
     flat = spaces.load(FLAT_SPACE)
     _, batch, y = synthetic_problem(flat, 12, seed)
     _, test_batch, _ = synthetic_problem(flat, 5, seed + 1)
@@ -105,9 +117,6 @@ def check_surrogate(
     if isinstance(first, Resumable):
         with checks.check("state and restore continue the same fits"):
             _check_resumable(checks, flat, seed)
-    with checks.check("in a study, conditional space"):
-        _run_study(checks, seed)
-    return checks.done()
 
 
 def _check_gradients(fitted: Any, batch) -> None:
