@@ -8,12 +8,14 @@ flat names, then as an unambiguous local name.
 
 from __future__ import annotations
 
+import difflib
+import math
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
-from ensembo.spaces.options import option_name, yaml_bool_hint
+from ensembo.spaces.options import NULL_CHOICE, option_name, yaml_bool_hint
 from ensembo.spaces.problems import Problems
 from ensembo.spaces.spec import (
     COMPARISONS,
@@ -27,8 +29,11 @@ from ensembo.spaces.spec import (
 )
 
 JUNCTIONS = ("all", "any")
+UNKNOWN = "unknown hyperparameter"  # a forbidden clause's name: it is no condition's parent
 NUMERIC_KINDS = ("float", "int")
 SCALARS = (str, int, float, bool)
+VALUES = (*SCALARS, type(None))  # null is checked once the parent is known, to name its values
+SHOWN_NAMES = 10  # known names listed when a reference is unknown; more would drown the line
 
 
 def parse_condition(raw: Any, path: str, problems: Problems) -> Condition | None:
@@ -70,20 +75,21 @@ def _comparisons(parent: str, raw: Any, path: str, problems: Problems) -> list[C
         for op, value in raw.items():
             found.extend(_compare(parent, op, value, f"{path}.{op}", problems))
         return found
-    return _compare(parent, "eq", raw, path, problems)
+    return _compare(parent, "eq", raw, path, problems, written=False)
 
 
-def _compare(parent: str, op: str, value: Any, path: str, problems: Problems) -> list[Condition]:
+def _compare(
+    parent: str, op: str, value: Any, path: str, problems: Problems, written: bool = True
+) -> list[Condition]:
+    """``parent op value``; ``written`` is False for the short forms (a value, a list),
+    whose messages must not name an operator the user never wrote."""
     if op == "in":
-        if (
-            not isinstance(value, list)
-            or not value
-            or not all(isinstance(v, SCALARS) for v in value)
-        ):
-            problems.add(path, f"'in' takes a non-empty list of values, got {value!r}")
+        values = value if isinstance(value, list) else []
+        if not values or not all(isinstance(v, VALUES) for v in values):
+            problems.add(path, _bad_list(parent, value, written))
             return []
         return [Compare(parent=parent, op="in", value=tuple(value), path=path)]
-    if not isinstance(value, SCALARS):
+    if not isinstance(value, VALUES):
         problems.add(path, f"'{op}' takes a single value, got {value!r}")
         return []
     if op in ("gt", "lt", "ge", "le") and (
@@ -92,6 +98,15 @@ def _compare(parent: str, op: str, value: Any, path: str, problems: Problems) ->
         problems.add(path, f"'{op}' needs a number, got {value!r}")
         return []
     return [Compare(parent=parent, op=op, value=value, path=path)]
+
+
+def _bad_list(parent: str, value: Any, written: bool) -> str:
+    if written:
+        return f"'in' takes a non-empty list of values, got {value!r}"
+    return (
+        f"a list for {parent!r} holds the values it may take (strings, numbers, booleans), "
+        f"got {value!r}"
+    )
 
 
 def candidates(reference: str, scope: str, params: list[Param]) -> list[str]:
@@ -118,32 +133,61 @@ def resolve_name(reference: str, scope: str, params: list[Param]) -> str | None:
 
 def unresolved(reference: str, scope: str, params: list[Param], missing: str) -> str:
     """Why ``reference`` resolves to no single hyperparameter: ambiguous (listing the flat
-    names it may mean, to write instead) or missing (``missing`` and the known names)."""
+    names it may mean, to write instead) or missing (``missing``, close matches and the
+    first known names: a large space has hundreds)."""
     found = candidates(reference, scope, params)
     if len(found) > 1:
         return f"{reference!r} is ambiguous: it may mean {', '.join(found)}; write the full name"
-    known = ", ".join(p.name for p in params)
-    return f"{missing} {reference!r}; known hyperparameters: {known}"
+    close = close_names(reference, scope, params)
+    hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+    return f"{missing} {reference!r}{hint}; known hyperparameters: {_known(params)}"
+
+
+def close_names(reference: str, scope: str, params: list[Param]) -> list[str]:
+    """Names close to ``reference`` (flat or local), as they may be written in ``scope``: a
+    local name that would be ambiguous there is replaced by its flat names."""
+    names = list(dict.fromkeys([p.name for p in params] + [p.local for p in params]))
+    close = []
+    for match in difflib.get_close_matches(reference, names, n=3, cutoff=0.75):
+        found = candidates(match, scope, params)
+        close.extend([match] if len(found) == 1 else found)
+    return list(dict.fromkeys(close))[:3]
+
+
+def _known(params: list[Param]) -> str:
+    """The first known flat names, outer scopes first, and how many more there are."""
+    names = sorted((p.name for p in params), key=lambda name: name.count(SEPARATOR))
+    shown = ", ".join(names[:SHOWN_NAMES])
+    more = len(names) - SHOWN_NAMES
+    return f"{shown} (and {more} more)" if more > 0 else shown
 
 
 def resolve_condition(
-    condition: Condition, scope: str, params: list[Param], problems: Problems
+    condition: Condition,
+    scope: str,
+    params: list[Param],
+    problems: Problems,
+    missing: str = "condition on missing parent",
 ) -> Condition | None:
     """``condition`` with parent references replaced by flat names and values of a
-    choice by option names (None on failure)."""
+    choice by option names (None on failure); ``missing`` starts the message for an
+    unknown name."""
     if isinstance(condition, Junction):
-        items = [resolve_condition(item, scope, params, problems) for item in condition.items]
+        items = [
+            resolve_condition(item, scope, params, problems, missing) for item in condition.items
+        ]
         if any(item is None for item in items):
             return None
         return attrs.evolve(condition, items=tuple(items))
     name = resolve_name(condition.parent, scope, params)
     if name is None:
-        problems.add(
-            condition.path,
-            unresolved(condition.parent, scope, params, "condition on missing parent"),
-        )
+        problems.add(condition.path, unresolved(condition.parent, scope, params, missing))
         return None
     parent = next(p for p in params if p.name == name)
+    mistyped = _numeric_mismatch(condition, parent)
+    if mistyped:
+        problems.add(condition.path, mistyped)
+        return None
     written = condition.value
     if parent.kind == "choice":  # option names are strings even when written as numbers
         value = written
@@ -156,9 +200,11 @@ def resolve_condition(
     illegal = _illegal_values(condition, parent)
     if illegal:
         hint = "".join({yaml_bool_hint(v) for v in _values(written)} - {""})
+        if None in illegal and NULL_CHOICE in parent.choices:
+            hint += ' (the choice null is named "null": quote it)'
         problems.add(
             condition.path,
-            f"{', '.join(map(repr, illegal))} {'is' if len(illegal) == 1 else 'are'} not "
+            f"{', '.join(map(_shown, illegal))} {'is' if len(illegal) == 1 else 'are'} not "
             f"{'a value' if len(illegal) == 1 else 'values'} of {name!r}; legal values: "
             f"{', '.join(map(repr, parent.choices))}{hint}",
         )
@@ -168,6 +214,46 @@ def resolve_condition(
 
 def _values(value: Any) -> tuple:
     return tuple(value) if isinstance(value, list | tuple) else (value,)
+
+
+def _shown(value: Any) -> str:
+    """``value`` as written in YAML or JSON when Python spells it differently."""
+    return "null" if value is None else repr(value)
+
+
+def _numeric_mismatch(condition: Compare, parent: Param) -> str:
+    """Why a numeric parent never equals the strings, booleans or nulls it is compared
+    with (ConfigSpace would only call them illegal values and give the range)."""
+    wrong = [v for v in _values(condition.value) if v is None or isinstance(v, bool | str)]
+    if parent.kind not in NUMERIC_KINDS or not wrong:
+        return ""
+    integer = parent.kind == "int"
+    kind = "an integer" if integer else "a number"
+    found = ", ".join(_kind_of(v) for v in wrong)
+    message = f"{parent.name!r} is {kind} in [{parent.low}, {parent.high}], but {found}"
+    unquoted = [_unquoted(v, integer) for v in wrong]
+    if all(unquoted):
+        message += f": write {', '.join(unquoted)} unquoted"
+    return message
+
+
+def _kind_of(value: Any) -> str:
+    if value is None:
+        return "null is no number"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} is a boolean"
+    return f"{value!r} is a string"
+
+
+def _unquoted(value: Any, integer: bool) -> str:
+    """The number a string spells, as it should be written (empty if it spells none)."""
+    try:
+        number = float(value) if isinstance(value, str) else math.nan
+    except ValueError:
+        return ""
+    if not math.isfinite(number) or (integer and not number.is_integer()):
+        return ""
+    return str(int(number)) if integer else value.strip()
 
 
 def _illegal_values(condition: Compare, parent: Param) -> list[Any]:
@@ -210,15 +296,28 @@ def parse_forbidden(
             continue
         compares = []
         for key, value in entry.items():
-            op = "in" if isinstance(value, list) else "eq"
-            parsed = _compare(str(key), op, value, f"{where}.{key}", problems)
-            for compare in parsed:
-                resolved = resolve_condition(compare, "", params, problems)
+            for compare in _forbidden_value(str(key), value, f"{where}.{key}", problems):
+                resolved = resolve_condition(compare, "", params, problems, UNKNOWN)
                 if resolved is not None:
                     compares.append(resolved)
         if len(compares) == len(entry):
             clauses.append(tuple(compares))
     return clauses
+
+
+def _forbidden_value(name: str, value: Any, path: str, problems: Problems) -> list[Compare]:
+    """A forbidden entry's ``name: value`` (equals) or ``name: [values]`` (in): ConfigSpace
+    forbids values, not comparisons."""
+    if isinstance(value, Mapping):
+        problems.add(
+            path,
+            f"forbidden clauses take values, not comparisons: write {{{name}: VALUE}} or "
+            f"{{{name}: [VALUES]}} listing the values to forbid (got {value!r}); a relation "
+            'between two hyperparameters is {relation: "left OP right"}',
+        )
+        return []
+    op = "in" if isinstance(value, list) else "eq"
+    return _compare(name, op, value, path, problems, written=False)
 
 
 def _relation(
@@ -241,7 +340,7 @@ def _relation(
     names = [resolve_name(side, "", params) for side in (parts[0], parts[2])]
     for side, name in zip((parts[0], parts[2]), names, strict=True):
         if name is None:
-            problems.add(where, unresolved(side, "", params, "relation on missing hyperparameter"))
+            problems.add(where, unresolved(side, "", params, UNKNOWN))
     if None in names:
         return None
     if names[0] == names[1]:

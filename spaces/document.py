@@ -8,6 +8,7 @@ are normalized to plain JSON types so a stored definition compares equal to a fr
 from __future__ import annotations
 
 import json
+import math
 import re
 import tomllib
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 import yaml
 
 from ensembo.errors import SpaceError
-from ensembo.spaces.problems import SpaceDefinitionError
+from ensembo.spaces.problems import Problems, SpaceDefinitionError
 
 SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml"}
 
@@ -93,6 +94,52 @@ def _unique_pairs(pairs: list[tuple[str, Any]], duplicates: list[SpaceError]) ->
     return result
 
 
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def json_duplicates(text: str) -> list[SpaceError]:
+    """The duplicate keys of valid JSON ``text``, each at the path of the mapping holding
+    it, with its line: ``json`` gives neither. Run only once a duplicate is known."""
+    found: list[SpaceError] = []
+    decoder = json.JSONDecoder()
+
+    def skip(index: int) -> int:
+        return _JSON_SPACE.match(text, index).end()
+
+    def value(index: int, path: str) -> int:
+        """Walk the value at ``index``; the index after it."""
+        index = skip(index)
+        if text[index] == "{":
+            return mapping(index, path)
+        if text[index] == "[":
+            return sequence(index, path)
+        return decoder.raw_decode(text, index)[1]
+
+    def mapping(index: int, path: str) -> int:
+        seen = set()
+        index = skip(index + 1)
+        while text[index] != "}":
+            key, end = json.decoder.scanstring(text, index + 1)
+            if key in seen:
+                line = text.count("\n", 0, index) + 1
+                message = f"duplicate key {key!r} on line {line} (names must be unique)"
+                found.append(SpaceError(path, message))
+            seen.add(key)
+            index = skip(value(skip(end) + 1, f"{path}.{key}" if path else key))
+            index = skip(index + 1) if text[index] == "," else index
+        return index + 1
+
+    def sequence(index: int, path: str) -> int:
+        index, position = skip(index + 1), 0
+        while text[index] != "]":
+            index = skip(value(index, f"{path}[{position}]"))
+            index, position = (skip(index + 1) if text[index] == "," else index), position + 1
+        return index + 1
+
+    value(0, "")
+    return found
+
+
 def read_document(path: str | Path) -> dict[str, Any]:
     """The document in ``path``, as plain JSON types; errors name the file."""
     document, duplicates = read_document_and_duplicates(path)
@@ -122,6 +169,7 @@ def read_document_and_duplicates(path: str | Path) -> tuple[Any, list[SpaceError
             document = json.loads(
                 text, object_pairs_hook=lambda pairs: _unique_pairs(pairs, duplicates)
             )
+            duplicates = json_duplicates(text) if duplicates else []
         else:
             document = tomllib.loads(text)
     except (yaml.YAMLError, json.JSONDecodeError, tomllib.TOMLDecodeError) as error:
@@ -137,6 +185,31 @@ def normalize(document: Any, source: str = "") -> Any:
     try:
         return json.loads(json.dumps(document, allow_nan=False))
     except (TypeError, ValueError) as error:
+        problems = Problems(source)
+        for path, number in non_finite(document):
+            problems.add(path, f"{number} is not a finite number; {_finite_advice(path)}")
+        problems.raise_if_any()
         raise SpaceError(
             source, f"the document must hold plain data (JSON types): {error}"
         ) from None
+
+
+def non_finite(value: Any, path: str = "") -> list[tuple[str, float]]:
+    """(path, number) of every infinity or NaN in ``value``, which JSON cannot hold:
+    json only says "Out of range float values are not JSON compliant"."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return [(path, value)]
+    if isinstance(value, dict):
+        items = [(f"{path}.{key}" if path else str(key), item) for key, item in value.items()]
+    elif isinstance(value, list | tuple):
+        items = [(f"{path}[{index}]", item) for index, item in enumerate(value)]
+    else:
+        return []
+    return [found for where, item in items for found in non_finite(item, where)]
+
+
+def _finite_advice(path: str) -> str:
+    bound = {"low": "smallest", "high": "largest"}.get(path.rsplit(".", 1)[-1])
+    if bound:
+        return f"bounds must be finite: write the {bound} value worth searching"
+    return "values must be finite (JSON has no infinity or NaN)"

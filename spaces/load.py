@@ -43,7 +43,7 @@ def problems_in(source: Any) -> list[SpaceError]:
             _from_mapping(normalized, name, {})  # a definition or a serialized ConfigSpace
             return duplicates
     except SpaceError as error:
-        return [error]
+        return _each(error)
     return list(_analyse(normalized, name)[2].items) + duplicates
 
 
@@ -57,8 +57,13 @@ def embedded_problems(document: Any, where: str) -> list[SpaceError]:
     try:
         found = list(_analyse(ordered_options(normalize(document)), "")[2].items)
     except SpaceError as error:
-        found = [error]
+        found = _each(error)
     return [SpaceError(f"{where}.{p.path}" if p.path else where, p.message) for p in found]
+
+
+def _each(error: SpaceError) -> list[SpaceError]:
+    """The problems ``error`` reports, one by one."""
+    return list(error.problems) if isinstance(error, SpaceDefinitionError) else [error]
 
 
 def _is_dsl(document: Mapping) -> bool:

@@ -9,6 +9,7 @@ ConfigSpace or the estimator classes can tell is checked in ``compile.py`` and
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -48,6 +49,7 @@ TYPE_KEYS = {
     "constant": ("value",),
     "choice": ("options", "default"),
 }
+PARAM_KEYS = {*COMMON_KEYS, *(key for keys in TYPE_KEYS.values() for key in keys)}
 
 
 def parse(document: Any, source: str = "") -> tuple[SpaceSpec | None, Problems]:
@@ -144,7 +146,8 @@ def _number(raw: Mapping, key: str, path: str, problems: Problems, integer: bool
     wanted = int if integer else int | float
     if isinstance(value, bool) or not isinstance(value, wanted):
         kind = "an integer" if integer else "a number"
-        problems.add(f"{path}.{key}", f"'{key}' must be {kind}, got {value!r}")
+        hint = f" (write {int(value)})" if isinstance(value, float) and value.is_integer() else ""
+        problems.add(f"{path}.{key}", f"'{key}' must be {kind}, got {value!r}{hint}")
         return None
     return value
 
@@ -156,6 +159,18 @@ def _option_name_ok(option: str, path: str, problems: Problems) -> bool:
         return True
     problems.add(path, f"option names are non-empty and without {SEPARATOR!r}, got {option!r}")
     return False
+
+
+def _misspelt_option_key(key: str, body: Any, path: str, problems: Problems) -> bool:
+    """Report ``key`` if it looks like a misspelt option key, not a hyperparameter missing
+    its 'type' (``n_estimators: {low: 1, high: 9}``): an ``estimater:`` was reported as a
+    hyperparameter without 'type'."""
+    if isinstance(body, Mapping) and any(key in PARAM_KEYS for key in body):
+        return False
+    close = difflib.get_close_matches(key, (*COMPONENT_KEYS, "description"), n=1, cutoff=0.75)
+    if close:
+        problems.add(path, f"unknown key {key!r}; did you mean {close[0]!r}?")
+    return bool(close)
 
 
 class _Parser:
@@ -174,6 +189,8 @@ class _Parser:
                 )
                 continue
             if not isinstance(body, Mapping) or "type" not in body:
+                if branch is not None and _misspelt_option_key(local, body, where, self.problems):
+                    continue
                 self.problems.add(
                     where,
                     f"a hyperparameter is a mapping with 'type' (one of {', '.join(TYPE_KEYS)}), "

@@ -100,6 +100,9 @@ def parse_steps(
             step = Step(name=entry, param=entry, path=where)
         elif isinstance(entry, Mapping) and len(entry) == 1:
             ((name, body),) = entry.items()
+            if isinstance(body, Mapping) and any(key not in COMPONENT_KEYS for key in body):
+                unknown_keys(body, COMPONENT_KEYS, f"{where}.{name}", problems)
+                continue
             component = (
                 parse_component(body, f"{where}.{name}", problems)
                 if isinstance(body, Mapping)

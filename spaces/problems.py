@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 from ensembo.errors import SpaceError
 
 
@@ -20,11 +22,18 @@ class SpaceDefinitionError(SpaceError):
 
 
 def unknown_keys(raw, valid: tuple[str, ...], path: str, problems: Problems) -> None:
-    """Add a problem for every key of ``raw`` that is not in ``valid``."""
+    """Add a problem for every key of ``raw`` that is not in ``valid``, with the valid key
+    it may be a typo of."""
     for key in raw:
         if key not in valid:
             where = f"{path}.{key}" if path else str(key)
-            problems.add(where, f"unknown key {key!r}; valid keys: {', '.join(valid)}")
+            listed = ", ".join(valid)
+            close = difflib.get_close_matches(str(key), valid, n=1, cutoff=0.75)
+            if close:
+                message = f"did you mean {close[0]!r}? Valid keys: {listed}"
+            else:
+                message = f"valid keys: {listed}"
+            problems.add(where, f"unknown key {key!r}; {message}")
 
 
 class Problems:

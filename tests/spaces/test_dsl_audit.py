@@ -633,3 +633,209 @@ def test_a_null_categorical_choice_is_named_null_and_passes_none(tmp_path):
     params = space.build({"class_weight": "balanced", "max_features": "sqrt"}).get_params()
     assert (params["class_weight"], params["max_features"]) == ("balanced", "sqrt")
     assert spaces.load(space.definition()).build(config).get_params()["class_weight"] is None
+
+
+# --- N. a quoted number compared with a numeric hyperparameter is a type error -------------
+
+
+def _with_when(when, **param) -> dict:
+    param = param or {"type": "int", "low": 1, "high": 10}
+    return {"name": "t", "params": {"n": param, "x": {"type": "bool", "when": when}}}
+
+
+def test_a_quoted_number_for_an_int_says_it_is_a_string_and_to_write_it_unquoted():
+    """It said "illegal value '5' ... legal values: [1, 10]", although 5 is in range."""
+    assert messages(_with_when({"n": "5"})) == [
+        "t: params.x.when.n: 'n' is an integer in [1, 10], but '5' is a string: write 5 unquoted"
+    ]
+
+
+def test_strings_booleans_and_null_for_a_number_are_named_by_their_type():
+    found = messages(_with_when({"n": ["0.5", "abc", True]}, type="float", low=0.0, high=1.0))
+    assert found == [
+        ("t: params.x.when.n: 'n' is a number in [0.0, 1.0], but '0.5' is a string, 'abc' is a "
+         "string, true is a boolean")
+    ]
+    forbidden = {"name": "t", "params": {"n": {"type": "int", "low": 1, "high": 10}},
+                 "forbidden": [{"n": "7"}]}
+    assert messages(forbidden) == [
+        "t: forbidden[0].n: 'n' is an integer in [1, 10], but '7' is a string: write 7 unquoted"
+    ]
+
+
+# --- O. forbidden comparisons and null values are explained in the user's terms ------------
+
+
+def test_a_comparison_in_a_forbidden_clause_says_forbidden_takes_values():
+    """It said "'eq' takes a single value, got {'gt': 5}": the user wrote no 'eq'."""
+    document = {"name": "t", "params": {"depth": {"type": "int", "low": 1, "high": 10}},
+                "forbidden": [{"depth": {"gt": 5}}]}
+    assert messages(document) == [
+        ("t: forbidden[0].depth: forbidden clauses take values, not comparisons: write "
+         "{depth: VALUE} or {depth: [VALUES]} listing the values to forbid (got {'gt': 5}); a "
+         'relation between two hyperparameters is {relation: "left OP right"}')
+    ]
+
+
+KERNEL = {"type": "categorical", "choices": ["rbf", "poly"]}
+
+
+def test_a_null_condition_value_is_not_a_value_and_lists_the_legal_ones():
+    """It said "'eq' takes a single value, got None"."""
+    assert messages(_with_when({"n": None}, **KERNEL)) == [
+        "t: params.x.when.n: null is not a value of 'n'; legal values: 'rbf', 'poly'"
+    ]
+    assert messages(_with_when({"n": ["rbf", None]}, **KERNEL)) == [
+        "t: params.x.when.n: null is not a value of 'n'; legal values: 'rbf', 'poly'"
+    ]
+    nullable = {"type": "categorical", "choices": ["rbf", None]}
+    assert messages(_with_when({"n": None}, **nullable)) == [
+        ("t: params.x.when.n: null is not a value of 'n'; legal values: 'rbf', 'null' (the "
+         'choice null is named "null": quote it)')
+    ]
+    assert messages(_with_when({"n": None})) == [
+        "t: params.x.when.n: 'n' is an integer in [1, 10], but null is no number"
+    ]
+
+
+def test_a_null_in_a_forbidden_clause_lists_the_legal_values():
+    document = {"name": "t", "params": {"kernel": KERNEL}, "forbidden": [{"kernel": None}]}
+    assert messages(document) == [
+        "t: forbidden[0].kernel: null is not a value of 'kernel'; legal values: 'rbf', 'poly'"
+    ]
+
+
+# --- P. an unknown name in forbidden or when: close matches, a short list ------------------
+
+
+def _cash_classification() -> dict:
+    from pathlib import Path
+
+    from ensembo.spaces.document import read_document
+
+    return read_document(Path(spaces.__file__).parent / "library" / "cash-classification.yaml")
+
+
+def test_a_misspelt_forbidden_name_is_unknown_with_a_close_match_and_a_short_list():
+    """It said "condition on missing parent 'classifer'; known hyperparameters: " and then
+    every flat name of the space: a line of 1,221 characters."""
+    document = {**_cash_classification(), "forbidden": [{"classifer": "svm"}]}
+    (found,) = messages(document)
+    assert found.startswith(
+        "cash-classification: forbidden[0].classifer: unknown hyperparameter 'classifer' "
+        "(did you mean 'classifier'?); known hyperparameters: imputation, scaling, classifier, "
+    )
+    assert found.endswith(" more)") and len(found) < 400
+
+
+def test_a_misspelt_name_in_a_condition_gets_a_close_match_as_written_in_its_scope():
+    document = _cash_classification()
+    options = document["params"]["classifier"]["options"]
+    options["svm"]["shrinking"] = {"type": "bool", "when": {"gama": {"gt": 0.1}}}
+    (found,) = messages(document)
+    assert found.startswith(
+        "cash-classification: params.classifier.options.svm.shrinking.when.gama.gt: condition "
+        "on missing parent 'gama' (did you mean 'gamma'?); known hyperparameters: imputation, "
+    )
+    assert len(found.split("; known hyperparameters: ")[1].split(", ")) == 10
+
+
+# --- Q. an infinite or NaN number is reported at its path ---------------------------------
+
+
+def test_an_infinite_bound_is_reported_at_its_path_as_not_finite(tmp_path):
+    """It said "the document must hold plain data (JSON types): Out of range float values
+    are not JSON compliant", naming no key."""
+    text = (
+        "params:\n  x: {type: float, low: -.inf, high: .inf}\n"
+        "  y: {type: constant, value: .nan}\n"
+    )
+    assert messages(write(tmp_path, text)) == [
+        ("space.yaml: params.x.low: -inf is not a finite number; bounds must be finite: write the "
+         "smallest value worth searching"),
+        ("space.yaml: params.x.high: inf is not a finite number; bounds must be finite: write the "
+         "largest value worth searching"),
+        ("space.yaml: params.y.value: nan is not a finite number; values must be finite (JSON has "
+         "no infinity or NaN)"),
+    ]
+    with pytest.raises(SpaceDefinitionError, match=r"space\.yaml: params\.x\.low: -inf is not"):
+        spaces.load(write(tmp_path, text))
+
+
+# --- R. a misspelt component key is an unknown key with a close match ----------------------
+
+
+def _scaling(**option) -> dict:
+    return {"name": "t", "steps": ["scaling"],
+            "params": {"scaling": {"type": "choice", "options": {"standard": option}}}}
+
+
+def test_a_misspelt_option_key_is_an_unknown_key_not_a_hyperparameter():
+    """It said "a hyperparameter is a mapping with 'type' ..., got
+    'sklearn.preprocessing.StandardScaler'"."""
+    assert messages(_scaling(estimater="sklearn.preprocessing.StandardScaler")) == [
+        ("t: params.scaling.options.standard.estimater: unknown key 'estimater'; did you mean "
+         "'estimator'?")
+    ]
+    fixed = _scaling(estimator="sklearn.preprocessing.StandardScaler", fixd={"copy": True})
+    assert messages(fixed) == [
+        "t: params.scaling.options.standard.fixd: unknown key 'fixd'; did you mean 'fixed'?"
+    ]
+    untyped = _scaling(estimators={"low": 1, "high": 5})  # a hyperparameter without 'type'
+    (found,) = messages(untyped)
+    assert found.startswith("t: params.scaling.options.standard.estimators: a hyperparameter is")
+
+
+def test_misspelt_top_level_and_fixed_step_keys_get_a_close_match():
+    document = {"name": "t", "params": {"x": {"type": "float", "low": 0.0, "high": 1.0}},
+                "estimater": "sklearn.svm.SVC", "steps": [{"scale": {"estimater": "scaler"}}]}
+    assert messages(document) == [
+        ("t: estimater: unknown key 'estimater'; did you mean 'estimator'? Valid keys: name, "
+         "description, impute, params, forbidden, steps, categorical_steps, estimator, fixed, "
+         "rename, pack"),
+        ("t: steps[0].scale.estimater: unknown key 'estimater'; did you mean 'estimator'? Valid "
+         "keys: estimator, fixed, rename, pack"),
+    ]
+
+
+# --- S. an integral float for an integer says how to write it ------------------------------
+
+
+def test_an_integral_float_for_an_integer_bound_says_to_write_the_integer(tmp_path):
+    text = "params:\n  n: {type: int, low: 1, high: 1e3}\n  m: {type: int, low: 0.5, high: 2}\n"
+    assert messages(write(tmp_path, text)) == [
+        "space.yaml: params.n.high: 'high' must be an integer, got 1000.0 (write 1000)",
+        "space.yaml: params.m.low: 'low' must be an integer, got 0.5",
+    ]
+
+
+# --- T. a duplicate key in a JSON file names its mapping and line ---------------------------
+
+DUPLICATE_JSON = """\
+{
+  "description": "{\\"x\\": 1, \\"x\\": 2}",
+  "params": {
+    "x": {"type": "float", "low": 0, "low": 0, "high": 1},
+    "c": {"type": "choice", "options": [{"a": {"b": {"type": "bool", "default": true,
+                                                      "default": false}}}, {"z": {}}]},
+    "x": {"type": "float", "low": 0, "high": 1}
+  },
+  "forbidden": [{"c": "z", "c": ["z"]}]
+}
+"""
+
+
+def test_a_duplicate_json_key_names_the_mapping_that_holds_it_and_its_line(tmp_path):
+    """It said only "b25.json: duplicate key 'x'"."""
+    path = write(tmp_path, DUPLICATE_JSON, name="b25.json")
+    expected = [
+        "b25.json: params.x: duplicate key 'low' on line 4 (names must be unique)",
+        ("b25.json: params.c.options[0].a.b: duplicate key 'default' on line 6 (names must be "
+         "unique)"),
+        "b25.json: params: duplicate key 'x' on line 7 (names must be unique)",
+        "b25.json: forbidden[0]: duplicate key 'c' on line 9 (names must be unique)",
+    ]
+    assert messages(path) == expected
+    with pytest.raises(SpaceDefinitionError) as caught:
+        spaces.load(path)
+    assert [str(p) for p in caught.value.problems] == expected
