@@ -13,8 +13,19 @@ import numpy as np
 
 from ensembo.attribution import calling, describe_component
 from ensembo.ensemble import Ensemble, EnsembleContext
-from ensembo.errors import TrialError
+from ensembo.errors import ExperimentError, TrialError
 from ensembo.trials import Evaluation, History
+
+
+def check_strategy_fits(strategy: Any, context: EnsembleContext) -> None:
+    """A strategy that scores predictions (``needs_predictions``) cannot work without the
+    validation targets: refused before the first trial is spent, not at its ensemble."""
+    if getattr(strategy, "needs_predictions", False) and context.y_true is None:
+        raise ExperimentError(
+            "ensemble", f"{describe_component('ensemble strategy', strategy)} scores the "
+            "trials' validation predictions: give the study validation_targets= (and "
+            "return Evaluation(predictions=...)), or use ensemble='best'"
+        )
 
 
 class EnsembleKeeper:
@@ -39,6 +50,8 @@ class EnsembleKeeper:
                 f"{self._describe()} returned targets of shape {targets.shape}, "
                 f"expected {expected}"
             )
+        if not np.all(np.isfinite(targets)):  # the surrogate would fit NaN
+            raise TrialError(f"{self._describe()} returned NaN or infinite targets")
         return targets
 
     def check_predictions(self, evaluation: Evaluation) -> None:
@@ -58,6 +71,9 @@ class EnsembleKeeper:
             ensemble = self.strategy.ensemble(history, self.context)
         if ensemble is None or ensemble == self.current:
             return None
+        if not isinstance(ensemble, Ensemble):
+            raise TrialError(f"{self._describe()}: ensemble() must return an ensembo.Ensemble "
+                             f"or None, got {type(ensemble).__name__}: {ensemble!r:.100}")
         self._check_members(ensemble, history)
         self.current = ensemble
         return ensemble

@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ensembo.attribution import calling
+from ensembo.errors import PluginContractError
 from ensembo.protocols import (
     Acquisition,
     AcquisitionOptimizer,
@@ -40,6 +41,21 @@ class RandomProposer:
         return space.sample(n, rng)
 
 
+def check_posterior(mean: Any, variance: Any, n: int) -> None:
+    """A surrogate's predictions must be usable: with a wrong shape the acquisition
+    optimizer failed in its own code, and with NaN or a negative variance every
+    acquisition value was NaN and the search silently stopped using the model."""
+    mean, variance = np.asarray(mean), np.asarray(variance)
+    if mean.shape != (n,) or variance.shape != (n,):
+        raise PluginContractError(
+            f"predict returned shapes {mean.shape} and {variance.shape} for {n} configurations"
+        )
+    if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(variance))):
+        raise PluginContractError("predict returned NaN or infinite means or variances")
+    if np.any(variance < -1e-9 * max(1.0, float(np.max(np.abs(variance))))):
+        raise PluginContractError(f"predict returned a negative variance ({variance.min():.3g})")
+
+
 class SurrogateAcquisition:
     """A fitted surrogate composed with an acquisition (an ``AcquisitionSurface``)."""
 
@@ -56,6 +72,7 @@ class SurrogateAcquisition:
                 return self.acquisition(means, variances, self.best).mean(0)
         with calling("surrogate", self.surrogate, "predict", _MEAN_VARIANCE):
             mean, variance = self.surrogate.predict(batch)
+            check_posterior(mean, variance, len(batch))
         with calling("acquisition", self.acquisition, "__call__"):
             return self.acquisition(mean, variance, self.best)
 

@@ -329,6 +329,9 @@ class Registry:
             ) from error
         except ValueError as error:  # a known option with a value the plugin refuses
             raise ComponentOptionError(f"{label} rejected options {options}: {error}") from error
+        except Exception as error:  # any other bug in the factory: say whose it is
+            error.add_note(f"while building {label}")
+            raise
         check_protocol(kind, component, f"{name!r} (from {entry.distribution})")
         return component
 

@@ -15,7 +15,7 @@ import attrs
 
 from ensembo import components, spaces
 from ensembo.attribution import calling
-from ensembo.errors import StorageError
+from ensembo.errors import PluginContractError, StorageError
 from ensembo.protocols import Resumable
 from ensembo.storage import Storage
 from ensembo.storage.memory import MemoryStorage
@@ -89,8 +89,15 @@ class ModelState:
         resumed and skips the copy."""
         if not isinstance(proposer, Resumable) or isinstance(self.storage, MemoryStorage):
             return
-        with calling("proposer", proposer, "state"):
+        owner = getattr(proposer, "surrogate", proposer)  # whose state() it is, for the note
+        with calling("surrogate" if owner is not proposer else "proposer", owner, "state"):
             state = proposer.state()
+            try:  # it is stored in the study file; compared as JSON (arrays have no ==)
+                state = json.loads(json.dumps(state))
+            except (TypeError, ValueError) as error:
+                raise PluginContractError(
+                    f"state() must return JSON values (numbers, strings, lists, dicts): {error}"
+                ) from None
         if state is None or state == self._last:
             return
         meta = self.storage.read_meta()

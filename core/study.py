@@ -28,7 +28,7 @@ from ensembo import (
     trial_table,
 )
 from ensembo.ensemble import Ensemble, EnsembleContext
-from ensembo.ensemble_keeper import EnsembleKeeper
+from ensembo.ensemble_keeper import EnsembleKeeper, check_strategy_fits
 from ensembo.errors import StorageError, TrialError
 from ensembo.loss_fit import check_loss_fits_task
 from ensembo.objective import InvalidResultError, to_evaluation
@@ -124,6 +124,7 @@ class Study:
             self.seed,
         )
         self.strategy = self._build("ensemble_strategy", ensemble)
+        check_strategy_fits(self.strategy, self.context)
         self._hooks = self._observers(callbacks)
         self.storage = open_storage(storage)  # only once every argument is known to be good
         self.history = History(self.storage.trials())

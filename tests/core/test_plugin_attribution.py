@@ -11,7 +11,7 @@ import pytest
 import ensembo
 from ensembo import Study
 from ensembo.ensemble import Ensemble
-from ensembo.errors import TrialError
+from ensembo.errors import ExperimentError, PluginContractError, TrialError
 from ensembo.plugins.ensembles.best import BestSingle as BestStrategy
 from ensembo.plugins.surrogates.rf import RandomForestSurrogate
 
@@ -183,3 +183,107 @@ class _WrongArguments:
 def test_callbacks_that_cannot_work_are_refused_by_name(flat_space, callbacks, message):
     with pytest.raises(TypeError, match=re.escape(message)):
         Study(flat_space, surrogate=None, callbacks=callbacks)
+
+
+# --- what a plugin returns is checked where it is returned (plugin-author audit) ----------
+
+
+class _Mean:
+    """A surrogate predicting the mean target everywhere, with variance 1."""
+
+    def fit(self, batch, y, rng):
+        self.mean = float(np.mean(y))
+
+    def predict(self, batch):
+        return np.full(len(batch), self.mean), np.ones(len(batch))
+
+
+class _ColumnPredictions(_Mean):
+    def predict(self, batch):
+        mean, variance = super().predict(batch)
+        return mean[:, None], variance[:, None]
+
+
+class _NegativeVariance(_Mean):
+    def predict(self, batch):
+        mean, variance = super().predict(batch)
+        return mean, variance - 2.0
+
+
+class _ArrayState(_Mean):
+    def state(self):
+        return {"w": np.arange(2.0)}
+
+    def restore(self, state):
+        pass
+
+
+@pytest.mark.parametrize(
+    ("surrogate", "message"),
+    [(_ColumnPredictions(), r"predict returned shapes \(\d+, 1\) and \(\d+, 1\) for \d+ "),
+     (_NegativeVariance(), r"predict returned a negative variance \(-1\)")],
+)
+def test_unusable_predictions_are_refused_naming_the_surrogate(flat_space, surrogate, message):
+    """They failed inside the acquisition optimizer (blaming it), or made every
+    acquisition value NaN so that the search silently stopped using the model."""
+    study = Study(flat_space, surrogate=surrogate, acquisition_optimizer="random", n_initial=2)
+    with pytest.raises(PluginContractError, match=message) as caught:
+        study.optimize(loss, n_trials=3, catch=())
+    assert any(type(surrogate).__name__ in note for note in caught.value.__notes__)
+
+
+def test_a_state_that_is_not_json_is_refused_naming_the_surrogate(flat_space, tmp_path):
+    """A numpy array in state() crashed with 'truth value of an array is ambiguous'."""
+    study = Study(flat_space, surrogate=_ArrayState(), acquisition_optimizer="random",
+                  n_initial=2, storage=tmp_path / "study.db")
+    with pytest.raises(PluginContractError, match="state\\(\\) must return JSON values") as caught:
+        study.optimize(loss, n_trials=3, catch=())
+    assert any("_ArrayState" in note for note in caught.value.__notes__)
+
+
+class _NaNTargets(BestStrategy):
+    def targets(self, history, context):
+        return np.full(len(history.completed()), np.nan)
+
+
+class _ListEnsemble(BestStrategy):
+    def ensemble(self, history, context):
+        return [t.number for t in history.completed()]
+
+
+@pytest.mark.parametrize(
+    ("strategy", "message"),
+    [(_NaNTargets(), "_NaNTargets returned NaN or infinite targets"),
+     (_ListEnsemble(), "ensemble\\(\\) must return an ensembo.Ensemble or None, got list")],
+)
+def test_unusable_strategy_results_are_refused_naming_the_strategy(flat_space, strategy, message):
+    with pytest.raises(TrialError, match=message):
+        Study(flat_space, surrogate="rf", ensemble=strategy, n_initial=2).optimize(
+            loss, n_trials=4, catch=())
+
+
+def test_a_strategy_that_scores_predictions_needs_validation_targets_up_front(flat_space,
+                                                                             tmp_path):
+    """It failed at the first ensemble, after the first trial was spent."""
+    path = tmp_path / "study.db"
+    with pytest.raises(ExperimentError, match="scores the trials' validation predictions: "
+                       "give the study validation_targets="):
+        Study(flat_space, surrogate=None, ensemble="posthoc", storage=path)
+    assert not path.exists()
+
+
+class _RaisingFactory:
+    @ensembo.hookimpl
+    def ensembo_add_surrogates(self):
+        def broken(**options):
+            raise RuntimeError("boom in factory")
+        return {"broken": broken}
+
+
+def test_a_factory_raising_any_error_is_attributed_to_its_distribution(flat_space):
+    from ensembo.registry import Registry
+
+    registry = Registry.from_plugins({"some-dist": _RaisingFactory()}, builtins=True)
+    with pytest.raises(RuntimeError, match="boom in factory") as caught:
+        Study(flat_space, surrogate="broken", registry=registry)
+    assert "while building surrogate 'broken' (from some-dist)" in caught.value.__notes__
