@@ -11,21 +11,38 @@ from typing import Any
 
 import numpy as np
 
+from ensembo import components
 from ensembo.attribution import calling, describe_component
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.errors import ExperimentError, TrialError
+from ensembo.loss_fit import check_loss_fits_context
 from ensembo.trials import Evaluation, History
 
 
-def check_strategy_fits(strategy: Any, context: EnsembleContext) -> None:
-    """A strategy that scores predictions (``needs_predictions``) cannot work without the
-    validation targets: refused before the first trial is spent, not at its ensemble."""
+def check_strategy_fits(strategy: Any, context: EnsembleContext, registry: Any = None) -> None:
+    """Refuse, before the first trial is spent, a strategy that cannot work in this
+    study: one that scores predictions (``needs_predictions``) without validation
+    targets, one for the other task (its ``task`` attribute), or one whose own losses
+    (its optional ``loss_options()``, option name -> spec) do not fit the task."""
+    label = describe_component("ensemble strategy", strategy)
     if getattr(strategy, "needs_predictions", False) and context.y_true is None:
         raise ExperimentError(
-            "ensemble", f"{describe_component('ensemble strategy', strategy)} scores the "
-            "trials' validation predictions: give the study validation_targets= (and "
-            "return Evaluation(predictions=...)), or use ensemble='best'"
+            "ensemble", f"{label} scores the trials' validation predictions: give the study "
+            "validation_targets= (and return Evaluation(predictions=...)), or use "
+            "ensemble='best'"
         )
+    own = getattr(strategy, "task", None)
+    if own is not None and context.task is not None and own != context.task:
+        raise ExperimentError("ensemble", f"{label} is for {own}, but this study's task is "
+                              f"{context.task}")
+    options = getattr(strategy, "loss_options", None)
+    for option, spec in (options() if callable(options) else {}).items():
+        if spec is None:
+            continue
+        try:
+            check_loss_fits_context(components.build("loss", spec, registry), spec, context)
+        except ExperimentError as error:
+            raise ExperimentError(f"ensemble.{option}", error.message) from None
 
 
 class EnsembleKeeper:

@@ -22,6 +22,8 @@ def check_loss_fits_task(
     ``targets`` are class indices for classification. Losses declare no task; trying one
     on well-formed input is what tells."""
     sample = targets[:5]
+    if task == "classification" and len(sample) == n_classes:  # (m, m) could pass as (m,)
+        sample = np.append(sample, sample[:1])
     if task == "classification":
         predictions = np.eye(n_classes)[sample]  # (m, n_classes) class probabilities
         expected = "class probabilities of shape (m, n_classes)"
@@ -40,3 +42,15 @@ def check_loss_fits_task(
             f"loss {name!r} does not fit a {task} task, whose predictions are {expected}: "
             f"{error} (the {task} default is {suggestion!r})",
         ) from error
+
+
+def check_loss_fits_context(loss: Any, name: Any, context: Any) -> None:
+    """:func:`check_loss_fits_task` on a study's validation targets, when the study
+    knows its task and has targets (classification targets become class indices)."""
+    y_true, task, classes = context.y_true, context.task, context.classes
+    if y_true is None or task is None or not len(y_true):
+        return
+    if task == "classification":
+        check_loss_fits_task(loss, name, task, np.searchsorted(classes, y_true), len(classes))
+    else:
+        check_loss_fits_task(loss, name, task, np.asarray(y_true, dtype=float), 0)

@@ -30,7 +30,7 @@ from ensembo import (
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.ensemble_keeper import EnsembleKeeper, check_strategy_fits
 from ensembo.errors import StorageError, TrialError
-from ensembo.loss_fit import check_loss_fits_task
+from ensembo.loss_fit import check_loss_fits_context
 from ensembo.objective import InvalidResultError, to_evaluation
 from ensembo.observers import observer_callbacks, register_observer
 from ensembo.plugin_checks import new_plugin_manager
@@ -124,7 +124,7 @@ class Study:
             self.seed,
         )
         self.strategy = self._build("ensemble_strategy", ensemble)
-        check_strategy_fits(self.strategy, self.context)
+        check_strategy_fits(self.strategy, self.context, self.registry)
         self._hooks = self._observers(callbacks)
         self.storage = open_storage(storage)  # only once every argument is known to be good
         self.history = History(self.storage.trials())
@@ -148,14 +148,7 @@ class Study:
     def _check_loss(self, loss: Any) -> None:
         """Build the loss and, given the task and the targets, try it on them (``mse``
         for a classification task would otherwise fail at the first ensemble)."""
-        built = self._build("loss", loss)
-        y_true, task, classes = self.context.y_true, self.context.task, self.context.classes
-        if y_true is None or task is None or not len(y_true):
-            return
-        if task == "classification":  # losses see class indices
-            check_loss_fits_task(built, loss, task, np.searchsorted(classes, y_true), len(classes))
-        else:
-            check_loss_fits_task(built, loss, task, np.asarray(y_true, dtype=float), 0)
+        check_loss_fits_context(self._build("loss", loss), loss, self.context)
 
     def _build_proposer(self) -> Proposer:
         surrogate_spec = self._specs["surrogate"]

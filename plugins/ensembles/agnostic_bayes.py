@@ -64,6 +64,10 @@ class AgnosticBayes:
         self._cache = TrialCache()
         self._wins: dict[tuple, BootstrapWins] = {}
 
+    def loss_options(self) -> dict[str, Any]:
+        """Its own loss option, checked against the study's task before any trial."""
+        return {"loss": self.loss}
+
     def targets(self, history: History, context: EnsembleContext) -> np.ndarray:
         return history.losses()
 

@@ -75,6 +75,10 @@ class ESMBO:
         """Which bootstrap proposes the next trial: its number modulo N."""
         return len(history) % self.size(context)
 
+    def loss_options(self) -> dict[str, Any]:
+        """Its own loss option, checked against the study's task before any trial."""
+        return {"loss": self.loss}
+
     def targets(self, history: History, context: EnsembleContext) -> np.ndarray:
         pool = build_pool(history, context, self.name, self._cache)
         if not len(pool):

@@ -64,6 +64,10 @@ class PostHocSelection:
         self._trace: GreedyTrace | None = None
         self._trace_key: tuple | None = None
 
+    def loss_options(self) -> dict[str, Any]:
+        """Its own loss option, checked against the study's task before any trial."""
+        return {"loss": self.loss}
+
     def targets(self, history: History, context: EnsembleContext) -> np.ndarray:
         return history.losses()
 

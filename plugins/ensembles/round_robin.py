@@ -221,6 +221,11 @@ class RoundRobinEnsemble:
 
     # --- the EnsembleStrategy protocol -------------------------------------------------
 
+    def loss_options(self) -> dict[str, Any]:
+        """Its own losses, checked against the study's task before any trial."""
+        return {"loss": self.target_loss_spec, "refill_loss": self.refill_loss_spec,
+                "post_loss": self.post_loss_spec}
+
     def targets(self, history: History, context: EnsembleContext) -> np.ndarray:
         pool = self._pool(history, context)
         self._catch_up(history, context, pool)

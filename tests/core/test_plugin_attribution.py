@@ -287,3 +287,25 @@ def test_a_factory_raising_any_error_is_attributed_to_its_distribution(flat_spac
     with pytest.raises(RuntimeError, match="boom in factory") as caught:
         Study(flat_space, surrogate="broken", registry=registry)
     assert "while building surrogate 'broken' (from some-dist)" in caught.value.__notes__
+
+
+@pytest.mark.parametrize(
+    ("ensemble", "task", "targets", "message"),
+    [("segor", "classification", [0, 1, 1], ("SEGOR is for regression, but this study's task "
+                                            "is classification")),
+     ("eo", "regression", [0.1, 0.7], "is for classification, but this study's task is regression"),
+     ({"name": "esmbo", "loss": "zero-one"}, "regression", [0.1, 0.7],
+      "ensemble.loss: loss 'zero-one' does not fit a regression task"),
+     ({"name": "eo", "loss": "mse"}, "classification", [0, 1, 2],
+      "ensemble.loss: loss 'mse' does not fit a classification task")],
+)
+def test_a_strategy_for_the_other_task_or_with_such_a_loss_is_refused_up_front(
+    flat_space, tmp_path, ensemble, task, targets, message
+):
+    """They failed after the first trial (the CLI called it a bug), or, for esmbo with
+    zero-one on regression, built a meaningless ensemble of every trial without a word."""
+    path = tmp_path / "study.db"
+    with pytest.raises(ExperimentError, match=re.escape(message)):
+        Study(flat_space, surrogate=None, ensemble=ensemble, task=task,
+              validation_targets=np.array(targets), storage=path)
+    assert not path.exists()
