@@ -24,6 +24,7 @@ from ensembo.plugins.ensembles.best_model_posterior import (
     win_shares,
 )
 from ensembo.plugins.ensembles.bootstrap_wins import BootstrapWins
+from ensembo.plugins.ensembles.option_checks import non_negative, whole
 from ensembo.plugins.ensembles.pool import (
     Pool,
     TrialCache,
@@ -58,8 +59,9 @@ class AgnosticBayes:
         if rho != "tune" and not (isinstance(rho, (int, float)) and rho > 0):
             raise ValueError(
                 f"agnostic-bayes: rho must be a positive number or 'tune', got {rho!r}")
-        self.sampler, self.n_samples, self.rho = sampler, int(n_samples), rho
-        self.alpha, self.loss = float(alpha), loss
+        self.sampler, self.rho = sampler, rho
+        self.n_samples = whole("agnostic-bayes", "n_samples", n_samples, 1)
+        self.alpha, self.loss = non_negative("agnostic-bayes", "alpha", alpha), loss
         self.chosen_rho: float | None = None
         self._cache = TrialCache()
         self._wins: dict[tuple, BootstrapWins] = {}

@@ -19,6 +19,7 @@ import numpy as np
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.plugins.ensembles.best_model_posterior import resample_counts
 from ensembo.plugins.ensembles.bootstrap_wins import BootstrapWins
+from ensembo.plugins.ensembles.option_checks import whole
 from ensembo.plugins.ensembles.pool import Pool, TrialCache, build_pool, resolve_loss
 from ensembo.trials import History, Trial
 
@@ -32,9 +33,9 @@ class ESMBO:
     needs_predictions = True  # every completed trial must carry validation predictions
 
     def __init__(self, n_bootstraps: int | None = None, loss: Any = None):
-        if n_bootstraps is not None and n_bootstraps < 1:
-            raise ValueError(f"esmbo: n_bootstraps must be >= 1, got {n_bootstraps}")
-        self.n_bootstraps = n_bootstraps
+        self.n_bootstraps = (
+            None if n_bootstraps is None else whole("esmbo", "n_bootstraps", n_bootstraps, 1)
+        )
         self.loss = loss
         self._counts: np.ndarray | None = None
         self._wins: BootstrapWins | None = None

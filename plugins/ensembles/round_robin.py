@@ -33,6 +33,7 @@ import numpy as np
 
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.plugins.ensembles.greedy import forward_greedy
+from ensembo.plugins.ensembles.option_checks import flag, whole
 from ensembo.plugins.ensembles.pool import (
     Pool,
     TrialCache,
@@ -99,14 +100,12 @@ class RoundRobinEnsemble:
     ):
         if size not in SIZES:
             raise ValueError(f"{self.name}: unknown size {size!r}; valid: {', '.join(SIZES)}")
-        if slots < 1:
-            raise ValueError(
-                f"{self.name}: the ensemble needs at least one slot, got slots={slots}")
         self.target_loss_spec, self.refill_loss_spec = target_loss, refill_loss
         self.post_loss_spec = post_loss
-        self.slots, self.size, self.post = int(slots), size, bool(post)
-        self.max_size = max_size
-        self.replacement = bool(replacement)
+        self.slots = whole(self.name, "slots" if self.name == "segor" else "size", slots, 1)
+        self.size, self.post = size, flag(self.name, "post", post)
+        self.max_size = None if max_size is None else whole(self.name, "max_size", max_size, 1)
+        self.replacement = flag(self.name, "replacement", replacement)
         self.members: list[int | None] = [None] * self.slots if size == "fixed" else []
         self._absorbed: set[int] = set()
         self._cache = TrialCache()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -246,3 +248,23 @@ def test_label_predictions_are_turned_into_votes(make_history):
                               classes=np.array([0, 1]))
     ensemble = PostHocSelection().ensemble(history, context)
     assert set(ensemble.members) == {0, 1, 2}
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [({"name": "agnostic-bayes", "n_samples": -5}, "n_samples must be an integer >= 1, got -5"),
+     ({"name": "agnostic-bayes", "n_samples": 0}, "n_samples must be an integer >= 1, got 0"),
+     ({"name": "agnostic-bayes", "alpha": -1}, "alpha must be a number >= 0, got -1"),
+     ({"name": "segor", "size": "grow", "max_size": 0}, "max_size must be an integer >= 1"),
+     ({"name": "eo", "size": "3"}, "eo: size must be an integer >= 1, got '3'"),
+     ({"name": "esmbo", "n_bootstraps": "4"}, "n_bootstraps must be an integer >= 1, got '4'"),
+     ({"name": "eo", "post": "no"}, "eo: post must be true or false, got 'no'")],
+)
+def test_bad_strategy_options_are_refused_when_built(spec, message):
+    """They failed after trials (a string size in a comparison, a negative sample count),
+    gave no ensemble (n_samples 0, max_size 0) or read 'no' as true."""
+    from ensembo import components
+    from ensembo.errors import ComponentOptionError
+
+    with pytest.raises(ComponentOptionError, match=re.escape(message)):
+        components.build("ensemble_strategy", spec)
