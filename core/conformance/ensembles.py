@@ -34,13 +34,14 @@ def _finished_trials(task: str, seed: int) -> tuple[list[Trial], EnsembleContext
         context = EnsembleContext(y_true=y, loss="mse", task=task, budget=200, seed=seed)
     loss = components.build("loss", context.loss)
 
-    def finished(number: int) -> Trial:
+    def finished(number: int, at: float) -> Trial:  # ``at``: its finishing time
         if number == 5:
             return Trial(number=number, config={"i": number}, state=TrialState.FAILED,
-                         error="crashed")
+                         error="crashed", finished_at=at)
         predictions = synthetic_predictions(task, rng, y)
         return Trial(number=number, config={"i": number}, state=TrialState.COMPLETE,
-                     loss=float(np.mean(loss(y, predictions))), predictions=predictions)
+                     loss=float(np.mean(loss(y, predictions))), predictions=predictions,
+                     finished_at=at)
 
     events = [Trial(number=n, config={"i": n}, state=TrialState.RUNNING) for n in range(4)]
     running = list(range(4))
@@ -48,7 +49,7 @@ def _finished_trials(task: str, seed: int) -> tuple[list[Trial], EnsembleContext
         number = running.pop(int(rng.integers(len(running))))
         if number == 13:
             continue  # never finishes
-        events.append(finished(number))
+        events.append(finished(number, float(len(events))))
         following = max(t.number for t in events) + 1
         if following < 14:
             events.append(Trial(number=following, config={"i": following},
@@ -57,11 +58,22 @@ def _finished_trials(task: str, seed: int) -> tuple[list[Trial], EnsembleContext
     return events, context
 
 
-def _replay(strategy: Any, events: list[Trial], context: EnsembleContext):
+def _replay(strategy: Any, events: list[Trial], context: EnsembleContext, resume_at: int = 0):
     """Feed the recorded ``events`` as a study does; every finished trial's step:
-    targets, ensemble, completed trial numbers."""
+    targets, ensemble, completed trial numbers.
+
+    With ``resume_at``, the first events are fed as a study resumed from its storage
+    feeds them: all stored at once, then ``update`` for each completed trial in
+    finishing order and one ``ensemble`` call, with no ``targets`` calls in between."""
     history, steps = History(), []
-    for trial in events:
+    for trial in events[:resume_at]:
+        history.put(trial)
+    for trial in events[:resume_at]:  # in finishing order, as the study replays them
+        if trial.state is TrialState.COMPLETE:
+            strategy.update(history, trial, context)
+    if resume_at:
+        strategy.ensemble(history, context)
+    for trial in events[resume_at:]:
         history.put(trial)
         if trial.state is TrialState.RUNNING:
             continue
@@ -122,6 +134,13 @@ def check_ensemble_strategy(
             require(steps[-1][1] == again[-1][1] and np.allclose(steps[-1][0], again[-1][0]),
                      "two fresh instances fed the same trials end with different ensembles "
                      "or targets (a resumed study would change its ensemble)")
+        with checks.check(f"a resumed study ends with the same ensemble, {task}"):
+            _, steps = _replay(checks.fresh(), trials, context)
+            _, resumed = _replay(checks.fresh(), trials, context, resume_at=len(trials) // 2)
+            require(steps[-1][1] == resumed[-1][1] and np.allclose(steps[-1][0], resumed[-1][0]),
+                     "resumed half-way (stored trials replayed through update, without the "
+                     "targets calls the uninterrupted run made), it ends with another ensemble "
+                     "or other targets: keep state in update, not in targets or ensemble")
         with checks.check(f"the ensemble combines its members' predictions, {task}"):
             history, steps = _replay(checks.fresh(), trials, context)
             ensemble = steps[-1][1]

@@ -154,8 +154,34 @@ def test_a_strategy_whose_replay_differs_breaks_resume():
     with pytest.raises(ConformanceError) as caught:
         check_ensemble_strategy(NoisyTargets, tasks=("classification",))
     assert [name for name, _ in caught.value.failures] == [
-        "a replay gives the same ensemble, classification"]
+        "a replay gives the same ensemble, classification",
+        "a resumed study ends with the same ensemble, classification"]
     assert "a resumed study would change its ensemble" in str(caught.value)
+
+
+class CountsTargetCalls(EnsemblesRunningTrials):
+    """Deterministic, but its ensemble depends on how often targets() was called: the
+    same in every replay, different after a resume (which calls targets less)."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def targets(self, history, context):
+        self.calls += 1
+        return super().targets(history, context)
+
+    def ensemble(self, history, context):
+        ranked = sorted(history.completed(), key=lambda t: t.loss)
+        kept = ranked[: 1 + self.calls % 4]
+        return Ensemble.from_counts({t.number: 1.0 for t in kept}) if kept else None
+
+
+def test_state_kept_in_targets_is_caught_by_the_resume_check():
+    with pytest.raises(ConformanceError) as caught:
+        check_ensemble_strategy(CountsTargetCalls, tasks=("regression",))
+    assert [name for name, _ in caught.value.failures] == [
+        "a resumed study ends with the same ensemble, regression"]
+    assert "keep state in update, not in targets or ensemble" in str(caught.value)
 
 
 class UpsideDown(SquaredError):
