@@ -85,6 +85,26 @@ class FittedEnsemble(BaseEstimator):
     def _estimator_type(self) -> str:
         return "regressor" if self.classes is None else "classifier"
 
+    def __sklearn_tags__(self):
+        """Classifier or regressor by ``classes``, for ``is_classifier`` and the scorers
+        (scikit-learn >= 1.6 reads tags; older versions read ``_estimator_type``)."""
+        from sklearn.utils import ClassifierTags, RegressorTags
+
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = self._estimator_type
+        if self.classes is None:
+            tags.regressor_tags = RegressorTags()
+        else:
+            tags.classifier_tags = ClassifierTags()
+        return tags
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Accuracy (classifier) or R² (regressor), as scikit-learn's mixins define it."""
+        from sklearn.metrics import accuracy_score, r2_score
+
+        metric = r2_score if self.classes is None else accuracy_score
+        return float(metric(y, self.predict(X), sample_weight=sample_weight))
+
     def predict_proba(self, X: Any) -> np.ndarray:
         """Weighted total of the members' contributions (vote shares or probabilities).
 

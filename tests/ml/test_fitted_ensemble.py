@@ -59,3 +59,23 @@ def test_a_single_member_gives_its_own_probabilities_not_its_vote():
     X = np.zeros((2, 1))
     np.testing.assert_allclose(alone.predict_proba(X), [[0.7, 0.3], [0.45, 0.55]])
     assert alone.predict(X).tolist() == ["a", "b"]
+
+
+def test_it_scores_and_is_recognised_as_a_classifier_or_regressor():
+    """best_estimator_ under k-fold had no score(), and is_classifier said False, so
+    scorers such as roc_auc refused it."""
+    from sklearn.base import is_classifier, is_regressor
+    from sklearn.metrics import get_scorer
+
+    ensemble = vote([[0.7, 0.3], [0.2, 0.8]], [[0.6, 0.4], [0.4, 0.6]])
+    X, y = np.zeros((2, 1)), np.array(["a", "b"])
+    assert is_classifier(ensemble) and ensemble.score(X, y) == 1.0
+    assert get_scorer("roc_auc")(ensemble, X, y) == 1.0
+
+    class Constant:
+        def predict(self, X):
+            return np.full(len(X), 2.0)
+
+    regression = FittedEnsemble(members=[Constant()], weights=[1.0])
+    assert is_regressor(regression)
+    assert regression.score(np.zeros((3, 1)), np.array([1.0, 2.0, 3.0])) == 0.0
