@@ -54,3 +54,23 @@ def check_loss_fits_context(loss: Any, name: Any, context: Any) -> None:
         check_loss_fits_task(loss, name, task, np.searchsorted(classes, y_true), len(classes))
     else:
         check_loss_fits_task(loss, name, task, np.asarray(y_true, dtype=float), 0)
+
+
+def task_the_loss_fits(loss: Any, name: Any, targets: np.ndarray) -> str | None:
+    """The one task ``loss`` fits on ``targets``, or ``None`` when it fits both or
+    neither: a study given a loss but no task learns it here, instead of guessing from
+    each trial's predictions (labels, 1-D, would read as regression values)."""
+    if not len(targets):
+        return None
+    classes, indices = np.unique(targets, return_inverse=True)
+    fitting = []
+    for task in ("classification", "regression"):
+        try:
+            if task == "classification":
+                check_loss_fits_task(loss, name, task, indices, len(classes))
+            else:
+                check_loss_fits_task(loss, name, task, np.asarray(targets, dtype=float), 0)
+        except (ExperimentError, ValueError, TypeError):
+            continue
+        fitting.append(task)
+    return fitting[0] if len(fitting) == 1 else None

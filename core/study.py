@@ -30,7 +30,7 @@ from ensembo import (
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.ensemble_keeper import EnsembleKeeper, check_strategy_fits
 from ensembo.errors import StorageError, TrialError
-from ensembo.loss_fit import check_loss_fits_context
+from ensembo.loss_fit import check_loss_fits_context, task_the_loss_fits
 from ensembo.objective import InvalidResultError, to_evaluation
 from ensembo.observers import observer_callbacks, register_observer
 from ensembo.plugin_checks import new_plugin_manager
@@ -98,6 +98,10 @@ class Study:
             if n_initial is None
             else checks.whole_number("n_initial", n_initial, 0)
         )
+        if task is None and loss is not None and validation_targets is not None:
+            task = task_the_loss_fits(
+                self._build("loss", loss), loss, np.asarray(validation_targets)
+            )
         self.context = EnsembleContext(
             y_true=None if validation_targets is None else np.asarray(validation_targets),
             loss=loss,

@@ -413,3 +413,23 @@ def test_metadata_scoring_must_match_to_continue_a_study(flat_space, tmp_path):
         Study(flat_space, surrogate=None, storage=path, metadata={"scoring": other})
     Study(flat_space, surrogate=None, storage=path, metadata={"scoring": scoring})
     Study(flat_space, surrogate=None, storage=path)  # a study that says nothing is not checked
+
+
+def test_a_loss_without_a_task_tells_the_study_its_task(flat_space):
+    """Without task=, label predictions were read as regression values: posthoc
+    averaged class indices and reported an MSE next to zero-one losses."""
+    targets = np.array([0, 1, 2, 1, 0, 2])
+    study = Study(flat_space, surrogate=None, ensemble="posthoc", loss="zero-one",
+                  validation_targets=targets, seed=0)
+    assert study.context.task == "classification"
+    rng = np.random.default_rng(0)
+    for _ in range(6):
+        labels = np.where(rng.random(6) < 0.7, targets, (targets + 1) % 3)
+        study.tell(study.ask(), Evaluation(loss=float(np.mean(labels != targets)),
+                                           predictions=labels))
+    from ensembo.report.scoring import ensemble_loss
+
+    scored = ensemble_loss(study.history, study.ensemble, study.context)
+    assert round(scored * 6, 9) == int(round(scored * 6))  # a zero-one rate, not an MSE
+    assert Study(flat_space, surrogate=None, loss="mse",
+                 validation_targets=np.array([0.5, 1.5])).context.task == "regression"
