@@ -18,6 +18,7 @@ an optional test set, so overfitting of the validation loss can be watched per t
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -36,6 +37,8 @@ from ensembo.ml.predictions import InvalidPredictionError, predict_examples
 from ensembo.ml.validation import Split, ValidationScheme, validation_scheme
 from ensembo.threads import limited_threads
 from ensembo.trials import Evaluation
+
+logger = logging.getLogger(__name__)
 
 TASK_TYPES = ("classification", "regression")
 
@@ -113,6 +116,7 @@ class Task:
         self.validation = validation_scheme(validation)
         self.loss_spec = loss or DEFAULT_LOSS[task]
         self.loss = components.build("loss", self.loss_spec)
+        self._one_hot_warned: set[str] = set()
         self.categorical_features = (
             None if categorical_features is None else np.asarray(categorical_features, dtype=bool)
         )
@@ -254,6 +258,7 @@ class Task:
             joblib.delayed(self._fit_split)(config, split) for split in splits
         )
         models = [model for model, _ in fitted]
+        self._warn_if_one_hot(models[0])
         convergence = sorted({message for _, messages in fitted for message in messages})
         predictions = self._validation_predictions(models, splits)
         rows = np.arange(len(self.y)) if self.validation.covers_all_rows else splits[0].validation
@@ -272,6 +277,26 @@ class Task:
         if self.X_test is not None:
             info["test_loss"] = self.score(self.targets_test, self.predict(model, self.X_test))
         return Evaluation(loss=loss, predictions=predictions, model=model, info=info)
+
+    def _warn_if_one_hot(self, model: Any) -> None:
+        """A loss that scores probabilities (log-loss) on a model without
+        ``predict_proba`` (an ``SVC`` without ``probability=True``) sees one-hot
+        predictions: every error costs -log(eps), so the search ranks error counts
+        scaled by 34.5. Said once per estimator class."""
+        if (
+            self.classes is None
+            or not getattr(self.loss, "scores_probabilities", False)
+            or hasattr(model, "predict_proba")
+        ):
+            return
+        name = type(model).__name__
+        if name not in self._one_hot_warned:
+            self._one_hot_warned.add(name)
+            logger.warning(
+                "loss %r scores class probabilities, but %s has no predict_proba: its "
+                "predictions are one-hot, so the loss only counts errors, each at -log(eps)",
+                self.loss_spec, name,
+            )
 
     def predict(self, model: Any, X: np.ndarray) -> np.ndarray:
         """Per-example predictions of a fitted model, in the trial format."""

@@ -44,6 +44,8 @@ class ZeroOneLoss(VoteLoss):
 class LogLoss:
     """Negative log-probability of the true class; ensembles average probabilities."""
 
+    scores_probabilities = True  # one-hot predictions make it an error count (ml.Task warns)
+
     def __init__(self, eps: float = 1e-15):
         self.eps = float(eps)
 

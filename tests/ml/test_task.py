@@ -140,3 +140,20 @@ def test_parallel_batches_record_failures_like_the_serial_loop(flaky_space, clas
     assert all(t.error for t in parallel.trials if t.state is TrialState.FAILED)
     # random search draws the same configurations whatever the batch size
     assert [t.config for t in parallel.trials] == [t.config for t in serial.trials]
+
+
+def test_log_loss_on_a_model_without_predict_proba_warns_once(classification_data, caplog):
+    """An SVC without probability=True gave one-hot predictions: log-loss then counted
+    errors at 34.5 each, silently."""
+    from ensembo import spaces
+
+    X, y = classification_data
+    space = spaces.load({"name": "svc", "estimator": "sklearn.svm.SVC",
+                         "params": {"C": {"type": "float", "low": 0.1, "high": 10.0}}})
+    task = Task(X, y, task="classification", space=space, validation=0.3, loss="log-loss")
+    for number, config in enumerate(space.sample(2, 0)):
+        task.evaluate(config, number)
+    warned = [r.getMessage() for r in caplog.records if "no predict_proba" in r.getMessage()]
+    assert warned == [("loss 'log-loss' scores class probabilities, but SVC has no "
+                      "predict_proba: its predictions are one-hot, so the loss only counts "
+                      "errors, each at -log(eps)")]
