@@ -298,15 +298,21 @@ class Registry:
             ) from None
 
     def _failures_hint(self) -> str:
-        """A name may be unknown only because the plugin providing it is broken."""
+        """A name may be unknown only because the plugin providing it is broken, or was
+        left out on purpose by the environment."""
+        hints = []
         broken = list(dict.fromkeys(f.distribution for f in self.failures))
-        if not broken:
-            return ""
-        plural = "s" if len(broken) > 1 else ""
-        return (
-            f"{len(broken)} plugin distribution{plural} failed to load: "
-            f"{', '.join(broken)} (see `ensembo plugins`)"
-        )
+        if broken:
+            plural = "s" if len(broken) > 1 else ""
+            hints.append(
+                f"{len(broken)} plugin distribution{plural} failed to load: "
+                f"{', '.join(broken)} (see `ensembo plugins`)"
+            )
+        if _autoload_disabled():
+            hints.append("ENSEMBO_DISABLE_PLUGIN_AUTOLOAD is set: only ensembo's own load")
+        elif blocked := sorted(_blocked_distributions()):
+            hints.append(f"ENSEMBO_BLOCK_PLUGINS skips {', '.join(blocked)}")
+        return "; ".join(hints)
 
     def factory(self, kind: str, name: str) -> hookspecs.Factory:
         return self.entry(kind, name).factory

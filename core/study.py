@@ -29,7 +29,7 @@ from ensembo import (
 )
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.ensemble_keeper import EnsembleKeeper, check_strategy_fits
-from ensembo.errors import StorageError, TrialError
+from ensembo.errors import StorageError, TrialError, UnknownComponentError
 from ensembo.loss_fit import check_loss_fits_context, task_the_loss_fits
 from ensembo.objective import InvalidResultError, to_evaluation
 from ensembo.observers import observer_callbacks, register_observer
@@ -227,7 +227,15 @@ class Study:
             raise StorageError(
                 f"{storage}: components {missing} were live objects; pass them again"
             )
-        return cls(spaces.load(meta["space"]), storage=opened, **kwargs)
+        try:
+            return cls(spaces.load(meta["space"]), storage=opened, **kwargs)
+        except UnknownComponentError as error:  # its plugin is not installed here
+            stored = (
+                f"the stored study uses {error.kind} {error.name!r}: install the plugin that "
+                "provides it, or pass another to Study.load"
+            )
+            hint = f"{error.hint}; {stored}" if error.hint else stored
+            raise UnknownComponentError(error.kind, error.name, error.available, hint) from None
 
     # --- ask / tell ---------------------------------------------------------------------
 

@@ -433,3 +433,26 @@ def test_a_loss_without_a_task_tells_the_study_its_task(flat_space):
     assert round(scored * 6, 9) == int(round(scored * 6))  # a zero-one rate, not an MSE
     assert Study(flat_space, surrogate=None, loss="mse",
                  validation_targets=np.array([0.5, 1.5])).context.task == "regression"
+
+
+def test_resuming_without_the_stored_plugin_says_the_study_needs_it(flat_space, tmp_path,
+                                                                    monkeypatch):
+    """It said only "Unknown surrogate", with a hint about an unrelated distribution."""
+    from ensembo.registry import Registry
+
+    class Plugin:
+        @ensembo.hookimpl
+        def ensembo_add_surrogates(self):
+            from ensembo.plugins.surrogates.rf import RandomForestSurrogate
+            return {"my-forest": RandomForestSurrogate}
+
+    path = tmp_path / "study.db"
+    with_plugin = Registry.from_plugins({"my-dist": Plugin()}, builtins=True)
+    Study(flat_space, surrogate="my-forest", registry=with_plugin, storage=path)
+    monkeypatch.setenv("ENSEMBO_BLOCK_PLUGINS", "my-dist")
+    with pytest.raises(UnknownComponentError) as caught:
+        Study.load(path, registry=Registry.from_plugins({}, builtins=True))
+    message = str(caught.value)
+    assert message.startswith("Unknown surrogate 'my-forest'")
+    assert "ENSEMBO_BLOCK_PLUGINS skips my-dist" in message
+    assert "the stored study uses surrogate 'my-forest': install the plugin" in message
