@@ -77,11 +77,14 @@ def run(args) -> int:
         return 0
     # One column width for every kind, so that a long name does not push its row out.
     width = max([MIN_NAME_WIDTH, *(len(row["name"]) for row in entries)])
+    unusable = {(c.kind, c.name) for c in reg.conflicts if c.winner is None}
     for kind in reg.kinds:
         rows = [e for e in entries if e["kind"] == kind]
         print(f"{KIND_TITLES.get(kind, kind)}:")
         for row in rows:
-            print(f"  {row['name']:<{width}} {row['distribution']}")
+            clash = " (unusable: registered twice, see conflict below)" if (
+                kind, row["name"]) in unusable else ""
+            print(f"  {row['name']:<{width}} {row['distribution']}{clash}")
         if not rows:
             print("  (none)")
     for failure in failures:

@@ -473,3 +473,21 @@ def test_listing_columns_fit_the_longest_name(monkeypatch, capsys):
     rows = [line for line in capsys.readouterr().out.splitlines() if line.endswith(" dist-l")]
     assert len(rows) == 2
     assert {row.index(" dist-l") for row in rows} == {2 + len(long_name)}
+
+
+def test_the_listing_marks_a_name_two_third_parties_claim_as_unusable(monkeypatch, capsys):
+    """It was listed under one distribution as if it could be used."""
+
+    class Other:
+        @hookimpl
+        def ensembo_add_initial_designs(self):
+            return {"grid": RandomDesign}
+
+    _use_registry(monkeypatch, Registry.from_plugins({"shadow": _ShadowDesigns(),
+                                                      "other": Other()}))
+    assert main(["plugins"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    (grid,) = [line for line in lines if line.split()[:1] == ["grid"]]
+    assert grid.endswith("(unusable: registered twice, see conflict below)")
+    (shadow_only,) = [line for line in lines if line.split()[:1] == ["shadow-only"]]
+    assert "unusable" not in shadow_only
