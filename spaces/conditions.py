@@ -301,8 +301,45 @@ def parse_forbidden(
                 if resolved is not None:
                     compares.append(resolved)
         if len(compares) == len(entry):
+            clash = _never_together(compares, params)
+            if clash:
+                problems.add(where, f"this combination can never occur: {clash}")
+                continue
             clauses.append(tuple(compares))
     return clauses
+
+
+def _never_together(compares: list[Compare], params: list[Param]) -> str:
+    """Why a forbidden clause can never match, from the tree alone ('' if it can): its
+    hyperparameters need options of one choice that exclude each other (``depth`` of
+    option ``rf`` with ``classifier: svm``). Such a clause forbids nothing, silently."""
+    by_name = {p.name: p for p in params}
+    needed: dict[str, tuple[set[str], str]] = {}  # choice -> (allowed options, why)
+
+    def need(choice: str, options: set[str], why: str) -> str:
+        allowed, reason = needed.get(choice, (None, ""))
+        if allowed is not None and not allowed & options:
+            return f"{reason}, but {why}"
+        needed[choice] = (options if allowed is None else allowed & options, why)
+        return ""
+
+    for compare in compares:
+        param = by_name[compare.parent]
+        if param.kind == "choice":
+            values = set(compare.value) if compare.op == "in" else {compare.value}
+            clash = need(param.name, {str(v) for v in values}, f"the clause asks "
+                         f"{param.name} in {sorted(map(str, values))}")
+            if clash:
+                return clash
+        current = param
+        while current.branch is not None:
+            choice, option = current.branch
+            clash = need(choice, {option}, f"{param.name} is active only when {choice} is "
+                         f"{option!r}")
+            if clash:
+                return clash
+            current = by_name[choice]
+    return ""
 
 
 def _forbidden_value(name: str, value: Any, path: str, problems: Problems) -> list[Compare]:

@@ -839,3 +839,22 @@ def test_a_duplicate_json_key_names_the_mapping_that_holds_it_and_its_line(tmp_p
     with pytest.raises(SpaceDefinitionError) as caught:
         spaces.load(path)
     assert [str(p) for p in caught.value.problems] == expected
+
+
+# --- U. forbidden clauses the tree makes impossible ------------------------------------
+
+
+def test_a_forbidden_clause_that_can_never_match_is_refused_with_the_reason():
+    """{classifier: svm, depth: 3} with depth under option rf forbade nothing, silently."""
+    found = messages({"name": "t", "params": {"classifier": {"type": "choice", "options": {
+        "rf": {"depth": {"type": "int", "low": 1, "high": 5}},
+        "svm": {"C": {"type": "float", "low": 0.1, "high": 1.0}}}}},
+        "forbidden": [{"classifier": "svm", "depth": 3}, {"classifier": "rf", "depth": 3},
+                      {"depth": 2, "C": 0.5}]})
+    assert found == [
+        ("t: forbidden[0]: this combination can never occur: the clause asks classifier in "
+         "['svm'], but classifier:rf:depth is active only when classifier is 'rf'"),
+        ("t: forbidden[2]: this combination can never occur: classifier:rf:depth is active "
+         "only when classifier is 'rf', but classifier:svm:C is active only when classifier "
+         "is 'svm'"),
+    ]
