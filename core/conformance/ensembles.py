@@ -7,13 +7,8 @@ from typing import Any
 import numpy as np
 
 from ensembo import components
-from ensembo.conformance.common import (
-    CLASSES,
-    EXAMPLES,
-    CheckRun,
-    require,
-    synthetic_predictions,
-)
+from ensembo.conformance.check_run import CheckRun, require
+from ensembo.conformance.synthetic import CLASSES, EXAMPLES, synthetic_predictions
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.protocols import EnsembleStrategy
 from ensembo.registry import Registry

@@ -6,13 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from ensembo.conformance.common import (
-    CLASSES,
-    EXAMPLES,
-    CheckRun,
-    require,
-    synthetic_predictions,
-)
+from ensembo.conformance.check_run import CheckRun, require
+from ensembo.conformance.synthetic import CLASSES, EXAMPLES, synthetic_predictions
 from ensembo.protocols import Loss
 from ensembo.registry import Registry
 

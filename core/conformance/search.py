@@ -8,13 +8,8 @@ from typing import Any
 import numpy as np
 
 from ensembo import components, spaces
-from ensembo.conformance.common import (
-    CONDITIONAL_SPACE,
-    FLAT_SPACE,
-    CheckRun,
-    require,
-    synthetic_problem,
-)
+from ensembo.conformance.check_run import CheckRun, require
+from ensembo.conformance.synthetic import CONDITIONAL_SPACE, FLAT_SPACE, synthetic_problem
 from ensembo.proposal import SurrogateAcquisition
 from ensembo.protocols import Acquisition, AcquisitionOptimizer, InitialDesign
 from ensembo.registry import Registry
