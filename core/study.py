@@ -26,18 +26,16 @@ from ensembo import (
     spaces,
     stored_study,
     trial_table,
+    wiring,
 )
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.ensemble_keeper import EnsembleKeeper, check_strategy_fits
 from ensembo.errors import StorageError, TrialError, UnknownComponentError
 from ensembo.loss_fit import check_loss_fits_context, task_the_loss_fits
 from ensembo.objective import InvalidResultError, to_evaluation
-from ensembo.observers import observer_callbacks, register_observer
-from ensembo.plugin_checks import new_plugin_manager
 from ensembo.progress import ProgressBar
-from ensembo.proposal import ModelBasedProposer, RandomProposer
 from ensembo.protocols import Proposer
-from ensembo.registry import Registry, registry
+from ensembo.registry import Registry
 from ensembo.storage import Storage, open_existing_storage, open_storage
 from ensembo.suggestion import Suggester
 from ensembo.trials import Evaluation, History, Trial, TrialState
@@ -120,16 +118,19 @@ class Study:
         }
         if loss is not None:  # an unknown loss, or one for the other task, fails here
             self._check_loss(loss)
+        built = wiring.build_proposer(self._specs, self.registry)
+        self._specs["acquisition_optimizer"] = built.acquisition_optimizer
         self.suggester = Suggester(
             self.space,
-            self._build_proposer(),
+            built.proposer,
             self._build("initial_design", initial_design),
             self.n_initial,
             self.seed,
         )
         self.strategy = self._build("ensemble_strategy", ensemble)
         check_strategy_fits(self.strategy, self.context, self.registry)
-        self._hooks = self._observers(callbacks)
+        self._observer_manager = wiring.observer_manager(self.registry, callbacks)
+        self._hooks = self._observer_manager.hook
         self.storage = open_storage(storage)  # only once every argument is known to be good
         self.history = History(self.storage.trials())
         # Every environment the study ran in, in order: a resumed study may continue on
@@ -153,44 +154,6 @@ class Study:
         """Build the loss and, given the task and the targets, try it on them (``mse``
         for a classification task would otherwise fail at the first ensemble)."""
         check_loss_fits_context(self._build("loss", loss), loss, self.context)
-
-    def _build_proposer(self) -> Proposer:
-        surrogate_spec = self._specs["surrogate"]
-        if surrogate_spec is None:
-            self._check_unused_acquisition()
-            return RandomProposer()
-        surrogate = self._build("surrogate", surrogate_spec)
-        if isinstance(surrogate, Proposer):
-            self._check_unused_acquisition()
-            return surrogate
-        optimizer_spec = self._specs["acquisition_optimizer"]
-        if optimizer_spec == defaults.AUTO:
-            optimizer_spec = defaults.default_acquisition_optimizer(surrogate)
-            self._specs["acquisition_optimizer"] = optimizer_spec
-        return ModelBasedProposer(
-            surrogate,
-            self._build("acquisition", self._specs["acquisition"]),
-            self._build("acquisition_optimizer", optimizer_spec),
-            fantasy=defaults.default_fantasy(),
-        )
-
-    def _check_unused_acquisition(self) -> None:
-        """Build the acquisition parts a proposer without a model will not use, so a
-        misspelt name or a bad option is still refused rather than silently ignored."""
-        for kind in ("acquisition", "acquisition_optimizer"):
-            parts = components.split_spec(kind, self._specs[kind])
-            if parts is None or parts[0] != defaults.AUTO:  # "auto" as stored: {"name": "auto"}
-                self._build(kind, self._specs[kind])
-
-    def _observers(self, callbacks: Iterable[Any]):
-        manager = new_plugin_manager()
-        source = self.registry or registry()
-        for name, plugin in source.manager.list_name_plugin():
-            manager.register(plugin, name=name)
-        for callback in observer_callbacks(callbacks):
-            register_observer(manager, callback)
-        self._observer_manager = manager
-        return manager.hook
 
     def _meta(self) -> dict[str, Any]:
         return {
