@@ -206,7 +206,10 @@ def load_experiment(path: str | Path) -> Experiment:
         document, duplicates = load_yaml(text)
     except yaml.YAMLError as error:
         raise ExperimentError(str(path), f"not valid YAML: {error}") from error
-    problems = [ExperimentError(f"{path}: {d.path}", d.message) for d in duplicates]
+    problems = [
+        ExperimentError(f"{path}: {d.path}" if d.path else str(path), d.message)
+        for d in duplicates
+    ]
     if isinstance(document, Mapping):
         problems[:0] = [
             ExperimentError(p.path, p.message)

@@ -23,12 +23,8 @@ SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml"}
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that records duplicate mapping keys (with their line) in ``duplicates``,
-    keeping the last value like PyYAML, so they are reported with every other problem."""
-
-    def __init__(self, stream: str):
-        super().__init__(stream)
-        self.duplicates: list[tuple[int, SpaceError]] = []  # (line, problem)
+    """SafeLoader that keeps the text of plain scalar keys and reads ``1e5`` as a number.
+    Duplicate keys are found on the composed node tree (:func:`_duplicate_keys`)."""
 
 
 _TEXT_KEY_TAGS = {f"tag:yaml.org,2002:{kind}" for kind in ("bool", "int", "float", "null")}
@@ -45,22 +41,46 @@ def _key(loader: _UniqueKeyLoader, node: yaml.Node, deep: bool) -> Any:
 
 
 def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False):
-    seen = set()
-    for key_node, _ in node.value:  # written keys only: a merged (<<) key may be overridden
-        if key_node.tag == _MERGE_TAG:
-            continue
-        key = _key(loader, key_node, deep)
-        if key in seen:
-            line = key_node.start_mark.line + 1
-            loader.duplicates.append(
-                (line, SpaceError(f"line {line}", f"duplicate key {key!r} (names must be unique)"))
-            )
-        seen.add(key)
-    loader.flatten_mapping(node)  # YAML merge keys, as SafeLoader does
+    loader.flatten_mapping(node)  # YAML merge keys, as SafeLoader does; the last value wins
     return {
         _key(loader, key_node, deep): loader.construct_object(value_node, deep=deep)
         for key_node, value_node in node.value
     }
+
+
+def _duplicate_keys(root: yaml.Node) -> list[SpaceError]:
+    """The written duplicate keys under ``root``, each at the path of the mapping holding
+    it, with its line. A node reached again through an alias is checked once; a key
+    merged in with ``<<`` may be overridden, so only the merged mapping's own keys count."""
+    found: list[tuple[int, SpaceError]] = []
+    visited: set[int] = set()
+
+    def walk(node: yaml.Node, path: str) -> None:
+        if id(node) in visited:
+            return
+        visited.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            for position, item in enumerate(node.value):
+                walk(item, f"{path}[{position}]")
+        if not isinstance(node, yaml.MappingNode):
+            return
+        seen: set[str] = set()
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                walk(value_node, path)
+                continue
+            if not isinstance(key_node, yaml.ScalarNode):  # a mapping as key: not a name
+                continue
+            key = key_node.value  # keys become text once normalized: 1 and '1' are one key
+            if key in seen:
+                line = key_node.start_mark.line + 1
+                message = f"duplicate key {key!r} on line {line} (names must be unique)"
+                found.append((line, SpaceError(path, message)))
+            seen.add(key)
+            walk(value_node, f"{path}.{key}" if path else key)
+
+    walk(root, "")
+    return [problem for _, problem in sorted(found, key=lambda item: item[0])]
 
 
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
@@ -74,13 +94,15 @@ _UniqueKeyLoader.add_implicit_resolver(
 
 def load_yaml(text: str) -> tuple[Any, list[SpaceError]]:
     """(document, duplicate-key problems) of YAML ``text``, read as space files are: 1e5
-    is a number, keys keep their text, duplicate keys are found (the last value kept).
-    Raises ``yaml.YAMLError`` for invalid YAML."""
+    is a number, keys keep their text, duplicate keys are found (the last value kept)
+    at the path of their mapping. Raises ``yaml.YAMLError`` for invalid YAML."""
     loader = _UniqueKeyLoader(text)
     try:
-        document = loader.get_single_data()
-        # found outer mappings first (they are checked before their values are built)
-        return document, [problem for _, problem in sorted(loader.duplicates, key=lambda d: d[0])]
+        root = loader.get_single_node()
+        if root is None:
+            return None, []
+        duplicates = _duplicate_keys(root)  # first: building flattens merged (<<) keys
+        return loader.construct_document(root), duplicates
     finally:
         loader.dispose()
 

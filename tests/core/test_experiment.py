@@ -117,8 +117,8 @@ def test_duplicate_keys_in_an_experiment_file_are_all_reported(tmp_path):
     with pytest.raises(ExperimentError) as caught:
         load_experiment(path)
     assert str(caught.value).splitlines() == [
-        f"{path}: line 4: duplicate key 'C' (names must be unique)",
-        f"{path}: line 7: duplicate key 'budget' (names must be unique)",
+        f"{path}: space.params: duplicate key 'C' on line 4 (names must be unique)",
+        f"{path}: duplicate key 'budget' on line 7 (names must be unique)",
     ]
 
 

@@ -394,7 +394,7 @@ def test_unknown_top_level_key_and_missing_params():
 
 def test_duplicate_yaml_keys_are_errors_naming_the_line(tmp_path):
     text = "params:\n  x: {type: float, low: 0, high: 1}\n  x: {type: float, low: 0, high: 2}\n"
-    with pytest.raises(SpaceError, match=r"space\.yaml: line 3: duplicate key 'x'"):
+    with pytest.raises(SpaceError, match=r"space\.yaml: params: duplicate key 'x' on line 3"):
         spaces.load(write(tmp_path, text))
 
 

@@ -173,7 +173,7 @@ def test_duplicate_keys_are_reported_with_every_other_problem(tmp_path):
     expected = [
         "space.yaml: params.C.low: log scale needs low > 0, got 0.0",
         "space.yaml: params.k: empty range: low 5 must be below high 1",
-        "space.yaml: line 4: duplicate key 'C' (names must be unique)",
+        "space.yaml: params: duplicate key 'C' on line 4 (names must be unique)",
     ]
     assert messages(path) == expected
     with pytest.raises(SpaceDefinitionError) as caught:
@@ -839,6 +839,33 @@ def test_a_duplicate_json_key_names_the_mapping_that_holds_it_and_its_line(tmp_p
     with pytest.raises(SpaceDefinitionError) as caught:
         spaces.load(path)
     assert [str(p) for p in caught.value.problems] == expected
+
+
+DUPLICATE_YAML = """\
+base: &base {type: float, low: 0, high: 1}
+params:
+  x: {<<: *base, low: 0.5}
+  c:
+    type: choice
+    options:
+      - a: {b: {type: bool, default: true, default: false}}
+      - z: {}
+  x: {type: float, low: 0, low: 0, high: 1}
+forbidden: [{c: z, c: [z]}]
+"""
+
+
+def test_a_duplicate_yaml_key_names_the_mapping_that_holds_it_and_its_line(tmp_path):
+    """It said only "space.yaml: line 9: duplicate key 'x'". A key merged in with ``<<``
+    and then written (``low``) is an override, not a duplicate."""
+    expected = [
+        ("space.yaml: params.c.options[0].a.b: duplicate key 'default' on line 7 (names must "
+        "be unique)"),
+        "space.yaml: params: duplicate key 'x' on line 9 (names must be unique)",
+        "space.yaml: params.x: duplicate key 'low' on line 9 (names must be unique)",
+        "space.yaml: forbidden[0]: duplicate key 'c' on line 10 (names must be unique)",
+    ]
+    assert [m for m in messages(write(tmp_path, DUPLICATE_YAML)) if "duplicate" in m] == expected
 
 
 # --- U. forbidden clauses the tree makes impossible ------------------------------------
