@@ -52,10 +52,12 @@ _DATA_KEY = "data"
 
 @attrs.frozen(kw_only=True)
 class Experiment:
-    """A validated experiment; ``source`` is the document as written, for storage."""
+    """A validated experiment; ``source`` is the document as written, for storage.
+    ``label`` (the file's stem) names an inline space that has no ``name`` of its own."""
 
     source: dict[str, Any] = attrs.field(eq=False)
     base_dir: Path
+    label: str = ""
 
     @property
     def budget(self) -> int:
@@ -96,6 +98,9 @@ class Experiment:
         space = self.source["space"]
         if isinstance(space, str) and (self.base_dir / space).is_file():
             return str(self.base_dir / space)
+        name = self.source.get("name") or self.label
+        if isinstance(space, Mapping) and "params" in space and not space.get("name") and name:
+            return {**space, "name": name}  # reports would title it "space"
         return space
 
     def objective(self) -> Callable[[dict[str, Any]], Any]:
@@ -162,13 +167,13 @@ def _check_optional_values(document: Mapping[str, Any]) -> None:
             )
 
 
-def parse_experiment(document: Any, base_dir: Path | str = ".") -> Experiment:
+def parse_experiment(document: Any, base_dir: Path | str = ".", label: str = "") -> Experiment:
     if not isinstance(document, Mapping):
         raise ExperimentError(
             "", f"an experiment must be a mapping of keys, got {type(document).__name__}"
         )
     _check_keys(document)
-    return Experiment(source=dict(document), base_dir=Path(base_dir).resolve())
+    return Experiment(source=dict(document), base_dir=Path(base_dir).resolve(), label=label)
 
 
 class ExperimentProblems(ExperimentError):
@@ -216,7 +221,7 @@ def load_experiment(path: str | Path) -> Experiment:
             for p in embedded_problems(document.get("space"), f"{path}: space")
         ]
     try:
-        experiment = parse_experiment(document, path.parent)
+        experiment = parse_experiment(document, path.parent, path.stem)
     except ExperimentError as error:
         where = f"{path}: {error.path}" if error.path else str(path)
         problems.insert(0, ExperimentError(where, error.message))

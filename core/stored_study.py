@@ -106,12 +106,19 @@ class ModelState:
         self._last = state
 
 
+def _unnamed(part: Any) -> Any:
+    """A part of a space definition without its ``name`` (the ConfigSpace and the
+    document carry one too)."""
+    return {k: v for k, v in part.items() if k != "name"} if isinstance(part, dict) else part
+
+
 def same_space(definition: Any, stored: Any) -> bool:
     """Whether the stored space definition is the space ``definition`` describes.
 
     Compared after the same JSON round trip on both sides (the storage writes keys
     sorted), because the order of keys can change the order in which a definition's
-    clauses compile, and so its ``definition()``, without changing the space.
+    clauses compile, and so its ``definition()``, without changing the space. The name
+    is a label (an inline space takes its experiment file's), not part of the space.
     """
     if stored is None:
         return False
@@ -119,7 +126,9 @@ def same_space(definition: Any, stored: Any) -> bool:
         return True
 
     def canonical(value: Any) -> Any:
-        return spaces.load(json.loads(json.dumps(value, sort_keys=True))).definition()
+        loaded = spaces.load(json.loads(json.dumps(value, sort_keys=True))).definition()
+        return {key: _unnamed(part) for key, part in loaded.items() if key != "name"}
+        return loaded
 
     try:
         return canonical(stored) == canonical(definition)

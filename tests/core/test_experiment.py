@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from ensembo import Study
 from ensembo.cli import main
 from ensembo.errors import ExperimentError
 from ensembo.experiment import load_experiment, parse_experiment
@@ -90,6 +91,24 @@ def test_an_inline_space_is_read_as_a_space_file_is(tmp_path):
     )
     experiment = load_experiment(path)
     assert experiment.source["space"]["params"]["C"]["high"] == 1e5
+
+
+def test_an_inline_space_takes_the_experiment_name_and_a_renamed_file_still_resumes(tmp_path):
+    """An inline space was titled "space" in reports. Its name is the experiment's
+    ``name`` or file stem; a name is a label, so a renamed file continues the study."""
+    (tmp_path / "quadratic.py").write_text("def loss(c):\n    return (c['x'] - 0.3) ** 2\n")
+    text = (
+        "space:\n  params:\n    x: {type: float, low: 0, high: 1}\n"
+        "objective: quadratic:loss\nsurrogate: null\nstorage: study.db\nbudget: "
+    )
+    (tmp_path / "tune-x.yaml").write_text(text + "2\n")
+    assert main(["run", "--no-progress", str(tmp_path / "tune-x.yaml")]) == 0
+    (tmp_path / "renamed.yaml").write_text(text + "3\nname: x again\n")
+    assert main(["run", "--no-progress", str(tmp_path / "renamed.yaml")]) == 0
+    study = Study.load(tmp_path / "study.db")
+    assert len(study.trials) == 3
+    assert study.space.name == "x again"
+    assert load_experiment(tmp_path / "tune-x.yaml").space_source()["name"] == "tune-x"
 
 
 def test_inline_space_problems_name_the_file_and_the_space_path(tmp_path):
