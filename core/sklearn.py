@@ -23,6 +23,8 @@ other data is refused (its trials were scored on other rows), see :func:`_check_
 from __future__ import annotations
 
 import copy
+import numbers
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +34,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ensembo import checks, defaults, spaces
+from ensembo import checks, components, defaults, spaces
 from ensembo.errors import ExperimentError, StorageError
 from ensembo.ml.artifacts import artifact_store_for
 from ensembo.ml.final import finalize
 from ensembo.ml.loop import finished_count, run_task
+from ensembo.ml.selection import SELECTIONS
 from ensembo.ml.task import Task
 from ensembo.storage import Storage, open_existing_storage
 from ensembo.stored_study import SCORING
@@ -44,24 +47,62 @@ from ensembo.study import Study
 from ensembo.trials import TrialState
 
 
-def _categorical_mask(categorical_features: Any, n_features: int) -> np.ndarray | None:
-    """A boolean mask from a mask or a list of column indices."""
+def _categorical_mask(
+    categorical_features: Any, n_features: int, feature_names: np.ndarray | None = None
+) -> np.ndarray | None:
+    """A boolean mask from a mask, column indices, or column names (``feature_names``,
+    the DataFrame's columns). Anything else is refused: a float index would otherwise
+    be truncated to another column."""
     if categorical_features is None:
         return None
-    given = np.asarray(categorical_features)
-    if given.dtype == bool:
-        if given.shape != (n_features,):
-            raise ExperimentError(
-                "categorical_features", f"mask of length {len(given)} for {n_features} features"
-            )
-        return given
-    mask = np.zeros(n_features, dtype=bool)
-    if given.size and (given.min() < 0 or given.max() >= n_features):
+    given = np.asarray(categorical_features, dtype=object)
+    if given.ndim > 1:
         raise ExperimentError(
-            "categorical_features", f"column indices {given.tolist()} outside 0..{n_features - 1}"
+            "categorical_features", f"expected a list or a mask, got shape {given.shape}"
         )
-    mask[given.astype(int)] = True
+    items = given.ravel().tolist()
+    if items and all(isinstance(item, bool | np.bool_) for item in items):
+        if len(items) != n_features:
+            raise ExperimentError(
+                "categorical_features", f"mask of length {len(items)} for {n_features} features"
+            )
+        return np.array(items, dtype=bool)
+    mask = np.zeros(n_features, dtype=bool)
+    mask[[_column_index(item, n_features, feature_names) for item in items]] = True
     return mask
+
+
+def _column_index(item: Any, n_features: int, feature_names: np.ndarray | None) -> int:
+    """The position of one categorical column, given by index or by name."""
+    if isinstance(item, str):
+        return _named_column(item, feature_names)
+    if not isinstance(item, numbers.Integral) or isinstance(item, bool | np.bool_):
+        raise ExperimentError(
+            "categorical_features",
+            f"expected integer column indices, column names or a boolean mask, got {item!r}",
+        )
+    if not 0 <= item < n_features:
+        raise ExperimentError(
+            "categorical_features", f"column index {item} outside 0..{n_features - 1}"
+        )
+    return int(item)
+
+
+def _named_column(name: str, feature_names: np.ndarray | None) -> int:
+    if feature_names is None:
+        raise ExperimentError(
+            "categorical_features",
+            f"column name {name!r} needs X with column names (a DataFrame); this X has "
+            "none: give column indices",
+        )
+    matches = np.flatnonzero(np.asarray(feature_names) == name)
+    if not matches.size:
+        columns = [str(column) for column in feature_names]
+        shown = ", ".join(columns[:10]) + (", ..." if len(columns) > 10 else "")
+        raise ExperimentError(
+            "categorical_features", f"unknown column {name!r}; X's columns: {shown}"
+        )
+    return int(matches[0])
 
 
 #: Study metadata key of the training data's digest (see :func:`_check_storage`).
@@ -116,9 +157,16 @@ def _data_differs(storage: Any) -> StorageError:
 
 
 def _described(value: Any) -> Any:
-    """``value`` as stored JSON: a number, string or None as it is, else its repr (a
-    splitter such as ``KFold(5)``)."""
-    return value if value is None or isinstance(value, int | float | str) else repr(value)
+    """``value`` as stored JSON: a number, string or None as it is (``np.int64(3)`` as
+    3), a mapping as the repr of its dict, else its repr (a splitter such as ``KFold(5)``,
+    whose repr lists all its parameters)."""
+    if value is None or isinstance(value, str | bool):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return repr(dict(value) if isinstance(value, Mapping) else value)
 
 
 def _check_storage(storage: Any, fingerprint: str, validation_targets: Any) -> None:
@@ -150,6 +198,47 @@ def _single_class_error(classes: np.ndarray) -> ExperimentError:
     )
 
 
+def _check_fixed_validation(ensemble: Any, validation_targets: np.ndarray | None) -> None:
+    """Refuse up front, in the estimators' words, an ensemble strategy that scores the
+    trials' predictions when ``cv`` (a reshuffled holdout) gives no fixed validation set
+    (the study's own error advises ``validation_targets=``, which ``fit`` sets)."""
+    if validation_targets is not None:
+        return
+    if getattr(components.build("ensemble_strategy", ensemble), "needs_predictions", False):
+        raise ExperimentError(
+            "ensemble",
+            f"ensemble {ensemble!r} is built from the trials' predictions on one validation "
+            "set, but a reshuffled holdout (cv with reshuffle: true) draws new validation "
+            "rows for every trial, so there is no fixed validation set: use reshuffle: false "
+            "in cv, or ensemble='best'",
+        )
+
+
+def _check_selection(selection: Any, selection_split: Any) -> None:
+    """An unknown ``selection`` or a selection split without its rows would only fail
+    after the whole search."""
+    if not isinstance(selection, str) or selection not in SELECTIONS:
+        raise ExperimentError(
+            "selection", f"unknown selection {selection!r}; valid: {', '.join(SELECTIONS)}"
+        )
+    if selection_split is not None and (
+        isinstance(selection_split, bool)
+        or not isinstance(selection_split, numbers.Real)
+        or not 0 < selection_split < 1
+    ):
+        raise ExperimentError(
+            "selection_split",
+            f"must be None or the fraction of rows to hold out, between 0 and 1 (exclusive), "
+            f"got {selection_split!r}",
+        )
+    if selection == "selection-split" and selection_split is None:
+        raise ExperimentError(
+            "selection",
+            "'selection-split' chooses by the loss on rows held out from the search: give "
+            "selection_split=, the fraction of rows to hold out (e.g. 0.2)",
+        )
+
+
 def _task(X: np.ndarray, y: np.ndarray, task_type: str, space: Any, params: dict) -> Task:
     """The :class:`Task` of a fit; validation errors name the estimator's ``cv``
     parameter, not the task's ``validation`` argument it is passed as."""
@@ -162,8 +251,9 @@ def _task(X: np.ndarray, y: np.ndarray, task_type: str, space: Any, params: dict
 
 
 def cv_results(study: Study) -> dict[str, Any]:
-    """One row per trial, as arrays: number, params, state, loss, duration, error, and
-    ``param_<name>`` columns (``None`` where the hyperparameter is inactive)."""
+    """One row per trial, as arrays: number, params, state, loss, duration, error,
+    ``selection_loss`` (with a selection split) and ``param_<name>`` columns (``None``
+    where the hyperparameter is inactive)."""
     trials = list(study.history)
     names = study.space.names
     results: dict[str, Any] = {
@@ -176,6 +266,10 @@ def cv_results(study: Study) -> dict[str, Any]:
         ),
         "error": np.array([t.error for t in trials], dtype=object),
     }
+    if any("selection_loss" in t.info for t in trials):
+        results["selection_loss"] = np.array(
+            [t.info.get("selection_loss", np.nan) for t in trials], dtype=float
+        )
     for name in names:
         results[f"param_{name}"] = np.array([t.config.get(name) for t in trials], dtype=object)
     return results
@@ -194,6 +288,7 @@ class _EnsemboSearch(BaseEstimator):
         cv: Any = 5,
         surrogate: Any = defaults.AUTO,
         selection: str = "argmin",
+        selection_split: float | None = None,
         refit: bool = False,
         loss: Any = None,
         categorical_features: Any = None,
@@ -209,6 +304,7 @@ class _EnsemboSearch(BaseEstimator):
         self.cv = cv
         self.surrogate = surrogate
         self.selection = selection
+        self.selection_split = selection_split
         self.refit = refit
         self.loss = loss
         self.categorical_features = categorical_features
@@ -243,11 +339,20 @@ class _EnsemboSearch(BaseEstimator):
                 "n_jobs", f"must be None or a non-zero integer as joblib reads it (-1: one per "
                 f"CPU), got {n_jobs!r}"
             )
+        _check_selection(self.selection, self.selection_split)
 
-    def _scoring(self) -> dict[str, Any]:
-        """How trials are scored, kept with the study: a refit with another ``cv`` or
-        ``loss`` on the same storage is refused rather than mixing losses."""
-        return {"cv": _described(self.cv), "loss": _described(self.loss)}
+    def _scoring(self, categorical: np.ndarray | None) -> dict[str, Any]:
+        """How trials are scored, kept with the study: a refit with another ``cv``,
+        ``loss``, categorical handling or selection split on the same storage is refused
+        rather than mixing losses. The last two are recorded only when set, so that a
+        study stored before they were recorded still resumes."""
+        record = {"cv": _described(self.cv), "loss": _described(self.loss)}
+        columns = [] if categorical is None else np.flatnonzero(categorical).tolist()
+        if columns:
+            record["categorical_features"] = columns
+        if self.selection_split is not None:
+            record["selection_split"] = float(self.selection_split)
+        return record
 
     def fit(self, X: Any, y: Any) -> _EnsemboSearch:
         self._check_params()
@@ -260,21 +365,10 @@ class _EnsemboSearch(BaseEstimator):
             if len(self.classes_) < 2:
                 raise _single_class_error(self.classes_)
         space = spaces.load(copy.deepcopy(self.space))  # sampling reseeds it; keep ours intact
-        task = _task(
-            X,
-            y,
-            self._task_type,
-            space,
-            {
-                "validation": self.cv,
-                "loss": self.loss,
-                "categorical_features": _categorical_mask(self.categorical_features, X.shape[1]),
-                "seed": int(self.seed),
-                "threads": self.threads,
-            },
-        )
+        task = self._build_task(X, y, space)
         fingerprint = _data_fingerprint(X, y)
         _check_storage(self.storage, fingerprint, task.validation_targets())
+        _check_fixed_validation(self.ensemble, task.validation_targets())
         study = Study(
             space,
             surrogate=self.surrogate,
@@ -285,7 +379,7 @@ class _EnsemboSearch(BaseEstimator):
             budget=int(self.n_trials),
             seed=int(self.seed),
             storage=self.storage,
-            metadata={DATA_KEY: fingerprint, SCORING: self._scoring()},
+            metadata={DATA_KEY: fingerprint, SCORING: self._scoring(task.categorical_features)},
         )
         # Set before the search: if no trial completes, the failed trials' errors are
         # in ``study_`` (and in the error message) for the user to look at.
@@ -302,6 +396,23 @@ class _EnsemboSearch(BaseEstimator):
         self.cv_results_ = cv_results(study)
         self.n_failed_ = len(study.history.in_state(TrialState.FAILED))
         return self
+
+    def _build_task(self, X: np.ndarray, y: np.ndarray, space: Any) -> Task:
+        """The task of this fit; column names in ``categorical_features`` are those of
+        the DataFrame ``fit`` was given (``feature_names_in_``)."""
+        categorical = _categorical_mask(
+            self.categorical_features, X.shape[1], getattr(self, "feature_names_in_", None)
+        )
+        held_out = self.selection_split
+        options = {
+            "validation": self.cv,
+            "loss": self.loss,
+            "categorical_features": categorical,
+            "selection_split": None if held_out is None else float(held_out),
+            "seed": int(self.seed),
+            "threads": self.threads,
+        }
+        return _task(X, y, self._task_type, space, options)
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickle the fitted models, not the live study (its storage file keeps it)."""
@@ -331,6 +442,7 @@ class EnsemboClassifier(ClassifierMixin, _EnsemboSearch):
         cv: Any = 5,
         surrogate: Any = defaults.AUTO,
         selection: str = "argmin",
+        selection_split: float | None = None,
         refit: bool = False,
         loss: Any = None,
         categorical_features: Any = None,
@@ -347,6 +459,7 @@ class EnsemboClassifier(ClassifierMixin, _EnsemboSearch):
             cv=cv,
             surrogate=surrogate,
             selection=selection,
+            selection_split=selection_split,
             refit=refit,
             loss=loss,
             categorical_features=categorical_features,
@@ -377,6 +490,7 @@ class EnsemboRegressor(RegressorMixin, _EnsemboSearch):
         cv: Any = 5,
         surrogate: Any = defaults.AUTO,
         selection: str = "argmin",
+        selection_split: float | None = None,
         refit: bool = False,
         loss: Any = None,
         categorical_features: Any = None,
@@ -393,6 +507,7 @@ class EnsemboRegressor(RegressorMixin, _EnsemboSearch):
             cv=cv,
             surrogate=surrogate,
             selection=selection,
+            selection_split=selection_split,
             refit=refit,
             loss=loss,
             categorical_features=categorical_features,

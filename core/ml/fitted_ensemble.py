@@ -5,6 +5,11 @@ It is how ensembo hands back what the search built: the members of an
 turned into fitted models, and also the fold models of one k-fold trial (equal
 weights). Classification averages the members' class probabilities, exactly as the
 validation predictions were combined; regression averages values.
+
+It follows scikit-learn's protocol, so that tools which check or refit an estimator
+(``FrozenEstimator``, ``CalibratedClassifierCV``, ``permutation_importance``,
+``cross_val_score``) accept it: ``fit(X, y)`` refits clones of the members on ``(X, y)``
+and keeps the weights, and ``clone`` gives an unfitted ensemble of unfitted members.
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ensembo.ml.predictions import class_probabilities, regression_values
 
@@ -57,21 +64,78 @@ class FittedEnsemble(BaseEstimator):
         self.classes = classes
         self.contributions = contributions
 
+    def fit(self, X: Any, y: Any) -> FittedEnsemble:
+        """Refit a clone of every member on ``(X, y)``, keeping the weights.
+
+        This is what scikit-learn's clone-then-fit tools (``cross_val_score``, a
+        ``CalibratedClassifierCV`` that is not frozen) expect: the same ensemble,
+        trained on their data. The weights were chosen by the search and are not
+        re-chosen; the refitted members are kept in ``members_`` (``members``, a
+        constructor parameter, stays as given)."""
+        if self.classes is not None:
+            self._check_known_labels(np.asarray(y))
+        self.members_ = [clone(member).fit(X, y) for member in self.members]
+        return self
+
+    def _check_known_labels(self, y: np.ndarray) -> None:
+        """The probability columns are ``classes``: a label outside them has no column."""
+        unknown = np.setdiff1d(np.unique(y), np.asarray(self.classes))
+        if unknown.size:
+            raise ValueError(
+                f"y has labels {unknown.tolist()[:5]} that are not among this ensemble's "
+                f"classes {np.asarray(self.classes).tolist()}"
+            )
+
+    @property
+    def _models(self) -> Sequence[Any]:
+        """The models that predict: those of the last ``fit``, else the members as given."""
+        return self.__dict__.get("members_", self.members)
+
     def __sklearn_is_fitted__(self) -> bool:
-        return True
+        """Fitted when its members are: ``clone`` gives unfitted members, which must
+        not fail deep inside a member's ``predict``."""
+        return "members_" in self.__dict__ or all(map(_is_fitted, self.members))
+
+    @property
+    def n_features_in_(self) -> int:
+        return self._member_attribute("n_features_in_")
+
+    @property
+    def feature_names_in_(self) -> np.ndarray:
+        return self._member_attribute("feature_names_in_")
+
+    def _member_attribute(self, name: str) -> Any:
+        """``name`` of the first model that has it; an AttributeError (so ``hasattr`` is
+        False) when none has."""
+        for model in self._models:
+            if hasattr(model, name):
+                return getattr(model, name)
+        raise AttributeError(f"no member of this {type(self).__name__} has {name}")
+
+    def _input(self, X: Any) -> Any:
+        """``X`` for the members, checked once here rather than once per member.
+
+        Members fitted without feature names would each warn about a DataFrame's
+        column names: the ensemble warns once and hands them the values. Members
+        fitted with names check the names themselves."""
+        check_is_fitted(self)
+        if hasattr(self, "feature_names_in_"):
+            return X
+        validate_data(self, X, reset=False, skip_check_array=True)
+        return np.asarray(X) if hasattr(X, "columns") else X
 
     @property
     def _normalized_weights(self) -> np.ndarray:
         weights = np.asarray(self.weights, dtype=float)
         if (
-            len(weights) != len(self.members)
+            len(weights) != len(self._models)
             or not len(weights)
             or weights.sum() <= 0
             or np.any(weights < 0)
         ):
             raise ValueError(
                 f"need one non-negative weight per member with a positive sum; got "
-                f"{len(self.members)} members and weights {weights.tolist()}"
+                f"{len(self._models)} members and weights {weights.tolist()}"
             )
         return weights / weights.sum()
 
@@ -112,21 +176,22 @@ class FittedEnsemble(BaseEstimator):
         the ranking that ROC AUC and log-loss score (AUC 0.936 instead of 0.986 on
         breast-cancer), and its vote names the same class as its probabilities."""
         probabilities = self._probabilities(X)
-        if len(self.members) == 1:
+        if len(self._models) == 1:
             return probabilities[0]
         return self._combined(probabilities)
 
     def _probabilities(self, X: Any) -> list[np.ndarray]:
-        return [class_probabilities(m, X, self.classes_) for m in self.members]
+        X = self._input(X)
+        return [class_probabilities(m, X, self.classes_) for m in self._models]
 
     def _combined(self, probabilities: list[np.ndarray]) -> np.ndarray:
         return combine_contributions(probabilities, self._normalized_weights, self.contributions)
 
     def predict(self, X: Any) -> np.ndarray:
         if self.classes is None:
-            weights = self._normalized_weights
+            X, weights = self._input(X), self._normalized_weights
             return sum(
-                w * regression_values(m, X) for w, m in zip(weights, self.members, strict=True)
+                w * regression_values(m, X) for w, m in zip(weights, self._models, strict=True)
             )
         probabilities = self._probabilities(X)
         totals = self._combined(probabilities)
@@ -134,6 +199,19 @@ class FittedEnsemble(BaseEstimator):
             return self.classes_[np.argmax(totals, axis=1)]
         mean = combine_contributions(probabilities, self._normalized_weights)
         return self.classes_[break_vote_ties(totals, mean)]
+
+
+def _is_fitted(model: Any) -> bool:
+    """Whether a member is fitted. Only a scikit-learn estimator (``fit`` and
+    ``get_params``) is asked: ``clone`` resets only those, and a fixed predictor or a
+    foreign model is fitted as it was given."""
+    if not (hasattr(model, "fit") and hasattr(model, "get_params")):
+        return True
+    try:
+        check_is_fitted(model)
+    except NotFittedError:
+        return False
+    return True
 
 
 def leading_votes(votes: np.ndarray) -> np.ndarray:

@@ -10,9 +10,16 @@ Under k-fold every training example is validated once per repeat, so the per-exa
 predictions (out-of-fold) always cover the whole training set in its original order —
 even with reshuffling. A holdout scheme validates a subset; reshuffled, that subset
 changes every trial and there is no fixed validation set to build ensembles on.
+
+A scikit-learn CV splitter (``KFold(5)``, ``StratifiedKFold(3, shuffle=True,
+random_state=0)``) is used as it is, see :class:`SplitterScheme`.
 """
 
 from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+from typing import Any
 
 import attrs
 import numpy as np
@@ -122,39 +129,124 @@ class CrossValidation:
         return tuple(splits)
 
 
-ValidationScheme = Holdout | CrossValidation
+def _declared_split_count(splitter: Any) -> int | None:
+    """How many splits ``splitter`` says it gives; ``None`` when it needs the data to
+    tell (``LeaveOneOut``), which always means several."""
+    try:
+        return int(splitter.get_n_splits())
+    except (TypeError, ValueError):
+        return None
+
+
+def _gives_fixed_splits(splitter: Any) -> bool:
+    """A splitter that shuffles without an int ``random_state`` draws other rows on
+    every call (``None``: the global generator; a ``RandomState``: it advances)."""
+    if not hasattr(splitter, "random_state") or not getattr(splitter, "shuffle", True):
+        return True
+    state = splitter.random_state
+    return isinstance(state, numbers.Integral) and not isinstance(state, bool)
+
+
+@attrs.frozen(kw_only=True)
+class SplitterScheme:
+    """A scikit-learn CV splitter, used as it is (the study's seed does not change it).
+
+    Every trial must be scored on the same validation rows, so a splitter that shuffles
+    needs an int ``random_state``. With several splits, each row's prediction is the
+    mean of its out-of-fold predictions, as under k-fold, so every row must be
+    validated at least once; a single split is a holdout.
+    """
+
+    splitter: Any = attrs.field(eq=repr)
+
+    def __attrs_post_init__(self) -> None:
+        if not _gives_fixed_splits(self.splitter):
+            raise ExperimentError(
+                "validation",
+                f"{self.splitter!r} shuffles with random_state="
+                f"{self.splitter.random_state!r}, so every trial would be scored on other "
+                "rows; the trials need the same validation rows: give it an int random_state",
+            )
+
+    @property
+    def covers_all_rows(self) -> bool:
+        return _declared_split_count(self.splitter) != 1
+
+    @property
+    def fixed_validation(self) -> bool:
+        return True
+
+    def splits(
+        self, y: np.ndarray, *, classification: bool, seed: int, iteration: int
+    ) -> tuple[Split, ...]:
+        try:
+            pairs = list(self.splitter.split(np.zeros((len(y), 1)), y))
+        except (TypeError, ValueError) as error:
+            raise ExperimentError(
+                "validation",
+                f"{self.splitter!r} cannot split these rows (it is given y, no groups): {error}",
+            ) from error
+        splits = tuple(Split(train=train, validation=validation) for train, validation in pairs)
+        if self.covers_all_rows:
+            self._check_every_row_validated(splits, len(y))
+        return splits
+
+    def _check_every_row_validated(self, splits: tuple[Split, ...], n_rows: int) -> None:
+        validated = np.zeros(n_rows, dtype=bool)
+        for split in splits:
+            validated[split.validation] = True
+        if not validated.all():
+            missing = np.flatnonzero(~validated)
+            raise ExperimentError(
+                "validation",
+                f"{self.splitter!r} never validates {missing.size} rows (e.g. rows "
+                f"{missing[:5].tolist()}); with several splits every row needs an "
+                "out-of-fold prediction, as KFold gives: use such a splitter, or one split",
+            )
+
+
+ValidationScheme = Holdout | CrossValidation | SplitterScheme
+
+_EXPECTED = "a number of folds, a holdout ratio, a mapping or a scikit-learn CV splitter"
 
 
 def validation_scheme(spec: object) -> ValidationScheme:
-    """A scheme from a scheme, an int (k folds), a float (holdout ratio) or a mapping.
+    """A scheme from a scheme, an integer (k folds), a real number (holdout ratio), a
+    mapping, or a scikit-learn CV splitter (anything with ``split`` and ``get_n_splits``).
 
     Mappings: ``{scheme: holdout, ratio: 0.33, reshuffle: true}`` or
     ``{scheme: kfold, folds: 5, repeats: 1, reshuffle: false}``.
     """
-    if isinstance(spec, Holdout | CrossValidation):
+    if isinstance(spec, Holdout | CrossValidation | SplitterScheme):
         return spec
     if isinstance(spec, bool):
-        raise ExperimentError(
-            "validation", f"expected a number of folds, a holdout ratio or a mapping, got {spec!r}"
-        )
-    if isinstance(spec, int):
-        if spec < 2:
-            raise ExperimentError(
-                "validation", f"k-fold cross-validation needs at least 2 folds, got {spec}"
-            )
-        return _scheme("kfold", {"folds": spec})
-    if isinstance(spec, float):
-        if not 0.0 < spec < 1.0:
-            raise ExperimentError(
-                "validation", f"a holdout ratio must be between 0 and 1 (exclusive), got {spec}"
-            )
-        return _scheme("holdout", {"ratio": spec})
-    if isinstance(spec, dict):
+        raise ExperimentError("validation", f"expected {_EXPECTED}, got {spec!r}")
+    if isinstance(spec, numbers.Integral):
+        return _folds(int(spec))
+    if isinstance(spec, numbers.Real):
+        return _holdout(float(spec))
+    if isinstance(spec, Mapping):
         options = dict(spec)
         return _scheme(options.pop("scheme", "holdout"), options)
-    raise ExperimentError(
-        "validation", f"expected a number of folds, a holdout ratio or a mapping, got {spec!r}"
-    )
+    if callable(getattr(spec, "split", None)) and hasattr(spec, "get_n_splits"):
+        return SplitterScheme(splitter=spec)
+    raise ExperimentError("validation", f"expected {_EXPECTED}, got {spec!r}")
+
+
+def _folds(folds: int) -> CrossValidation:
+    if folds < 2:
+        raise ExperimentError(
+            "validation", f"k-fold cross-validation needs at least 2 folds, got {folds}"
+        )
+    return _scheme("kfold", {"folds": folds})
+
+
+def _holdout(ratio: float) -> Holdout:
+    if not 0.0 < ratio < 1.0:
+        raise ExperimentError(
+            "validation", f"a holdout ratio must be between 0 and 1 (exclusive), got {ratio}"
+        )
+    return _scheme("holdout", {"ratio": ratio})
 
 
 _SCHEMES = {"holdout": Holdout, "kfold": CrossValidation}

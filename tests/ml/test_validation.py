@@ -76,3 +76,74 @@ def test_specs():
 def test_out_of_range_shorthands_are_experiment_errors(spec, message):
     with pytest.raises(ExperimentError, match=message):
         validation_scheme(spec)
+
+
+def test_numpy_integers_and_any_mapping_are_accepted():
+    """``np.int64(3)`` (from a grid or a config file) and read-only mappings were refused."""
+    from types import MappingProxyType
+
+    assert validation_scheme(np.int64(3)) == CrossValidation(folds=3)
+    assert validation_scheme(np.float32(0.25)) == Holdout(ratio=float(np.float32(0.25)))
+    assert validation_scheme(MappingProxyType({"scheme": "kfold", "folds": 4})) == CrossValidation(
+        folds=4
+    )
+    with pytest.raises(ExperimentError, match="needs at least 2 folds, got 1"):
+        validation_scheme(np.int64(1))
+    with pytest.raises(ExperimentError, match="expected a number of folds"):
+        validation_scheme(np.True_)
+
+
+def _validation_rows(splits):
+    return [s.validation.tolist() for s in splits]
+
+
+def test_a_cv_splitter_gives_its_own_splits_on_every_trial():
+    from sklearn.model_selection import StratifiedKFold
+
+    splitter = StratifiedKFold(3, shuffle=True, random_state=0)
+    scheme = validation_scheme(splitter)
+    assert scheme.covers_all_rows and scheme.fixed_validation
+    expected = [v.tolist() for _, v in splitter.split(np.zeros((len(Y), 1)), Y)]
+    for iteration, seed in [(0, 0), (5, 0), (2, 9)]:
+        splits = scheme.splits(Y, classification=True, seed=seed, iteration=iteration)
+        assert _validation_rows(splits) == expected
+
+
+def test_a_single_split_splitter_is_a_holdout():
+    from sklearn.model_selection import ShuffleSplit
+
+    scheme = validation_scheme(ShuffleSplit(n_splits=1, test_size=0.2, random_state=0))
+    assert not scheme.covers_all_rows and scheme.fixed_validation
+    (split,) = scheme.splits(Y, classification=True, seed=0, iteration=3)
+    assert len(split.validation) == 20
+
+
+@pytest.mark.parametrize("random_state", [None, np.random.RandomState(0)])
+def test_a_splitter_that_draws_other_rows_on_every_call_is_refused(random_state):
+    from sklearn.model_selection import KFold
+
+    with pytest.raises(ExperimentError, match="every trial would be scored on other rows.*int "
+                                              "random_state"):
+        validation_scheme(KFold(3, shuffle=True, random_state=random_state))
+    validation_scheme(KFold(3, shuffle=False))  # no shuffling: always the same folds
+
+
+def test_a_splitter_that_leaves_rows_unvalidated_or_needs_groups_is_refused():
+    from sklearn.model_selection import GroupKFold, TimeSeriesSplit
+
+    with pytest.raises(ExperimentError, match=r"never validates 25 rows \(e.g. rows \[0, 1, 2"):
+        validation_scheme(TimeSeriesSplit(3)).splits(Y, classification=True, seed=0, iteration=0)
+    with pytest.raises(ExperimentError, match="no groups"):
+        validation_scheme(GroupKFold(3)).splits(Y, classification=True, seed=0, iteration=0)
+
+
+def test_a_task_scores_on_a_splitters_folds(tree_only_space, classification_data):
+    from sklearn.model_selection import KFold
+
+    from ensembo.ml import Task
+
+    X, y = classification_data
+    task = Task(X, y, task="classification", space=tree_only_space, validation=KFold(4))
+    assert len(task.validation_targets()) == len(y)
+    evaluation = task.evaluate({"behaviour": "fit", "depth": 3})
+    assert evaluation.predictions.shape == (len(y), 3) and 0 <= evaluation.loss <= 1
