@@ -15,6 +15,8 @@ from ensembo.registry import Registry, check_protocol, registry
 
 # The experiment-file key of each component kind, where the two differ.
 EXPERIMENT_KEYS = {"ensemble_strategy": "ensemble"}
+# How storage records a component given as a live object: ``{"live": "ClassName"}``.
+LIVE = "live"
 
 
 def split_spec(kind: str, spec: Any) -> tuple[str, dict[str, Any]] | None:
@@ -55,3 +57,19 @@ def describe(kind: str, spec: Any) -> dict[str, Any] | None:
         return None
     name, options = parts
     return {"name": name, **options}
+
+
+def describe_for_storage(kind: str, spec: Any) -> dict[str, Any] | None:
+    """:func:`describe`, with a live object recorded as ``{"live": "ClassName"}``: a
+    resume must be given it again, and a stored ``None`` surrogate means random search."""
+    described = describe(kind, spec)
+    if described is None and spec is not None:
+        return {LIVE: type(spec).__qualname__}
+    return described
+
+
+def live_object_name(spec: Any) -> str | None:
+    """The class name a stored spec records for a live object; ``None`` otherwise."""
+    if isinstance(spec, Mapping) and set(spec) == {LIVE}:
+        return str(spec[LIVE])
+    return None

@@ -81,7 +81,7 @@ class Experiment:
         raw = override or self.source.get("storage")
         if raw is None:
             return None
-        path = Path(raw)
+        path = Path(raw).expanduser()
         return path if path.is_absolute() or override else self.base_dir / path
 
     def study_options(self) -> dict[str, Any]:

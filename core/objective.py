@@ -31,7 +31,7 @@ def to_evaluation(result: Any) -> Evaluation:
     if isinstance(result, Evaluation):
         evaluation = result
     elif isinstance(result, numbers.Real) and not isinstance(result, bool):
-        evaluation = Evaluation(loss=float(result))
+        evaluation = Evaluation(loss=_as_float(result))
     elif isinstance(result, Mapping) and "loss" in result:
         evaluation = _from_mapping(result)
     elif result is None:
@@ -48,6 +48,17 @@ def to_evaluation(result: Any) -> Evaluation:
     return evaluation
 
 
+def _as_float(loss: numbers.Real) -> float:
+    """``loss`` as a float; an int or Fraction beyond the float range is refused like a
+    non-finite loss (``float()`` raises OverflowError, which no caller expects)."""
+    try:
+        return float(loss)
+    except OverflowError:
+        raise InvalidResultError(
+            f"the objective returned a loss too large for a float ({str(loss):.30}...)"
+        ) from None
+
+
 def _from_mapping(result: Mapping[str, Any]) -> Evaluation:
     """A result mapping as an Evaluation; keys other than its fields (Hyperopt's
     ``status``, extra metrics) are kept in ``info``."""
@@ -58,7 +69,7 @@ def _from_mapping(result: Mapping[str, Any]) -> Evaluation:
         )
     extra = {key: value for key, value in result.items() if key not in _FIELDS}
     info = {**extra, **dict(result.get("info") or {})}
-    return Evaluation(loss=float(loss), predictions=result.get("predictions"),
+    return Evaluation(loss=_as_float(loss), predictions=result.get("predictions"),
                       model=result.get("model"), info=info)
 
 

@@ -181,6 +181,27 @@ def _refuse(storage: Storage, difference: str) -> NoReturn:
     )
 
 
+def check_no_live_objects(storage: Any, arguments: dict[str, Any]) -> None:
+    """Refuse to resume with a component that was a live object and was not passed
+    again: rebuilt from nothing, a live surrogate would silently become random search."""
+    live = {
+        key: components.live_object_name(spec) or "an object"
+        for key, spec in arguments.items()
+        # None: a file from before live objects were marked (a None surrogate is random)
+        if components.live_object_name(spec) or (spec is None and key in _LIVE_WHEN_NONE)
+    }
+    if live:
+        named = ", ".join(f"{key} ({name})" for key, name in live.items())
+        example = ", ".join(f"{key}=..." for key in live)
+        raise StorageError(
+            f"{storage}: the study was given objects that storage cannot rebuild: {named}; "
+            f"pass them again: Study.load(path, {example})"
+        )
+
+
+_LIVE_WHEN_NONE = ("acquisition", "ensemble")
+
+
 def resume_arguments(storage: Any, meta: dict[str, Any] | None) -> dict[str, Any]:
     """The ``Study`` arguments (all but the space) that a stored description records."""
     if meta is None:

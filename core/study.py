@@ -30,13 +30,13 @@ from ensembo import (
 )
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.ensemble_keeper import EnsembleKeeper, check_strategy_fits
-from ensembo.errors import StorageError, TrialError, UnknownComponentError
+from ensembo.errors import TrialError, UnknownComponentError
 from ensembo.loss_fit import check_loss_fits_context, task_the_loss_fits
 from ensembo.objective import InvalidResultError, to_evaluation
 from ensembo.progress import ProgressBar
 from ensembo.protocols import Proposer
 from ensembo.registry import Registry
-from ensembo.storage import Storage, open_existing_storage, open_storage
+from ensembo.storage import Storage, claim_for_writing, open_existing_storage, open_storage
 from ensembo.suggestion import Suggester
 from ensembo.trials import Evaluation, History, Trial, TrialState
 
@@ -132,6 +132,7 @@ class Study:
         self._observer_manager = wiring.observer_manager(self.registry, callbacks)
         self._hooks = self._observer_manager.hook
         self.storage = open_storage(storage)  # only once every argument is known to be good
+        claim_for_writing(self.storage)  # before reading: a live run's trials are not ours
         self.history = History(self.storage.trials())
         # Every environment the study ran in, in order: a resumed study may continue on
         # another machine, whose BLAS kernels can round its models differently.
@@ -160,7 +161,8 @@ class Study:
             "format": stored_study.FORMAT,
             "space": self.space.definition(),
             "components": {
-                kind: components.describe(kind, spec) for kind, spec in self._specs.items()
+                kind: components.describe_for_storage(kind, spec)
+                for kind, spec in self._specs.items()
             },
             "n_initial": self.n_initial,
             "seed": self.seed,
@@ -185,11 +187,7 @@ class Study:
         meta = opened.read_meta()
         kwargs = stored_study.resume_arguments(storage, meta)
         kwargs.update(overrides)
-        missing = [k for k, v in kwargs.items() if v is None and k in ("acquisition", "ensemble")]
-        if missing:
-            raise StorageError(
-                f"{storage}: components {missing} were live objects; pass them again"
-            )
+        stored_study.check_no_live_objects(storage, kwargs)
         try:
             return cls(spaces.load(meta["space"]), storage=opened, **kwargs)
         except UnknownComponentError as error:  # its plugin is not installed here

@@ -207,7 +207,7 @@ def _explained(groups: np.ndarray, values: np.ndarray) -> float:
 
 def _strategy(meta: Mapping[str, Any], registry: Registry | None) -> tuple[Any, str | None]:
     spec = meta.get("components", {}).get("ensemble_strategy")
-    if spec is None:
+    if spec is None or components.live_object_name(spec):
         return None, "the ensemble strategy was a live object; ensembles were not replayed"
     try:
         return components.build("ensemble_strategy", spec, registry), None

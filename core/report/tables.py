@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ensembo import environment, trial_table
+from ensembo import components, environment, trial_table
 from ensembo.report.data import ReportData
 
 
@@ -83,7 +83,10 @@ def trials_markdown(data: ReportData) -> str:
 def _components(data: ReportData) -> list[list[str]]:
     rows = []
     for kind, spec in data.components.items():
-        if spec is None:
+        live = components.live_object_name(spec)
+        if live:
+            rows.append([kind, f"(a Python object, {live}; not stored)"])
+        elif spec is None:
             absent = (
                 "none (random search) or a Python object"
                 if kind == "surrogate"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from os import PathLike
 
 from ensembo.errors import StorageError
@@ -19,6 +20,14 @@ def open_storage(target: Storage | str | PathLike | None) -> Storage:
     return SQLiteStorage(_path(target))
 
 
+def claim_for_writing(storage: Storage) -> None:
+    """Hold a study file for this process (a second writer is refused); storages that
+    are not files need no claim."""
+    claim = getattr(storage, "claim_writer", None)
+    if callable(claim):
+        claim()
+
+
 def open_existing_storage(target: Storage | str | PathLike) -> Storage:
     """Like :func:`open_storage`, for reading a study back: the file must already hold
     one. A missing file or another program's database is refused and left untouched."""
@@ -33,9 +42,11 @@ def _path(target: str | PathLike) -> str:
             f"storage must be a file path or a Storage, got {type(target).__name__}: {target!r}"
         )
     path = str(target)
-    return path[len("sqlite:///") :] if path.startswith("sqlite:///") else path
+    path = path[len("sqlite:///") :] if path.startswith("sqlite:///") else path
+    return os.path.expanduser(path)  # "~/runs/a.db" is not a folder named "~"
 
 
 __all__ = [
-    "MemoryStorage", "SQLiteStorage", "Storage", "open_existing_storage", "open_storage"
+    "MemoryStorage", "SQLiteStorage", "Storage", "claim_for_writing", "open_existing_storage",
+    "open_storage",
 ]

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ensembo.errors import StorageError
+from ensembo.storage.writer_lock import WriterClaim, claim_writer
 from ensembo.trials import Trial, TrialState
 
 _SCHEMA = """
@@ -65,18 +66,37 @@ def _blob_to_array(blob: bytes | None) -> np.ndarray | None:
     return None if blob is None else np.load(io.BytesIO(blob), allow_pickle=False)
 
 
-def _holds_study(path: Path) -> bool:
-    """Whether ``path`` has ensembo's tables, looked at through a read-only connection."""
+_TABLES = {"meta", "trials"}
+
+
+def _tables(path: Path) -> set[str]:
+    """The tables in the database ``path``, looked at through a read-only connection."""
     uri = f"{path.resolve().as_uri()}?mode=ro"
     try:
         with contextlib.closing(sqlite3.connect(uri, uri=True)) as connection:
-            tables = {
+            return {
                 row[0]
                 for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")
             }
     except sqlite3.DatabaseError as error:
         raise StorageError(f"{path}: not a usable ensembo study file ({error})") from error
-    return {"meta", "trials"} <= tables
+
+
+def _holds_study(path: Path) -> bool:
+    return _TABLES <= _tables(path)
+
+
+def _refuse_other_database(path: Path) -> None:
+    """A file holding another program's tables is refused before anything is written
+    to it (ensembo's tables would be added next to them)."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    tables = _tables(path)
+    if tables and not _TABLES <= tables:
+        raise StorageError(
+            f"{path}: holds another program's database (tables {', '.join(sorted(tables))}), "
+            "not an ensembo study; choose another storage path"
+        )
 
 
 class SQLiteStorage:
@@ -88,8 +108,15 @@ class SQLiteStorage:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise StorageError(
+                f"{self.path}: cannot create its folder ({error.strerror or error})"
+            ) from None
+        _refuse_other_database(self.path)
         self._lock = threading.RLock()
+        self._claim: WriterClaim | None = None
         try:
             self._connection = sqlite3.connect(
                 self.path, timeout=30.0, isolation_level=None, check_same_thread=False
@@ -99,6 +126,21 @@ class SQLiteStorage:
             self._connection.executescript(_SCHEMA)
         except sqlite3.DatabaseError as error:
             raise StorageError(f"{self.path}: not a usable ensembo study file ({error})") from error
+
+    def claim_writer(self) -> None:
+        """Hold the file for this process while the storage lives (see
+        :mod:`ensembo.storage.writer_lock`): a study writes here."""
+        if self._claim is None:
+            self._claim = claim_writer(self.path)
+
+    @contextlib.contextmanager
+    def _named_errors(self):
+        """SQLite errors name the file (sqlite3 gives only "database disk image is
+        malformed" or "database is locked")."""
+        try:
+            yield
+        except sqlite3.DatabaseError as error:
+            raise StorageError(f"{self.path}: {_explain(error)}") from error
 
     @classmethod
     def existing(cls, path: str | Path) -> SQLiteStorage:
@@ -111,12 +153,12 @@ class SQLiteStorage:
         return cls(path)
 
     def read_meta(self) -> dict[str, Any] | None:
-        with self._lock:
+        with self._lock, self._named_errors():
             row = self._connection.execute("SELECT value FROM meta WHERE key = 'study'").fetchone()
         return None if row is None else json.loads(row[0])
 
     def write_meta(self, meta: dict[str, Any]) -> None:
-        with self._transaction():
+        with self._named_errors(), self._transaction():
             self._connection.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('study', ?)", (_dumps(meta),)
             )
@@ -134,14 +176,14 @@ class SQLiteStorage:
             trial.finished_at,
             trial.attempts,
         )
-        with self._transaction():
+        with self._named_errors(), self._transaction():
             self._connection.execute(
                 f"INSERT OR REPLACE INTO trials ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 row,
             )
 
     def trials(self) -> list[Trial]:
-        with self._lock:
+        with self._lock, self._named_errors():
             rows = self._connection.execute(
                 f"SELECT {_COLUMNS} FROM trials ORDER BY number"
             ).fetchall()
@@ -170,6 +212,17 @@ class SQLiteStorage:
     def close(self) -> None:
         with self._lock:
             self._connection.close()
+        if self._claim is not None:
+            self._claim.release()
+
+
+def _explain(error: sqlite3.DatabaseError) -> str:
+    text = str(error)
+    if "malformed" in text or "not a database" in text:
+        return f"the study file is damaged ({text}); restore it from a copy"
+    if "locked" in text:
+        return f"another process kept the study file locked for 30 s ({text})"
+    return f"cannot read or write the study file ({text})"
 
 
 class _Transaction:
