@@ -9,6 +9,7 @@ from pathlib import Path
 from ensembo.errors import ExperimentError
 from ensembo.experiment import Experiment, load_experiment, parse_experiment
 from ensembo.objective import failure_summary
+from ensembo.stored_study import SCORING
 from ensembo.study import Study
 from ensembo.trials import TrialState
 
@@ -42,7 +43,12 @@ def run(args) -> int:
     study = Study(
         experiment.space_source(),
         storage=storage,
-        metadata={"experiment": experiment.source, "experiment_dir": str(experiment.base_dir)},
+        metadata={
+            "experiment": experiment.source,
+            "experiment_dir": str(experiment.base_dir),
+            # another function's losses must not join these trials (see stored_study)
+            SCORING: {"objective": experiment.source["objective"]},
+        },
         **experiment.study_options(),
     )
     experiment.queue_into(study)

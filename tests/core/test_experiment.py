@@ -111,6 +111,22 @@ def test_an_inline_space_takes_the_experiment_name_and_a_renamed_file_still_resu
     assert load_experiment(tmp_path / "tune-x.yaml").space_source()["name"] == "tune-x"
 
 
+def test_a_rerun_naming_another_objective_on_the_same_storage_is_refused(tmp_path, capsys):
+    """Another function's losses were ranked and ensembled with the stored ones."""
+    (tmp_path / "losses.py").write_text(
+        "def near(c):\n    return (c['x'] - 0.3) ** 2\n\ndef far(c):\n    return 100 * c['x']\n"
+    )
+    text = (
+        "space:\n  params:\n    x: {type: float, low: 0, high: 1}\n"
+        "surrogate: null\nstorage: study.db\nbudget: 3\nobjective: "
+    )
+    (tmp_path / "near.yaml").write_text(text + "losses:near\n")
+    (tmp_path / "far.yaml").write_text(text + "losses:far\n")
+    assert main(["run", "--no-progress", str(tmp_path / "near.yaml")]) == 0
+    assert main(["run", "--no-progress", str(tmp_path / "far.yaml")]) == 2
+    assert "objective 'losses:near' stored, 'losses:far' given" in capsys.readouterr().err
+
+
 def test_inline_space_problems_name_the_file_and_the_space_path(tmp_path):
     path = tmp_path / "experiment.yaml"
     path.write_text(
