@@ -57,12 +57,22 @@ def check_posterior(mean: Any, variance: Any, n: int) -> None:
 
 
 class SurrogateAcquisition:
-    """A fitted surrogate composed with an acquisition (an ``AcquisitionSurface``)."""
+    """A fitted surrogate composed with an acquisition (an ``AcquisitionSurface``).
+    ``targets`` are what the surrogate was fit to, one per completed trial: optimizers
+    start from the best of them (ensemble strategies re-label trials, so the best
+    target need not be the best loss)."""
 
-    def __init__(self, surrogate: Surrogate, acquisition: Acquisition, best: float):
+    def __init__(
+        self,
+        surrogate: Surrogate,
+        acquisition: Acquisition,
+        best: float,
+        targets: np.ndarray | None = None,
+    ):
         self.surrogate = surrogate
         self.acquisition = acquisition
         self.best = best
+        self.targets = targets
 
     def score(self, batch: EncodedBatch) -> np.ndarray:
         if isinstance(self.surrogate, SampledSurrogate):  # integrate over the samples
@@ -196,6 +206,6 @@ class ModelBasedProposer:
         else:  # the serial path: always a fresh fit
             self._fit(space, history, y, rng)
             surrogate = self.surrogate
-        surface = SurrogateAcquisition(surrogate, self.acquisition, float(np.min(y)))
+        surface = SurrogateAcquisition(surrogate, self.acquisition, float(np.min(y)), targets=y)
         with calling("acquisition optimizer", self.optimizer, "maximize"):
             return self.optimizer.maximize(surface, space, history, n, rng)

@@ -118,7 +118,12 @@ class AcquisitionOptimizer(Protocol):
 
 @runtime_checkable
 class AcquisitionSurface(Protocol):
-    """A fitted surrogate composed with an acquisition, scored on encoded batches."""
+    """A fitted surrogate composed with an acquisition, scored on encoded batches.
+
+    The study's surface also has ``targets`` (what the surrogate was fit to, one per
+    completed trial) and, for a differentiable surrogate, ``score_with_gradient``; an
+    optimizer should use them only when present (``getattr(surface, "targets", None)``).
+    """
 
     def score(self, batch: EncodedBatch) -> np.ndarray:
         """Acquisition values, shape (n,)."""

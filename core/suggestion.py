@@ -5,6 +5,11 @@ failed trials modelled as the worst result and every suggestion kept distinct fr
 known trials, pending ones and the rest of its batch. Each trial draws from a
 generator seeded by ``(seed, number)``, so a study's sequence does not depend on
 how its trials were batched or resumed.
+
+An initial-design point that repeats a known trial (a small discrete space, a design
+that drew the same point twice) is redrawn from the prior with the trial's own
+generator: a repeat tells the model nothing new. Only exact repeats count there, not
+nearness to pending trials, so that batching cannot change the sequence.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import numpy as np
 from ensembo import execution
 from ensembo.attribution import calling
 from ensembo.protocols import Proposer
-from ensembo.trials import History, Trial, TrialState
+from ensembo.trials import History, Trial, TrialState, config_key
 
 logger = logging.getLogger(__name__)
 
@@ -55,24 +60,71 @@ class Suggester:
         strategy's targets)."""
         numbers = range(first, first + n)
         if first < self.n_initial or len(history.completed()) < 2:
-            unmodelled = len(history.completed()) < 2
-            head = [number for number in numbers if unmodelled or number < self.n_initial]
-            configs = [
-                self._initial(number)
-                if number < self.n_initial
-                else self.space.sample(1, self.rng(number))[0]
-                for number in head
-            ]
-            rest = n - len(head)
-            return configs + (
-                self.batch(history, targets_of, first + len(head), rest) if rest else []
-            )
+            return self._unmodelled_batch(history, targets_of, first, n)
         modelled, targets = failures_as_worst(history, targets_of(history))
         distinct = execution.DistinctConfigs(self.space, history)
         chosen: list[dict[str, Any]] = []
         for number in numbers:
             chosen.append(self._propose_distinct(number, modelled, targets, distinct, chosen))
         return chosen
+
+    def _unmodelled_batch(
+        self,
+        history: History,
+        targets_of: Callable[[History], np.ndarray],
+        first: int,
+        n: int,
+    ) -> list[dict[str, Any]]:
+        """The initial design's trials of the batch (all of it while fewer than two
+        trials are complete), then model-based ones that count those as pending."""
+        unmodelled = len(history.completed()) < 2
+        head = [
+            number for number in range(first, first + n) if unmodelled or number < self.n_initial
+        ]
+        configs: list[dict[str, Any]] = []
+        for number in head:
+            configs.append(self._unmodelled(number, history, configs))
+        rest = n - len(head)
+        if not rest:
+            return configs
+        return configs + self.batch(
+            with_pending(history, configs), targets_of, first + len(head), rest
+        )
+
+    def _unmodelled(
+        self, number: int, history: History, batch: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """The design's configuration for trial ``number`` (a prior draw past the
+        design), redrawn when it repeats a known trial or one of ``batch``."""
+        planned = (
+            self._initial(number)
+            if number < self.n_initial
+            else self.space.sample(1, self.rng(number))[0]
+        )
+        taken = {config_key(config) for config in batch}
+
+        def is_new(config: dict[str, Any]) -> bool:
+            return config_key(config) not in taken and not history.holds_config(config)
+
+        if is_new(planned):
+            return planned
+        drawn = self._random_draw(number, is_new)
+        if drawn is not None:
+            logger.info("trial %d: the initial design repeated a known trial; drew another", number)
+            return drawn
+        logger.warning("trial %d repeats a known configuration; the space looks exhausted", number)
+        return planned
+
+    def _random_draw(
+        self, number: int, accept: Callable[[dict[str, Any]], bool]
+    ) -> dict[str, Any] | None:
+        """The first of ``_RANDOM_DRAWS`` prior draws (the trial's own generators) that
+        ``accept`` takes, or None."""
+        for attempt in range(_RANDOM_DRAWS):
+            drawn = self.space.sample(1, self.rng(number, _RANDOM_PURPOSE + attempt))[0]
+            if accept(drawn):
+                return drawn
+        return None
 
     def _initial(self, number: int) -> dict[str, Any]:
         if self._initial_configs is None:
@@ -103,11 +155,10 @@ class Suggester:
             for config in map(self.space.validate, proposed):
                 if distinct.admit(config):
                     return config
-        for attempt in range(_RANDOM_DRAWS):
-            drawn = self.space.sample(1, self.rng(number, _RANDOM_PURPOSE + attempt))[0]
-            if distinct.admit(drawn):
-                logger.info("trial %d: proposals repeated known trials; drew a random one", number)
-                return drawn
+        drawn = self._random_draw(number, distinct.admit)
+        if drawn is not None:
+            logger.info("trial %d: proposals repeated known trials; drew a random one", number)
+            return drawn
         logger.warning("trial %d repeats a known configuration; the space looks exhausted", number)
         return self.space.validate(proposed[0])
 
@@ -119,15 +170,21 @@ def failures_as_worst(history: History, targets: np.ndarray) -> tuple[History, n
     Left out, a failing region looks unexplored and promising, and the proposer keeps
     returning to it: on a 2-d toy with a failing third of the domain, a GP spent 10 of
     11 model-based trials there. Without failures the history is passed unchanged.
+
+    The modelled trial's loss is the worst *loss*: an ensemble strategy's targets need
+    not share the losses' scale, and a worst target below every loss made the failed
+    trial the best by loss.
     """
     failed = history.in_state(TrialState.FAILED)
     if not failed:
         return history, targets
     worst = float(np.max(targets))
+    worst_loss = max(t.loss for t in history.completed())
     by_number = dict(zip((t.number for t in history.completed()), targets, strict=True))
     by_number.update((t.number, worst) for t in failed)
-    as_complete = {t.number: attrs.evolve(t, state=TrialState.COMPLETE, loss=worst)
-                   for t in failed}
+    as_complete = {
+        t.number: attrs.evolve(t, state=TrialState.COMPLETE, loss=worst_loss) for t in failed
+    }
     modelled = History([as_complete.get(t.number, t) for t in history])
     return modelled, np.array([by_number[t.number] for t in modelled.completed()])
 

@@ -35,8 +35,9 @@ class DistinctConfigs:
         self._history = history  # its trials' configurations are taken
         self._admitted: set[Hashable] = set()
         pending = [trial.config for trial in history.pending()]
+        # encoded width, not the hyperparameter count: one-hot columns outnumber them
         self._in_flight = (
-            space.encode(pending).values if pending else np.empty((0, space.dimension))
+            space.encode(pending).values if pending else np.empty((0, space.encoded_dimension))
         )
 
     def admit(self, config: Mapping[str, Any]) -> bool:

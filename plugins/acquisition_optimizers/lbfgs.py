@@ -2,15 +2,15 @@
 
 Starting points are the best-scoring of a scrambled Sobol set and a random pool, the
 best of each branch (condition signature) in conditional spaces, and the incumbents
-(the configurations with the lowest losses). All starts are ascended
-together as one L-BFGS-B problem — the acquisition is a sum of independent terms, so
-the joint gradient is each start's gradient — which costs one batched surrogate call
-per iteration instead of one per start. Each start moves only its free continuous
-entries (:class:`ContinuousRelaxation`): categorical choices and condition parents
-stay fixed, so a conditional space is optimized branch by branch; integers are
-rounded afterwards and re-scored. The answer is the best candidate, optimized or not,
-that the study has not seen. Surfaces without gradients get the Sobol/random search
-alone.
+(the completed trials with the lowest targets, see ``LbfgsOptimizer._incumbents``).
+All starts are ascended together as one L-BFGS-B problem — the acquisition is a sum
+of independent terms, so the joint gradient is each start's gradient — which costs
+one batched surrogate call per iteration instead of one per start. Each start moves
+only its free continuous entries (:class:`ContinuousRelaxation`): categorical choices
+and condition parents stay fixed, so a conditional space is optimized branch by
+branch; integers are rounded afterwards and re-scored. The answer is the best
+candidate, optimized or not, that the study has not seen. Surfaces without gradients
+get the Sobol/random search alone.
 """
 
 from __future__ import annotations
@@ -88,7 +88,8 @@ class LbfgsOptimizer:
         order = np.argsort(-np.nan_to_num(scores, nan=-np.inf), kind="stable")
         chosen = list(order[: settings.n_starts])
         chosen += self._branch_leaders(batch.signature, order, exclude=set(chosen))
-        starts = np.vstack([candidates[chosen], self._incumbents(space, history)])
+        incumbents = self._incumbents(space, history, getattr(surface, "targets", None))
+        starts = np.vstack([candidates[chosen], incumbents])
         if hasattr(surface, "score_with_gradient") and relaxation.movable(starts).any():
             ascended = relaxation.round_integers(self._ascend(surface, space, relaxation, starts))
             candidates = np.vstack([candidates, ascended])
@@ -108,11 +109,27 @@ class LbfgsOptimizer:
         picked = [i for i in leaders.values() if i not in exclude]
         return picked[: self.settings.n_branch_starts] if len(leaders) > 1 else []
 
-    def _incumbents(self, space: Space, history: History) -> np.ndarray:
-        completed = [t for t in history.completed() if t.loss is not None and np.isfinite(t.loss)]
-        completed.sort(key=lambda t: t.loss)
-        best = completed[: self.settings.n_incumbents]
-        return space.vectors([t.config for t in best]) if best else np.empty((0, space.dimension))
+    def _incumbents(
+        self, space: Space, history: History, targets: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Vectors of the ``n_incumbents`` best completed trials.
+
+        Best by ``targets`` (one per completed trial, what the surrogate was fit to) when
+        the surface carries them as its ``targets`` attribute: ensemble strategies
+        (``eo``, ``esmbo``, ``segor``) re-label the trials, and the surface's optimum is
+        near the best *target*, not the best loss. Without them, by loss.
+        """
+        completed = history.completed()
+        if targets is None:
+            targets = np.array([t.loss for t in completed], dtype=float)
+        targets = np.asarray(targets, dtype=float)
+        if targets.shape != (len(completed),):
+            raise ValueError(
+                f"lbfgs: {len(completed)} completed trials but targets of shape {targets.shape}"
+            )
+        ranked = [i for i in np.argsort(targets, kind="stable") if np.isfinite(targets[i])]
+        best = [completed[i].config for i in ranked[: self.settings.n_incumbents]]
+        return space.vectors(best) if best else np.empty((0, space.dimension))
 
     def _ascend(
         self, surface: Any, space: Space, relaxation: ContinuousRelaxation, starts: np.ndarray

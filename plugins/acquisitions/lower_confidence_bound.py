@@ -1,6 +1,9 @@
 """Lower confidence bound (Srinivas et al. 2010, for minimization).
 
-Returned negated, ``kappa * sigma - mean``, because acquisitions are maximized.
+Returned negated, ``kappa * sigma - mean``, because acquisitions are maximized. The
+value needs no variance floor, so it scales with the targets; the gradient in the
+variance, ``kappa / (2 sigma)``, is taken as 0 below the smallest positive float, which
+no target scale reaches.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ class LowerConfidenceBound:
         self.kappa = float(kappa)
 
     def __call__(self, mean: np.ndarray, variance: np.ndarray, best: float) -> np.ndarray:
-        sigma = np.sqrt(np.maximum(np.asarray(variance, dtype=float), VARIANCE_FLOOR))
+        sigma = np.sqrt(np.maximum(np.asarray(variance, dtype=float), 0.0))
         return self.kappa * sigma - np.asarray(mean, dtype=float)
 
     def gradient(

@@ -1,30 +1,85 @@
 """Configurations from points of the unit cube, one coordinate per hyperparameter.
 
 Space-filling designs (Sobol, Latin hypercube) are built in [0, 1]^d. A coordinate
-becomes a value through ConfigSpace's own vector scale (log-aware for numeric
-hyperparameters) and, for categorical and ordinal ones, by cutting [0, 1] into equal
-bins, one per value. Hyperparameters whose conditions fail are then dropped; a point
-hitting a forbidden clause is replaced by a draw from the prior.
+becomes a value so that a uniform coordinate gives the space's own prior:
+
+- a continuous float goes through ConfigSpace's vector scale (log-aware);
+- a categorical or ordinal value, an integer and a point of a step grid
+  (``low + k * q``) each own an equal slice of [0, 1], as ``grid_draw`` samples them;
+  rounding ConfigSpace's scale instead gives the two end values half a slice (an
+  integer in 0..2 got 256, 512 and 256 of 1024 Sobol points);
+- a log-scaled integer is drawn as ConfigSpace samples it: log-uniform over
+  ``[low, high]``, then cut into one equal linear bin per integer;
+- a log-scaled stepped value is the log-scaled draw snapped onto its grid, as the
+  space snaps its samples.
+
+Hyperparameters whose conditions fail are then dropped; a point hitting a forbidden
+clause is replaced by a draw from the prior.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
-from ConfigSpace.hyperparameters import CategoricalHyperparameter, Constant, OrdinalHyperparameter
+from ConfigSpace.hyperparameters import (
+    CategoricalHyperparameter,
+    Constant,
+    IntegerHyperparameter,
+    OrdinalHyperparameter,
+    UniformFloatHyperparameter,
+    UniformIntegerHyperparameter,
+)
 from ConfigSpace.util import deactivate_inactive_hyperparameters
 
 from ensembo.spaces import Space
+from ensembo.spaces.quantize import quantize, step_of
+
+
+def _slice(coordinate: float, count: int) -> int:
+    """Which of ``count`` equal slices of [0, 1] holds ``coordinate``."""
+    return min(int(coordinate * count), count - 1)
+
+
+def _on_grid(hp, coordinate: float) -> Any:
+    """A point of the linear grid ``low + k * q`` (integers: ``q = 1``), each equally likely."""
+    step = step_of(hp) or 1
+    points = int(math.floor((hp.upper - hp.lower) / step + 1e-9)) + 1
+    value = hp.lower + _slice(coordinate, points) * step
+    return int(round(value)) if isinstance(hp, IntegerHyperparameter) else float(value)
+
+
+def _log_integer(hp, coordinate: float) -> int:
+    """ConfigSpace's prior of a log-scaled integer: log-uniform over [low, high], then
+    one equal linear bin per integer (``ConfigSpace.functional.quantize_log``)."""
+    low, high = hp.lower, hp.upper
+    if high == low:
+        return int(low)
+    value = math.exp(math.log(low) + coordinate * (math.log(high) - math.log(low)))
+    count = high - low + 1
+    return int(low + _slice((value - low) / (high - low), count))
+
+
+def _numeric(hp, coordinate: float) -> Any:
+    if not hp.log:
+        return _on_grid(hp, coordinate)
+    if isinstance(hp, UniformIntegerHyperparameter):
+        return quantize(hp, _log_integer(hp, coordinate))
+    return quantize(hp, float(hp.to_value(np.float64(coordinate))))
 
 
 def _value(hp, coordinate: float) -> Any:
     if isinstance(hp, Constant):
         return hp.value
     if isinstance(hp, CategoricalHyperparameter | OrdinalHyperparameter):
-        index = min(int(coordinate * hp.size), hp.size - 1)
-        return hp.to_value(np.float64(index))
-    return hp.to_value(np.float64(coordinate))
+        return hp.to_value(np.float64(_slice(coordinate, hp.size)))
+    stepped = step_of(hp) is not None
+    if isinstance(hp, UniformIntegerHyperparameter) or (
+        isinstance(hp, UniformFloatHyperparameter) and stepped
+    ):
+        return _numeric(hp, coordinate)
+    return hp.to_value(np.float64(coordinate))  # continuous floats, other distributions
 
 
 def configs_from_unit_points(

@@ -12,6 +12,11 @@ With ``log_targets`` the trees model ``log(y - shift)`` (shift below the best ta
 its distance to the 5th percentile, as SMAC's log-scaled encoder) and the prediction is
 mapped back through the log-normal moments, so acquisitions still see the original
 scale (the incumbent they compare against is an original-scale target).
+
+The trees fit standardized targets (see :mod:`~ensembo.plugins.surrogates.scaling`), so
+rescaling the targets rescales the predictions and changes nothing else: on targets of
+order 1e-13 the trees had stopped splitting (scikit-learn deems a node pure below an
+absolute impurity of 2e-16) and the variance floor swamped every prediction.
 """
 
 from __future__ import annotations
@@ -22,10 +27,12 @@ import sklearn
 from sklearn.tree import DecisionTreeRegressor
 
 from ensembo.hookspecs import declares_options
+from ensembo.plugins.surrogates.scaling import standardize
 from ensembo.spaces import EncodedBatch
 
 MIN_VARIANCE = 1e-10
-"""Floor on the predictive variance: acquisitions divide by its square root."""
+"""Floor on the predictive variance in standardized units (acquisitions divide by its
+square root)."""
 
 
 def _fraction(instance, attribute, value) -> None:
@@ -35,7 +42,20 @@ def _fraction(instance, attribute, value) -> None:
 
 @attrs.frozen(kw_only=True)
 class ForestSettings:
-    """Options of the ``rf`` surrogate (SMAC3's HPO-facade values by default)."""
+    """Options of the ``rf`` surrogate.
+
+    Tree count, feature fraction, leaf and split sizes and bootstrapping are SMAC3's
+    HPO-facade values (``HyperparameterOptimizationFacade.get_model``; SMAC's depth
+    limit of 2**20 is no limit). Two defaults differ from SMAC3. ``log_targets`` is off:
+    SMAC log-scales the costs, which did worse here on Hartmann3 and Levy-5.
+    ``within_leaf_variance`` is on: SMAC3 sets pyrfr's
+    ``compute_law_of_total_variance = False``, so its variance is the spread across
+    trees alone. With leaves of one point the within-leaf term is non-zero only where
+    the trees cannot split points with different targets (a configuration evaluated
+    twice with different results, points closer than float32 resolution), and there
+    it keeps the forest from claiming certainty; no benchmark in docs/benchmarks.md
+    compares the two settings.
+    """
 
     n_trees: int = attrs.field(default=10, validator=attrs.validators.ge(1))
     feature_fraction: float = attrs.field(default=1.0, validator=_fraction)
@@ -55,13 +75,14 @@ class RandomForestSurrogate:
         self.settings = ForestSettings(**options)
         self._trees: list[DecisionTreeRegressor] = []
         self._shift = 0.0
+        self._location, self._scale = 0.0, 1.0  # of the (transformed) targets
 
     def fit(self, batch: EncodedBatch, y: np.ndarray, rng: np.random.Generator) -> None:
         x = _features(batch)
         y = np.asarray(y, dtype=float).ravel()
         if len(y) != len(x) or len(y) == 0:
             raise ValueError(f"rf: need one target per configuration, got {len(y)} for {len(x)}")
-        y = self._transform(y)
+        y, self._location, self._scale = standardize(self._transform(y))
         settings = self.settings
         n = len(y)
         seeds = rng.integers(2**31 - 1, size=settings.n_trees)
@@ -96,9 +117,9 @@ class RandomForestSurrogate:
             leaf_means[index] = tree.tree_.value[leaves, 0, 0]
             if self.settings.within_leaf_variance:
                 leaf_variances[index] = tree.tree_.impurity[leaves]
-        mean = leaf_means.mean(axis=0)
         variance = leaf_means.var(axis=0) + leaf_variances.mean(axis=0)
-        variance = np.maximum(variance, MIN_VARIANCE)
+        mean = leaf_means.mean(axis=0) * self._scale + self._location
+        variance = np.maximum(variance, MIN_VARIANCE) * self._scale**2
         if self.settings.log_targets:
             return self._from_log(mean, variance)
         return mean, variance
@@ -124,7 +145,7 @@ class RandomForestSurrogate:
         variance = np.minimum(variance, 50.0)
         original_mean = np.exp(mean + variance / 2) + self._shift
         original_variance = np.expm1(variance) * np.exp(2 * mean + variance)
-        return original_mean, np.maximum(original_variance, MIN_VARIANCE)
+        return original_mean, np.maximum(original_variance, np.finfo(float).tiny)
 
 
 def _features(batch: EncodedBatch) -> np.ndarray:

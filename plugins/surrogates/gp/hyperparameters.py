@@ -3,8 +3,11 @@
 Inputs live in [0, 1] and targets are standardized before fitting, so one set of
 bounds and priors suits every problem. Priors follow Lévesque ch. 5 (notes/003,
 L1478) and Spearmint: log-normal(0, 1) on the length-scales and on the amplitude
-``sigma_f``, a horseshoe on the noise variance. The vector is
-``[log l_1..log l_d, log sigma_f^2, log sigma_n^2, constant mean]``.
+``sigma_f``, a horseshoe on the noise variance. The horseshoe's scale is Spearmint's
+(0.1, ``GPEIOptChooser.noise_scale``), not the thesis's (1): Lévesque states scale 1
+but ran Spearmint's code. Spearmint applies 0.1 to unstandardized targets; here the
+targets are standardized, so 0.1 is a tenth of their standard deviation. The vector
+is ``[log l_1..log l_d, log sigma_f^2, log sigma_n^2, constant mean]``.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ AMPLITUDE_BOUNDS = (5e-2, 20.0)  # signal variance, targets standardized to unit
 NOISE_FLOOR = 1e-10  # default lowest noise variance (jitter escalation handles duplicates)
 NOISE_CEILING = 1.0
 MEAN_BOUNDS = (-5.0, 5.0)
-HORSESHOE_SCALE = 0.1  # Spearmint's default noise scale
+HORSESHOE_SCALE = 0.1  # Spearmint's noise scale; Lévesque's thesis states 1 (see above)
 
 
 @attrs.frozen(kw_only=True)

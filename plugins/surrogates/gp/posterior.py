@@ -6,6 +6,15 @@ is 0 between configurations whose active hyperparameters differ — the kernel m
 is block-diagonal and each block is factorized alone. A query only sees the block of
 its own signature; a signature never observed gets the prior.
 
+A signature is the *set of active hyperparameters*, not the values of the active
+conditional ones that Eq. 5.9 compares (``k_C = k`` only if ``gamma_c = gamma'_c`` for
+every active conditional ``c``). This keys blocks on what the thesis calls the essence
+of the test, that "the conditions activate the same children" (notes/003, L1356).
+The two differ where different parent values activate the same hyperparameters: two
+choices with the same children (or none), or numeric parent values inside one range
+condition. Eq. 5.9 puts such configurations in separate blocks; here they share one,
+and covary through the base kernel on the parent's encoded column.
+
 Everything here is in standardized target units; the surrogate undoes the scaling.
 """
 

@@ -33,24 +33,12 @@ from ensembo.plugins.surrogates.gp.kernels import KERNELS
 from ensembo.plugins.surrogates.gp.mcmc import HyperparameterChain
 from ensembo.plugins.surrogates.gp.ml2 import fit_ml2
 from ensembo.plugins.surrogates.gp.posterior import Posterior, block_keys
+from ensembo.plugins.surrogates.scaling import standardize
 from ensembo.spaces import EncodedBatch
 from ensembo.threads import limited_threads
 
 HYPERPARAMETER_METHODS = ("ml2", "mcmc")
 MEAN_CHOICES = ("fit", "zero")
-
-
-def standardize(y: np.ndarray) -> tuple[np.ndarray, float, float]:
-    """Finite-ized, standardized targets; failed (infinite) targets count as the worst."""
-    y = np.asarray(y, dtype=float)
-    finite = np.isfinite(y)
-    if not finite.all():
-        worst = float(np.max(y[finite])) if finite.any() else 0.0
-        y = np.where(finite, y, worst)
-    location = float(np.mean(y))
-    scale = float(np.std(y))
-    scale = scale if scale > 1e-12 else 1.0
-    return (y - location) / scale, location, scale
 
 
 def fitting_rows(y: np.ndarray, limit: int, rng: np.random.Generator) -> np.ndarray:
@@ -75,8 +63,11 @@ class GaussianProcessSurrogate:
     (``fit``: a constant mean hyperparameter; ``zero``: the targets' average, which
     keeps unexplored regions and unexplored branches of a conditional space at an
     average rather than a pessimistic prior level), ``noise_floor`` (lowest noise
-    variance, in standardized units: the predictive spread at an observed point, and
-    so the expected improvement left there, does not fall below it), ``blas_threads``
+    variance sigma_n^2 the fit may choose, in standardized units; it keeps the kernel
+    matrix well conditioned. It is not a floor on predictions: ``predict`` gives the
+    latent function's variance, noise excluded, which at an observed point is below
+    the noise variance, ``sigma_f^2 sigma_n^2 / (sigma_f^2 + sigma_n^2)`` for a lone
+    observation, and can approach 0), ``blas_threads``
     (BLAS threads during fits and predictions; 0 leaves the BLAS pools as they are).
     """
 

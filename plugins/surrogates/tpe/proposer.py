@@ -212,15 +212,38 @@ class TreeParzenProposer:
             else None
         )
         ratio = below.log_pdf(candidates, active) - above.log_pdf(candidates, active)
-        ratio = ratio.reshape(n, count, -1)
-        best = np.argmax(ratio, axis=1)  # (n, G): each group keeps its own best candidate
+        ratio = ratio.reshape(n, count, -1)  # (n, count, G)
         candidates = candidates.reshape(n, count, -1)
-        columns = np.arange(len(groups))
-        chosen = candidates[np.arange(n)[:, None], best[:, groups], columns[None, :]]
         configs = []
-        for row in scale.to_vectors(chosen):
-            try:
-                configs.extend(space.from_vectors(row))
-            except SpaceError:  # a forbidden combination: fall back on the prior
-                configs.extend(space.sample(1, rng))
+        for row_candidates, row_ratio in zip(candidates, ratio, strict=True):
+            allowed = _first_allowed(space, scale, _ranked(row_candidates, row_ratio, groups))
+            # a forbidden clause may refuse every candidate: fall back on the prior
+            configs.extend(allowed if allowed is not None else space.sample(1, rng))
         return configs
+
+
+def _ranked(candidates: np.ndarray, ratio: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """One suggestion's candidates (count, d), best first: with several groups, each
+    group's best value combined; then whole candidates by their summed log-ratio."""
+    order = np.argsort(-ratio.sum(axis=1), kind="stable")
+    if len(np.unique(groups)) == 1:
+        return candidates[order]
+    best = np.argmax(ratio, axis=0)  # (G,): each group keeps its own best candidate
+    combined = candidates[best[groups], np.arange(len(groups))]
+    return np.vstack([combined[None, :], candidates[order]])
+
+
+def _first_allowed(
+    space: Space, scale: _UnitScale, ranked: np.ndarray
+) -> list[dict[str, Any]] | None:
+    """The first candidate that is a valid configuration (forbidden clauses refuse
+    some), as a one-element list; None if there is none.
+
+    The next-best scored candidate, not a prior draw, replaces a forbidden one: when a
+    clause cuts through the region TPE favours, a prior draw lands far from it."""
+    for row in scale.to_vectors(ranked):
+        try:
+            return space.from_vectors(row)
+        except SpaceError:
+            continue
+    return None
