@@ -16,6 +16,7 @@ entry points; ``ENSEMBO_BLOCK_PLUGINS=dist1,dist2`` skips the named distribution
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib.metadata
 import inspect
@@ -329,9 +330,10 @@ class Registry:
             if not _options_rejected(entry.factory, options, error):
                 error.add_note(f"while building {label}")
                 raise  # a bug inside the factory: keep its traceback
+            hint = _valid_options_hint(entry.factory, options)
+            reason = hint.removeprefix("; ") if hint else str(error)  # not __init__() jargon
             raise PluginContractError(
-                f"{label} rejected options {sorted(options)}: {error}"
-                + _valid_options_hint(entry.factory, options)
+                f"{label} rejected options {sorted(options)}: {reason}"
             ) from error
         except ValueError as error:  # a known option with a value the plugin refuses
             raise ComponentOptionError(f"{label} rejected options {options}: {error}") from error
@@ -408,9 +410,14 @@ def factory_options(factory: Any) -> dict[str, Any] | None:
 
 
 def _valid_options_hint(factory: Any, options: Mapping[str, Any]) -> str:
-    """'; unknown: …; its options: …' when the factory's signature tells them, else ''."""
+    """'; unknown: … (did you mean …?); its options: …' when the factory's signature
+    tells them, else ''."""
     known = factory_options(factory)
     unknown = sorted(set(options) - set(known or options))
     if not unknown:
         return ""
-    return f"; unknown: {', '.join(unknown)}; its options: {', '.join(known) or 'none'}"
+    named = []
+    for option in unknown:
+        close = difflib.get_close_matches(str(option), list(known or ()), n=1)
+        named.append(f"{option} (did you mean {close[0]}?)" if close else str(option))
+    return f"; unknown: {', '.join(named)}; its options: {', '.join(known) or 'none'}"

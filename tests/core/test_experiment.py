@@ -48,6 +48,9 @@ def test_a_document_that_is_not_a_mapping_names_the_file_once(tmp_path):
          "surrogate: surrogate 'gp' (from ensembo) rejected options"),
         ("ensemble: {name: posthoc, strat: 3}",
          "ensemble: ensemble strategy 'posthoc' (from ensembo) rejected options ['strat']"),
+        # said "PostHocSelection.__init__() got an unexpected keyword argument 'bags'"
+        ("ensemble: {name: posthoc, bags: 3}",
+         "rejected options ['bags']: unknown: bags (did you mean n_bags?); its options: "),
     ],
 )
 def test_bad_component_option_exits_2_without_traceback(tmp_path, capsys, component, message):
