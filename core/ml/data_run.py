@@ -104,6 +104,12 @@ class DataSettings:
             validation_scheme(document.get("validation", attrs.fields(cls).validation.default))
         except ExperimentError as error:
             raise ExperimentError(f"data.{error.path}", error.message) from error
+        if document.get("final") == "selection-split" and document.get("selection_split") is None:
+            raise ExperimentError(  # it failed only after every trial had run
+                "data.final",
+                "selection-split chooses by the loss on rows held out from the search: give "
+                "data.selection_split, the fraction of training rows to hold out (e.g. 0.2)",
+            )
         return cls(**dict(document))
 
 

@@ -257,6 +257,14 @@ def _scheme(kind: object, options: dict) -> ValidationScheme:
         raise ExperimentError(
             "validation.scheme", f"unknown scheme {kind!r}; valid: holdout, kfold"
         )
+    valid = [field.name for field in attrs.fields(_SCHEMES[kind])]
+    unknown = sorted(set(options) - set(valid))
+    if unknown:  # said "Holdout.__init__() got an unexpected keyword argument 'kind'"
+        raise ExperimentError(
+            "validation",
+            f"unknown {kind} option(s) {', '.join(map(str, unknown))}; valid: scheme, "
+            f"{', '.join(valid)}",
+        )
     try:
         return _SCHEMES[kind](**options)
     except (TypeError, ValueError) as error:

@@ -66,6 +66,10 @@ def test_a_data_experiment_evaluates_its_queued_configs_first(tmp_path, capsys):
         ("test", 1.5, "data.test: 'test' must be < 1.0"),
         ("selection_split", 2, "data.selection_split: 'selection_split' must be < 1.0"),
         ("refit", "maybe", "data.refit: 'refit' must be <class 'bool'>"),
+        # failed only after every trial: "give the task a selection split"
+        ("final", "selection-split", ("data.final: selection-split chooses by the loss on rows "
+         "held out from the search: give data.selection_split")),
+        ("validation", {"kind": "kfold"}, "data.validation: unknown holdout option(s) kind"),
     ],
 )
 def test_bad_data_values_name_their_key(key, value, message):

@@ -147,3 +147,12 @@ def test_a_task_scores_on_a_splitters_folds(tree_only_space, classification_data
     assert len(task.validation_targets()) == len(y)
     evaluation = task.evaluate({"behaviour": "fit", "depth": 3})
     assert evaluation.predictions.shape == (len(y), 3) and 0 <= evaluation.loss <= 1
+
+
+def test_an_unknown_scheme_option_is_named_with_the_valid_ones():
+    """It said "Holdout.__init__() got an unexpected keyword argument 'kind'"."""
+    with pytest.raises(ExperimentError, match=r"unknown holdout option\(s\) kind; valid: scheme, "
+                       r"ratio, stratify, reshuffle"):
+        validation_scheme({"kind": "kfold"})
+    with pytest.raises(ExperimentError, match=r"unknown kfold option\(s\) repeat; "):
+        validation_scheme({"scheme": "kfold", "repeat": 2})
