@@ -102,7 +102,7 @@ def _summary(target: Any) -> str:
     own = target.__dict__.get("__doc__") if isinstance(target, type) else target.__doc__
     module = sys.modules.get(getattr(target, "__module__", None) or "")
     doc = inspect.cleandoc(own or getattr(module, "__doc__", None) or "")
-    return " ".join(doc.split("\n\n")[0].split())
+    return " ".join(doc.split("\n\n")[0].split()).replace("``", "`")  # RST literals
 
 
 def describe(entry: PluginEntry) -> dict[str, Any]:
@@ -119,10 +119,19 @@ def describe(entry: PluginEntry) -> dict[str, Any]:
     return {
         **item, "summary": _summary(target),
         "options": None if options is None else {
-            name: None if default is NO_DEFAULT else repr(default)
+            name: {"required": True} if default is NO_DEFAULT else {"default": _json_value(default)}
             for name, default in options.items()
         },
     }
+
+
+def _json_value(value: Any) -> Any:
+    """``value`` as JSON has it (``12``, ``"squared-margin"``, ``false``, ``null``), or
+    its repr when JSON cannot hold it (an object, a tuple's element that is one)."""
+    try:
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 def check(reg: Registry, name: str, *, task: str | None, as_json: bool) -> int:
@@ -211,5 +220,11 @@ def _print_options(item: dict[str, Any]) -> None:
     else:
         print("  options:")
         width = max(map(len, options))
-        for option, default in options.items():
-            print(f"    {option:<{width}}  {'(required)' if default is None else default}")
+        for option, described in options.items():
+            shown = "(required)" if "default" not in described else _shown(described["default"])
+            print(f"    {option:<{width}}  {shown}")
+
+
+def _shown(default: Any) -> str:
+    """A default as an experiment file would write it (YAML: strings unquoted)."""
+    return default if isinstance(default, str) else json.dumps(default)

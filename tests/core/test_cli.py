@@ -174,9 +174,13 @@ def test_plugins_name_shows_the_options_and_defaults_of_each_match(capsys):
     assert "random (initial design, from ensembo)" in text
     assert main(["plugins", "gp", "--json"]) == 0  # a **options factory that declares them
     (gp,) = json.loads(capsys.readouterr().out)
-    assert gp["options"]["kernel"] == "'matern52'" and gp["options"]["restarts"] == "2"
+    # JSON values, not Python reprs in strings ("'matern52'", "2")
+    assert gp["options"]["kernel"] == {"default": "matern52"}
+    assert gp["options"]["restarts"] == {"default": 2}
     assert main(["plugins", "eo"]) == 0
-    assert "    size         12\n" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "    size         12\n" in text and "    post         false\n" in text
+    assert "`eo`: Bayesian ensemble optimization" in text
 
 
 def test_plugins_name_unknown_suggests_close_names(capsys):
