@@ -32,8 +32,14 @@ from ensembo.bench.ensembles_experiments import (
     method_ensembles,
     search_of_method,
 )
+from ensembo.bench.provenance import system_description
 from ensembo.bench.seeds import seed_list
-from ensembo.bench.standalone_runs import chosen_datasets, run_and_collect, write_record
+from ensembo.bench.standalone_runs import (
+    chosen_datasets,
+    other_size_note,
+    run_and_collect,
+    write_record,
+)
 from ensembo.bench.suite import UnknownSuiteError
 
 
@@ -133,7 +139,8 @@ def execute(block: Block) -> dict[str, Any]:
     begin = time.perf_counter()
     experiment = EXPERIMENTS[block.experiment]
     record: dict[str, Any] = {**attrs.asdict(block), "status": "complete", "error": None,
-                              "environment": environment.describe(), "searches": {}, "methods": {}}
+                              "environment": environment.describe(),
+                              "system": system_description(), "searches": {}, "methods": {}}
     try:
         task = experiment_task(experiment, block.dataset, block.space, block.seed)
         studies, test_predictions = {}, {}
@@ -218,17 +225,22 @@ def run_ensembles(
     run: bool = True,
 ) -> Path:
     """Run what is missing (unless ``run`` is false), then write ``out/ensembles/report.md``;
-    returns its path."""
+    returns its path. Says how many blocks ran and how many were finished already, and
+    (in the report too) how many records of another budget were left out."""
     from ensembo.bench.ensembles_report import render_report
 
     chosen_seeds = seed_list(seeds)
     blocks = plan(Path(out), experiments, chosen_seeds, budget, limit, datasets, spaces)
-    records = run_and_collect(blocks, execute, workers=workers, label="ensembles",
-                              unit="block", progress=progress, run=run)
+    collected = run_and_collect(blocks, execute, workers=workers, label="ensembles",
+                                unit="block", progress=progress, run=run)
+    note = other_size_note(collected, "ensembles")
     report = Path(out) / "ensembles" / "report.md"
     report.parent.mkdir(parents=True, exist_ok=True)
-    report.write_text(render_report(records, command=command or "ensembo bench ensembles",
-                                    budget=budget, seeds=len(chosen_seeds)))
+    report.write_text(render_report(collected.records,
+                                    command=command or "ensembo bench ensembles",
+                                    budget=budget, seeds=len(chosen_seeds),
+                                    notes=[note] if note else []))
+    print(collected.counts("block"))
     return report
 
 

@@ -17,7 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from ensembo import environment
 from ensembo.bench.ensembles_experiments import EXPERIMENTS
+from ensembo.bench.provenance import environment_lines, system_summary
 from ensembo.stats import (
     average_ranks,
     disagreement_counts,
@@ -233,21 +235,68 @@ def render_group(experiment: str, space: str, records: Sequence[dict[str, Any]],
     return lines + [""]
 
 
+def _seed_ranges(seeds: Sequence[int]) -> str:
+    """``0, 5–9`` for seeds 0, 5, 6, 7, 8, 9."""
+    ranges: list[list[int]] = []
+    for seed in sorted(seeds):
+        if ranges and seed == ranges[-1][-1] + 1:
+            ranges[-1].append(seed)
+        else:
+            ranges.append([seed])
+    return ", ".join(f"{r[0]}–{r[-1]}" if len(r) > 1 else f"{r[0]}" for r in ranges)
+
+
+def _seeds_held(records: Sequence[dict[str, Any]], asked: int) -> str:
+    """The seeds that have records, against the number asked for, and whether datasets
+    have unequal numbers of them: the header must not claim seeds that never ran."""
+    seeds = sorted({r["seed"] for r in records})
+    text = (f"{len(seeds)} seed{'' if len(seeds) == 1 else 's'}"
+            + (f" ({_seed_ranges(seeds)})" if seeds else ""))
+    if len(seeds) != asked:
+        text = f"records for {text} of the {asked} asked for"
+    per_dataset: dict[tuple[str, str, str], set[int]] = {}
+    for record in records:
+        key = (record["experiment"], record["space"], record["dataset"])
+        per_dataset.setdefault(key, set()).add(record["seed"])
+    counts = {len(held) for held in per_dataset.values()}
+    if len(counts) > 1:
+        text += f"; datasets have {min(counts)}–{max(counts)} seeds each"
+    return text
+
+
+def _description(record: dict[str, Any]) -> str | None:
+    """What ``record`` was made on, as far as it says."""
+    parts = []
+    if record.get("system"):
+        parts.append(system_summary(record["system"]))
+    if record.get("environment"):
+        parts.append(environment.summary(record["environment"]))
+    return "; ".join(parts) or None
+
+
 def render_report(
-    records: Sequence[dict[str, Any]], *, command: str, budget: int, seeds: int
+    records: Sequence[dict[str, Any]], *, command: str, budget: int, seeds: int,
+    notes: Sequence[str] = (),
 ) -> str:
+    """The whole report; ``seeds`` is the number of seeds asked for, ``notes`` sentences
+    to put under the header (records left out, say)."""
     lines = [
         "## `ensembles` suite: ensemble strategies vs the seeds' baselines",
         "",
         f"Command: `{command}`",
         "",
         (
-            f"Budget {budget} trials per search, {seeds} seed(s); test loss of each method's "
-            "final ensemble (zero-one for classification, mse of standardized targets for "
-            "regression)."
+            f"Budget {budget} trials per search, {_seeds_held(records, seeds)}; test loss of "
+            "each method's final ensemble (zero-one for classification, mse of standardized "
+            "targets for regression)."
         ),
         "",
     ]
+    for note in notes:
+        lines += [note, ""]
+    if records:
+        lines += ["Environment (records made on each):", ""]
+        lines += environment_lines(_description(r) for r in records) + [""]
     groups = _groups(records)
     for name, experiment in EXPERIMENTS.items():
         spaces = [s for s in experiment.spaces if (name, s) in groups]

@@ -26,7 +26,13 @@ import attrs
 import numpy as np
 
 from ensembo.bench.seeds import seed_list
-from ensembo.bench.standalone_runs import chosen_datasets, run_and_collect, write_record
+from ensembo.bench.standalone_runs import (
+    chosen_datasets,
+    other_size_note,
+    refuse_optimizers,
+    run_and_collect,
+    write_record,
+)
 
 DATASETS = ("breast-cancer", "keel:crx", "keel:german", "diabetes")
 ENTRIES = ("ensembo-best", "ensembo-ensemble", "tuned-forest")
@@ -129,7 +135,14 @@ def _score(task: str, y_true: np.ndarray, predicted: np.ndarray) -> float:
     )
 
 
-def render(records: Sequence[dict[str, Any]], *, command: str, n_trials: int, seeds: int) -> str:
+def render(
+    records: Sequence[dict[str, Any]],
+    *,
+    command: str,
+    n_trials: int,
+    seeds: int,
+    notes: Sequence[str] = (),
+) -> str:
     lines = [
         "## `estimators` suite: EnsemboClassifier / EnsemboRegressor vs a tuned forest",
         "",
@@ -141,6 +154,7 @@ def render(records: Sequence[dict[str, Any]], *, command: str, n_trials: int, se
             "seeds [min–max]; fit time is the median over seeds."
         ),
         "",
+        *(line for note in notes for line in (note, "")),
         "| dataset | metric | " + " | ".join(ENTRIES) + " | ensembo fit (s) | forest fit (s) |",
         "|" + "---|" * (len(ENTRIES) + 4),
     ]
@@ -196,23 +210,34 @@ def run_estimators(
         for d in datasets
         for s in chosen_seeds
     ]
-    records = run_and_collect(runs, execute, workers=workers, label="estimators",
-                              progress=progress, run=run)
+    collected = run_and_collect(runs, execute, workers=workers, label="estimators",
+                                progress=progress, run=run)
+    note = other_size_note(collected, "estimators")
     report = Path(out) / "estimators" / "report.md"
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(
         render(
-            records, command=command or "ensembo bench estimators", n_trials=n_trials,
-            seeds=len(chosen_seeds),
+            collected.records, command=command or "ensembo bench estimators",
+            n_trials=n_trials, seeds=len(chosen_seeds), notes=[note] if note else [],
         )
     )
+    print(collected.counts("run"))
     return report
+
+
+def _load(name: str) -> Any:
+    from ensembo.datasets import load_dataset
+
+    return load_dataset(name)
 
 
 def main(args: Any, command: str) -> int:
     """``ensembo bench estimators [--problems A,B] [--seeds N] [--budget N_TRIALS] [--workers N]
-    [--out DIR] [--report-only]``."""
-    datasets = chosen_datasets(args, DATASETS)
+    [--out DIR] [--report-only]``: the datasets of :data:`DATASETS` or any other the
+    dataset loader knows without a target column (``iris``, ``keel:NAME``); the entries
+    are fixed, so ``--optimizers`` is refused."""
+    refuse_optimizers(args, "estimators")
+    datasets = chosen_datasets(args, DATASETS, load=_load)
     report = run_estimators(
         datasets=datasets,
         seeds=args.seeds,

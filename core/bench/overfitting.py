@@ -28,7 +28,13 @@ import attrs
 import numpy as np
 
 from ensembo.bench.seeds import seed_list
-from ensembo.bench.standalone_runs import chosen_datasets, run_and_collect, write_record
+from ensembo.bench.standalone_runs import (
+    chosen_datasets,
+    other_size_note,
+    refuse_optimizers,
+    run_and_collect,
+    write_record,
+)
 from ensembo.stats import average_ranks, wilcoxon_signed_rank, win_frequency
 
 DATASETS = (
@@ -220,7 +226,15 @@ def tables(records: Sequence[dict[str, Any]], seeds: Sequence[int]) -> Overfitti
     )
 
 
-def render(t: OverfittingTables, *, command: str, budget: int, seeds: int, space: str) -> str:
+def render(
+    t: OverfittingTables,
+    *,
+    command: str,
+    budget: int,
+    seeds: int,
+    space: str,
+    notes: Sequence[str] = (),
+) -> str:
     lines = [
         "## `overfitting` suite: reshuffling and posterior-mean selection (Lévesque ch. 3)",
         "",
@@ -233,6 +247,7 @@ def render(t: OverfittingTables, *, command: str, budget: int, seeds: int, space
             "validation rows."
         ),
         "",
+        *(line for note in notes for line in (note, "")),
         "### Average rank on test error (lower is better) and win rate",
         "",
         "| method | average rank | win rate | median test error |",
@@ -283,25 +298,36 @@ def run_overfitting(
     ``out/overfitting/report.md``; returns its path."""
     chosen_seeds = seed_list(seeds)
     runs = plan(Path(out), datasets, chosen_seeds, budget, space, surrogate)
-    records = run_and_collect(runs, execute, workers=workers, label="overfitting",
-                              progress=progress, run=run)
+    collected = run_and_collect(runs, execute, workers=workers, label="overfitting",
+                                progress=progress, run=run)
+    note = other_size_note(collected, "overfitting")
     text = render(
-        tables(records, chosen_seeds),
+        tables(collected.records, chosen_seeds),
         command=command or "ensembo bench overfitting",
         budget=budget,
         seeds=len(chosen_seeds),
         space=space,
+        notes=[note] if note else [],
     )
+    print(collected.counts("run"))
     report = Path(out) / "overfitting" / "report.md"
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(text)
     return report
 
 
+def _load_keel(name: str) -> Any:
+    from ensembo.datasets import load_dataset
+
+    return load_dataset(f"keel:{name}")
+
+
 def main(args: Any, command: str) -> int:
     """``ensembo bench overfitting [--problems A,B] [--seeds N] [--budget N] [--workers N]
-    [--out DIR] [--report-only]``."""
-    datasets = chosen_datasets(args, DATASETS)
+    [--out DIR] [--report-only]``: the KEEL sets of :data:`DATASETS` or any other KEEL
+    set by name; its four methods are fixed, so ``--optimizers`` is refused."""
+    refuse_optimizers(args, "overfitting")
+    datasets = chosen_datasets(args, DATASETS, load=_load_keel)
     report = run_overfitting(
         datasets=datasets,
         seeds=args.seeds,

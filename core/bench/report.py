@@ -3,6 +3,10 @@
 Compute first (:func:`tables`), then render, so tests can check numbers without
 parsing markdown. Everything is "median over seeds" unless said otherwise: the
 machine is shared and noisy, so ratios and ranks are read from the same run.
+
+Two average ranks are shown and named apart: the rank of each problem's median score,
+which the Friedman test and the Nemenyi critical difference are computed on (so the CD
+is read against these), and the mean of the ranks within each seed.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import numpy as np
 
 from ensembo.bench.metrics import final_score
 from ensembo.bench.optimizers import is_anchor
+from ensembo.bench.provenance import environment_lines, system_summary
 from ensembo.stats import average_ranks, friedman_test, sign_test
 
 
@@ -35,14 +40,16 @@ class ProblemRow:
 class Tables:
     optimizers: tuple[str, ...]
     rows: tuple[ProblemRow, ...]
-    average_rank: dict[str, float]
-    average_test_rank: dict[str, float]
+    friedman_rank: dict[str, float]  # mean over problems of the rank of the median score
+    seed_rank: dict[str, float]  # mean over problems of the mean rank within each seed
+    seed_test_rank: dict[str, float]  # the same on the incumbents' test errors
     overhead: dict[str, float]  # median seconds per evaluation over all runs
     overhead_ratio: dict[tuple[str, str], float]  # (ensembo entry, anchor) -> median ratio
     head_to_head: dict[tuple[str, str], tuple[int, int, int, float]]  # wins, losses, ties, p
     friedman: tuple[float, float, float] | None  # statistic, p, critical difference
     not_complete: tuple[tuple[str, str, int, str, str], ...]
     missing: dict[tuple[str, str], str]  # (problem, optimizer) without results -> why
+    environments: tuple[str | None, ...] = ()  # what each record says it was made on
 
 
 def _last_line(text: str | None) -> str:
@@ -70,16 +77,18 @@ def tables(
             rows.append(_problem_row(problem, row_records, optimizers, seeds))
     ranked = [o for o in optimizers if rows and all(o in row.mean_rank for row in rows)]
     test_ranked = [o for o in optimizers if rows and all(o in row.test_mean_rank for row in rows)]
+    medians = [[row.median[o] for o in ranked] for row in rows]
     friedman = None
     if len(ranked) >= 3 and len(rows) >= 2:
-        result = friedman_test([[row.median[o] for o in ranked] for row in rows])
+        result = friedman_test(medians)
         friedman = (result.statistic, result.p_value, result.critical_difference)
     ratio, head_to_head = _against_anchors(done, optimizers, problems, seeds)
     return Tables(
         optimizers=tuple(optimizers),
         rows=tuple(rows),
-        average_rank={o: float(np.mean([row.mean_rank[o] for row in rows])) for o in ranked},
-        average_test_rank={
+        friedman_rank=_ranks_of_medians(medians, ranked),
+        seed_rank={o: float(np.mean([row.mean_rank[o] for row in rows])) for o in ranked},
+        seed_test_rank={
             o: float(np.mean([row.test_mean_rank[o] for row in rows])) for o in test_ranked
         },
         overhead=_median_overheads(done, optimizers),
@@ -98,7 +107,24 @@ def tables(
             if r.get("status") != "complete"
         ),
         missing=_why_missing(records, rows, optimizers),
+        environments=tuple(_description(r) for r in records),
     )
+
+
+def _description(record: dict[str, Any]) -> str | None:
+    """Machine, commit and package versions, as far as ``record`` holds them."""
+    parts = [system_summary(record["system"])] if record.get("system") else []
+    versions = record.get("versions") or {}
+    if versions:
+        parts.append(", ".join(f"{name} {version}" for name, version in sorted(versions.items())))
+    return "; ".join(parts) or None
+
+
+def _ranks_of_medians(medians: list[list[float]], ranked: Sequence[str]) -> dict[str, float]:
+    """Average rank of each optimizer's per-problem median: what Friedman ranks."""
+    if len(ranked) < 2:
+        return {}
+    return dict(zip(ranked, average_ranks(medians).tolist(), strict=True))
 
 
 def _problem_row(
@@ -229,6 +255,9 @@ def render(t: Tables, *, title: str, command: str, plots: dict[str, str] | None 
             f"- {p} / {o} / seed {s}: {status} — {error}"
             for p, o, s, status, error in t.not_complete
         ]
+    if t.environments:
+        lines += ["", "### Environment (records made on each)", ""]
+        lines += environment_lines(t.environments)
     if plots:
         lines += ["", "### Convergence (median best-so-far over seeds)", ""]
         lines += [f"![{problem}]({path})" for problem, path in plots.items()]
@@ -274,31 +303,53 @@ def _test_table(t: Tables) -> list[str]:
     return lines
 
 
+def _rank(ranks: dict[str, float], optimizer: str) -> str:
+    return f"{ranks[optimizer]:.2f}" if optimizer in ranks else "–"
+
+
 def _rank_table(t: Tables) -> list[str]:
-    test_column = " average rank on test error |" if t.average_test_rank else ""
+    columns = ["rank of median (Friedman)", "mean of per-seed ranks"]
+    if t.seed_test_rank:
+        columns.append("mean of per-seed ranks on test error")
+    columns.append("median overhead per evaluation (s)")
     lines = [
         "",
         "### Average rank over problems (lower is better)",
         "",
-        f"| optimizer | average rank |{test_column} median overhead per evaluation (s) |",
-        "|---|---|---|" + ("---|" if test_column else ""),
+        (
+            "Rank of median: each problem's median score ranked among the optimizers, "
+            "averaged over problems; the Friedman test and its critical difference are "
+            "computed on these ranks. Mean of per-seed ranks: ranks within each seed, "
+            "averaged over seeds (the figures in parentheses above), then over problems."
+        ),
+        "",
+        *_table_head("optimizer", columns),
     ]
-    for o in sorted(t.optimizers, key=lambda o: t.average_rank.get(o, np.inf)):
-        rank = f"{t.average_rank[o]:.2f}" if o in t.average_rank else "–"
-        test_rank = ""
-        if test_column:
-            test_rank = f" {t.average_test_rank[o]:.2f} |" if o in t.average_test_rank else " – |"
-        lines.append(f"| {o} | {rank} |{test_rank} {_number(t.overhead.get(o))} |")
-    if t.friedman is not None:
-        statistic, p_value, cd = t.friedman
-        lines += [
-            "",
-            (
-                f"Friedman test over problems (median scores): chi² = {statistic:.3g}, "
-                f"p = {p_value:.3g}; Nemenyi critical difference (α = 0.05) = {cd:.2f} ranks."
-            ),
-        ]
-    return lines
+    order = sorted(
+        t.optimizers,
+        key=lambda o: (t.friedman_rank.get(o, np.inf), t.seed_rank.get(o, np.inf)),
+    )
+    for o in order:
+        cells = [_rank(t.friedman_rank, o), _rank(t.seed_rank, o)]
+        if t.seed_test_rank:
+            cells.append(_rank(t.seed_test_rank, o))
+        cells.append(_number(t.overhead.get(o)))
+        lines.append(f"| {o} | " + " | ".join(cells) + " |")
+    return lines + _friedman_line(t)
+
+
+def _friedman_line(t: Tables) -> list[str]:
+    if t.friedman is None:
+        return []
+    statistic, p_value, cd = t.friedman
+    return [
+        "",
+        (
+            f"Friedman test over problems on the ranks of the medians: chi² = {statistic:.3g}, "
+            f"p = {p_value:.3g}; Nemenyi critical difference (α = 0.05) = {cd:.2f} ranks "
+            "(two optimizers whose ranks of median differ by more differ significantly)."
+        ),
+    ]
 
 
 def _anchor_tables(t: Tables) -> list[str]:

@@ -1,7 +1,9 @@
 """Plan and execute benchmark runs: one independent process per (problem, optimizer, seed).
 
-Each run writes one JSON file; a file whose status is final (complete or skipped) is
-not run again, so an interrupted benchmark resumes where it stopped. Workers are
+Each run writes one JSON file; a file whose status is final (complete) is not run
+again, so an interrupted benchmark resumes where it stopped. A run skipped for a missing
+library is not final: once the library is installed the same command runs it (a rerun
+without it only re-checks the import). Workers are
 spawned (fresh interpreters) with ``PYTHONHASHSEED=0`` (SMAC's results depend on it)
 and one thread each, so every optimizer's overhead is measured under the same rules.
 """
@@ -25,12 +27,13 @@ import attrs
 from ensembo import environment
 from ensembo.bench import metrics
 from ensembo.bench.optimizers import make_optimizer
+from ensembo.bench.provenance import system_description
 from ensembo.bench.recorder import Recorder
 from ensembo.bench.suite import UnknownSuiteError, get_suite
 from ensembo.errors import MissingDependencyError
 
 RECORD_FORMAT = 1
-FINAL_STATES = ("complete", "skipped")
+FINAL_STATES = ("complete",)  # "skipped" is not: its reason (a missing library) may be gone
 WORKER_ENVIRONMENT = {
     "PYTHONHASHSEED": "0",
     "OMP_NUM_THREADS": "1",
@@ -150,6 +153,7 @@ def execute(spec: RunSpec) -> dict[str, Any]:
         "blas": environment.blas_libraries(),
         "host": platform.node(),
         "environment": {key: os.environ.get(key) for key in WORKER_ENVIRONMENT},
+        "system": system_description(),
         "status": "complete",
         "error": None,
     }

@@ -2,7 +2,8 @@
 
 Each run is a plain value with a ``path`` for its JSON record; ``execute(run)`` writes
 the record. Runs whose record is final (and made with the same budget) are skipped, so an
-interrupted benchmark resumes.
+interrupted benchmark resumes; records of another budget are left out of the report, which
+says so.
 Workers are spawned with the harness's one-thread environment. A worker that dies (for
 instance on an import error) loses its run, not the benchmark: the run stays pending for
 the next invocation.
@@ -13,25 +14,35 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
+from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from ensembo.bench.runner import is_finished, read_record, stop_on_interrupt, worker_environment
 from ensembo.bench.suite import UnknownSuiteError
+from ensembo.errors import EnsemboError, ExperimentError
 
 logger = logging.getLogger(__name__)
 
 
 def chosen_datasets(
-    args: Any, default: Sequence[str], allowed: Collection[str] | None = None
+    args: Any,
+    default: Sequence[str],
+    allowed: Collection[str] | None = None,
+    load: Callable[[str], Any] | None = None,
 ) -> list[str]:
     """The datasets named by ``--problems a,b,...``, or ``default`` when none are given.
 
-    With ``allowed``, a name outside it stops the command before anything runs, naming
-    it; without, any name the dataset loader knows may be given."""
+    A name that cannot run stops the command before anything runs, naming it: with
+    ``allowed``, a name outside it; with ``load``, a name outside ``default`` that
+    ``load`` cannot load (any dataset the loader knows may be given). Otherwise every
+    run of an unknown name would fail and the report would hold nothing but NaN."""
     chosen = getattr(args, "problems", None)
     if not chosen:
         return list(default)
@@ -41,7 +52,49 @@ def chosen_datasets(
         raise UnknownSuiteError(
             f"--problems: unknown dataset(s) {unknown}; this benchmark has: {', '.join(allowed)}"
         )
+    for name in (n for n in names if load is not None and n not in default):
+        _check_loads(name, load, default)
     return names
+
+
+def _check_loads(name: str, load: Callable[[str], Any], default: Sequence[str]) -> None:
+    try:
+        load(name)
+    except EnsemboError as error:
+        raise UnknownSuiteError(
+            f"--problems: cannot use dataset {name!r}: {error}; "
+            f"this benchmark's own datasets: {', '.join(default)}"
+        ) from error
+
+
+def refuse_optimizers(args: Any, benchmark: str) -> None:
+    """A benchmark whose methods are fixed refuses ``--optimizers`` rather than silently
+    running its own methods instead of the ones asked for."""
+    if getattr(args, "optimizers", None):
+        raise ExperimentError(
+            "--optimizers",
+            f"'ensembo bench {benchmark}' compares a fixed set of methods and takes no "
+            "optimizers; drop the option",
+        )
+
+
+@attrs.frozen(kw_only=True)
+class Collected:
+    """What :func:`run_and_collect` found: the records of the runs' size in the order of
+    the runs, how many runs it executed and found finished, and per other ``--budget``
+    how many records it left out."""
+
+    records: list[dict[str, Any]]
+    planned: int
+    executed: int
+    already_finished: int
+    other_sizes: Counter = attrs.field(factory=Counter)
+
+    def counts(self, unit: str) -> str:
+        """``"3 blocks executed, 20 already finished"``, as the plain suites say it."""
+        text = f"{self.executed} {unit}s executed, {self.already_finished} already finished"
+        not_run = self.planned - self.executed - self.already_finished
+        return text + (f", {not_run} not finished (not run: --report-only)" if not_run else "")
 
 
 def run_and_collect(
@@ -53,22 +106,51 @@ def run_and_collect(
     unit: str = "run",
     progress: bool = True,
     run: bool = True,
-) -> list[dict[str, Any]]:
+) -> Collected:
     """Run the runs without a final record (none when ``run`` is false, as for
-    ``--report-only``), then return every final record, in the order of ``runs``."""
+    ``--report-only``), then collect every record of the runs' size, in their order."""
+    pending = [r for r in runs if not finished(r)]
     if run:
         from tqdm import tqdm
 
-        pending = [r for r in runs if not finished(r)]
         with tqdm(total=len(pending), desc=f"bench {label}", unit=unit,
                   disable=not progress) as bar:
             run_pending(pending, execute, workers, on_done=lambda record: bar.update())
-    records = ((each, read_record(Path(each.path))) for each in runs)
-    return [r for each, r in records if r is not None and _same_size(r, each)]
+    records, other_sizes = [], Counter()
+    for each in runs:
+        record = read_record(Path(each.path))
+        if record is not None and _same_size(record, each):
+            records.append(record)
+        elif record is not None:
+            other_sizes[_size(record, each)] += 1
+    return Collected(records=records, planned=len(runs), executed=len(pending) if run else 0,
+                     already_finished=len(runs) - len(pending), other_sizes=other_sizes)
+
+
+def other_size_note(collected: Collected, label: str) -> str:
+    """A sentence for the report, also written to stderr, when records were left out for
+    another ``--budget`` ('' when none were): a report that only left them out would read
+    as if those runs had never been made."""
+    if not collected.other_sizes:
+        return ""
+    ordered = sorted(collected.other_sizes.items(), key=lambda item: f"{item[0]!s:>20}")
+    listed = ", ".join(f"--budget {size}: {count}" for size, count in ordered)
+    note = (
+        f"{sum(collected.other_sizes.values())} record(s) made with another --budget are not "
+        f"reported ({listed}); give that --budget to report them (a run without "
+        "--report-only would redo them with this one, replacing them)."
+    )
+    print(f"ensembo bench {label}: {note}", file=sys.stderr)
+    return note
 
 
 SIZE_FIELDS = ("budget", "n_trials")
-"""Run fields that give a run's size; a record made with another size is not reused."""
+"""Run fields that give a run's size (both set by ``--budget``); a record made with
+another size is not reused."""
+
+
+def _size(record: dict[str, Any], run: Any) -> Any:
+    return next(record.get(f) for f in SIZE_FIELDS if getattr(run, f, None) is not None)
 
 
 def _same_size(record: dict[str, Any], run: Any) -> bool:

@@ -16,6 +16,7 @@ from ensembo.stats.poisson_binomial import (
 from ensembo.stats.ranking import (
     average_ranks,
     expected_rank,
+    paired_differences,
     win_frequency,
     without_float_noise,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "expected_rank",
     "friedman_test",
     "nemenyi_critical_difference",
+    "paired_differences",
     "pairwise_probability",
     "pb_test",
     "pb_test_from_counts",

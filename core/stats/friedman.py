@@ -12,7 +12,7 @@ import attrs
 import numpy as np
 from scipy.stats import chi2, studentized_range
 
-from ensembo.stats.ranking import average_ranks
+from ensembo.stats.ranking import average_ranks, without_float_noise
 
 
 @attrs.frozen(kw_only=True)
@@ -33,8 +33,10 @@ def nemenyi_critical_difference(n_methods: int, n_problems: int, alpha: float = 
 
 
 def friedman_test(losses, alpha: float = 0.05) -> FriedmanResult:
-    """Friedman chi-square with tie correction (matches scipy.stats.friedmanchisquare)."""
-    matrix = np.asarray(losses, dtype=float)
+    """Friedman chi-square with tie correction (matches scipy.stats.friedmanchisquare).
+
+    Losses equal to 12 significant digits tie, in the ranks and in the tie correction alike."""
+    matrix = without_float_noise(losses)
     if matrix.ndim != 2 or matrix.shape[1] < 3:
         raise ValueError(
             f"Friedman needs a (problems, methods) matrix with >= 3 methods, got {matrix.shape}"

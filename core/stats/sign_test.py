@@ -8,6 +8,8 @@ import attrs
 import numpy as np
 from scipy.stats import binom
 
+from ensembo.stats.ranking import paired_differences
+
 
 @attrs.frozen(kw_only=True)
 class SignTestResult:
@@ -21,12 +23,11 @@ def sign_test(losses_a: Sequence[float], losses_b: Sequence[float]) -> SignTestR
     """Does A win (lower loss) more or less often than B? ``wins`` counts A's wins.
 
     ``p = 2 Σ_{i<=min(wins, losses)} C(n, i) / 2^n`` (capped at 1), n = wins + losses.
+    Losses that differ only by float noise tie (:func:`paired_differences`), as in the
+    Wilcoxon test.
     """
-    a = np.asarray(losses_a, dtype=float)
-    b = np.asarray(losses_b, dtype=float)
-    if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"need two 1-D sequences of equal length, got {a.shape} and {b.shape}")
-    wins, losses = int(np.sum(a < b)), int(np.sum(a > b))
+    difference = paired_differences(losses_a, losses_b)  # positive where A is better
+    wins, losses = int(np.sum(difference > 0)), int(np.sum(difference < 0))
     n = wins + losses
     p_value = 1.0 if n == 0 else min(1.0, 2.0 * float(binom.cdf(min(wins, losses), n, 0.5)))
-    return SignTestResult(wins=wins, losses=losses, ties=len(a) - n, p_value=p_value)
+    return SignTestResult(wins=wins, losses=losses, ties=len(difference) - n, p_value=p_value)

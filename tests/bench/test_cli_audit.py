@@ -80,9 +80,9 @@ def test_standalone_record_of_another_budget_is_neither_reused_nor_reported(tmp_
     assert standalone_runs.finished(_Run(str(path), 5))
     assert not standalone_runs.finished(_Run(str(path), 8))
     assert standalone_runs.run_and_collect([_Run(str(path), 8)], print, workers=1,
-                                           label="x", run=False) == []
+                                           label="x", run=False).records == []
     assert len(standalone_runs.run_and_collect([_Run(str(path), 5)], print, workers=1,
-                                               label="x", run=False)) == 1
+                                               label="x", run=False).records) == 1
 
 
 # the pool's manager thread may trip over the terminated worker while it winds down;

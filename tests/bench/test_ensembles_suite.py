@@ -63,11 +63,13 @@ def test_cli_refuses_an_unknown_experiment_or_space(tmp_path, capsys, selector, 
 
 def _planned_blocks(monkeypatch) -> list:
     """The blocks the next ``ensembo bench ensembles`` plans; none of them runs."""
+    from ensembo.bench.standalone_runs import Collected
+
     planned = []
 
     def collect(blocks, execute, **options):
         planned.extend(blocks)
-        return []
+        return Collected(records=[], planned=len(blocks), executed=0, already_finished=0)
 
     monkeypatch.setattr("ensembo.bench.ensembles.run_and_collect", collect)
     return planned
@@ -89,7 +91,7 @@ def test_cli_plans_a_list_of_seeds_and_keeps_it_in_the_reported_command(tmp_path
     assert code == 0
     assert [b.seed for b in planned] == [0, 5, 6]
     report = (tmp_path / "ensembles" / "report.md").read_text()
-    assert "--seeds 0,5-6" in report and "3 seed(s)" in report
+    assert "--seeds 0,5-6" in report and "records for 0 seeds of the 3 asked for" in report
 
 
 def test_cli_refuses_a_dataset_no_chosen_experiment_has(tmp_path, capsys):
@@ -235,6 +237,7 @@ def test_one_block_scores_every_method_on_test_data(tmp_path):
     assert record["status"] == "complete", record["error"]
     assert json.loads(path.read_text())["status"] == "complete"
     assert record["environment"]["packages"]["scikit-learn"] == sklearn.__version__
+    assert record["system"]["cpus"] >= 1
     assert set(record["methods"]) == set(EXPERIMENTS["esmbo"].methods)
     for result in record["methods"].values():
         wrong = np.array([c == "1" for c in result["test_wrong"]])
@@ -412,3 +415,60 @@ def test_test_error_is_that_of_the_fitted_ensemble_which_breaks_tied_votes():
     flipped = evaluate(ensemble, history, {0: sure, 1: unsure}, y, 1 - y,
                        components.build("loss", "zero-one"), classification=True)
     assert flipped["test_loss"] == 1.0 and flipped["test_wrong"] == "11"
+
+
+def test_header_says_which_seeds_have_records_and_when_datasets_differ():
+    wrong = {m: "1000000000" for m in ("ESMBO", "SMBO", "RS", "ERS")}
+    losses = {"ESMBO": 0.1, "SMBO": 0.2, "RS": 0.3, "ERS": 0.4}
+    records = [{**fake_record(dataset, losses, wrong), "seed": seed}
+               for dataset, seeds in (("d0", (0, 1, 5)), ("d1", (0,))) for seed in seeds]
+    text = render_report(records, command="c", budget=10, seeds=10)
+    assert ("Budget 10 trials per search, records for 3 seeds (0–1, 5) of the 10 asked for; "
+            "datasets have 1–3 seeds each;") in text
+    even = render_report(records[:2], command="c", budget=10, seeds=2)
+    assert "Budget 10 trials per search, 2 seeds (0–1); test loss" in even
+
+
+def _block_record(budget: int) -> dict:
+    return {"experiment": "esmbo-large", "space": "svm", "dataset": "banana", "seed": 0,
+            "budget": budget, "status": "complete", "methods": {}}
+
+
+def test_report_only_says_records_of_another_budget_exist(tmp_path, capsys):
+    from ensembo.bench.standalone_runs import write_record
+
+    path = tmp_path / "ensembles" / "esmbo-large" / "svm" / "banana" / "seed-0.json"
+    write_record(path, _block_record(budget=150))
+    code = cli_main(["bench", "ensembles", "--optimizers", "esmbo-large:svm", "--problems",
+                     "banana", "--seeds", "1", "--out", str(tmp_path), "--report-only"])
+    assert code == 0
+    said = "1 record(s) made with another --budget are not reported (--budget 150: 1)"
+    assert said in (tmp_path / "ensembles" / "report.md").read_text()
+    output = capsys.readouterr()
+    assert said in output.err
+    assert "0 blocks executed, 0 already finished, 1 not finished" in output.out
+
+
+def test_ensembles_say_how_many_blocks_ran_and_were_finished(tmp_path, monkeypatch, capsys):
+    from ensembo.bench.standalone_runs import write_record
+
+    path = tmp_path / "ensembles" / "esmbo-large" / "svm" / "banana" / "seed-0.json"
+    write_record(path, _block_record(budget=50))
+    monkeypatch.setattr("ensembo.bench.standalone_runs.run_pending", lambda *args, **kw: None)
+    code = cli_main(["bench", "ensembles", "--optimizers", "esmbo-large:svm", "--problems",
+                     "banana", "--seeds", "2", "--out", str(tmp_path), "--no-progress"])
+    assert code == 0
+    assert "1 blocks executed, 1 already finished" in capsys.readouterr().out
+
+
+def test_report_names_the_environment_of_its_records():
+    wrong = {m: "1000000000" for m in ("ESMBO", "SMBO", "RS", "ERS")}
+    record = fake_record("d0", {"ESMBO": 0.1, "SMBO": 0.2, "RS": 0.3, "ERS": 0.4}, wrong)
+    system = {"python": "3.11.7", "platform": "Linux-x86_64", "cpus": 2,
+              "ensembo_commit": "9b98088f78b6"}
+    described = {**record, "system": system, "environment": {"packages": {"numpy": "2.4"}}}
+    text = render_report([described, {**described, "dataset": "d1"}, record],
+                         command="c", budget=10, seeds=1)
+    assert ("- Python 3.11.7, Linux-x86_64, 2 CPUs, ensembo 9b98088f78b6; "
+            "Python ? (?); numpy 2.4: 2 records") in text
+    assert "- not recorded (made before records kept it): 1 record" in text

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from ensembo.bench.report import render, tables
+from ensembo.stats import friedman_test
 
 
 def record(problem, optimizer, seed, regret, overhead, status="complete"):
@@ -48,7 +49,7 @@ def test_medians_ranges_and_ranks():
     # seed 0: 1,2,3; seed 1: 2,1,3
     assert p.mean_rank == {"ensembo:random": 1.5, "random": 1.5, "optuna-tpe": 3.0}
     assert q.mean_rank == {"ensembo:random": 1.0, "random": 2.0, "optuna-tpe": 3.0}
-    assert t.average_rank == {"ensembo:random": 1.25, "random": 1.75, "optuna-tpe": 3.0}
+    assert t.seed_rank == {"ensembo:random": 1.25, "random": 1.75, "optuna-tpe": 3.0}
 
 
 def test_overhead_ratio_is_the_median_of_paired_ratios():
@@ -78,8 +79,46 @@ def test_test_error_ranks_are_computed_per_seed_like_validation_ranks():
     t = tables(records, OPTIMIZERS, ["p"])
     # seed 0: 1, 2, 3; seed 1: 3, 1.5, 1.5 (ties share)
     assert t.rows[0].test_mean_rank == {"ensembo:random": 2.0, "random": 1.75, "optuna-tpe": 2.25}
-    assert t.average_test_rank == t.rows[0].test_mean_rank
-    assert "average rank on test error" in render(t, title="t", command="c")
-    assert "average rank on test error" not in render(
+    assert t.seed_test_rank == t.rows[0].test_mean_rank
+    assert "mean of per-seed ranks on test error" in render(t, title="t", command="c")
+    assert "mean of per-seed ranks on test error" not in render(
         tables(RECORDS, OPTIMIZERS, ["p", "q"]), title="t", command="c"
     )
+
+
+def _disagreeing_records() -> list[dict]:
+    """Two identical problems whose per-seed ranks average to 2 for everyone, while the
+    medians rank C (0.05) first, A (0.1) second and B (0.2) last."""
+    scores = {"A": (0.1, 0.1, 0.9), "B": (0.2, 0.2, 0.0), "C": (0.3, 0.05, 0.05)}
+    return [
+        record(problem, optimizer, seed, regret, 0.01)
+        for problem in ("p", "q")
+        for optimizer, regrets in scores.items()
+        for seed, regret in enumerate(regrets)
+    ]
+
+
+def test_the_ranks_printed_beside_the_critical_difference_are_the_ones_friedman_ranks():
+    t = tables(_disagreeing_records(), ["A", "B", "C"], ["p", "q"])
+    assert t.seed_rank == {"A": 2.0, "B": 2.0, "C": 2.0}
+    expected = friedman_test([[0.1, 0.2, 0.05], [0.1, 0.2, 0.05]]).average_ranks
+    assert t.friedman_rank == dict(zip("ABC", expected.tolist(), strict=True))
+    assert t.friedman_rank == {"A": 2.0, "B": 3.0, "C": 1.0}
+    text = render(t, title="t", command="c")
+    table = text[text.index("### Average rank over problems"):]
+    assert "| optimizer | rank of median (Friedman) | mean of per-seed ranks |" in table
+    rows = [line for line in table.splitlines() if line.startswith(("| A ", "| B ", "| C "))]
+    assert [row.split(" | ")[:3] for row in rows] == [
+        ["| C", "1.00", "2.00"], ["| A", "2.00", "2.00"], ["| B", "3.00", "2.00"]]
+    assert "on the ranks of the medians" in table and "critical difference" in table
+
+
+def test_report_names_what_its_records_were_made_on():
+    system = {"python": "3.11.7", "platform": "Linux-x86_64", "cpus": 2, "ensembo_commit": None}
+    described = [{**r, "system": system, "versions": {"numpy": "2.4"}} for r in RECORDS[:4]]
+    text = render(tables([*described, *RECORDS[4:]], OPTIMIZERS, ["p", "q"]),
+                  title="t", command="c")
+    environment = text[text.index("### Environment"):]
+    assert ("- Python 3.11.7, Linux-x86_64, 2 CPUs, ensembo commit unknown; numpy 2.4: "
+            "4 records") in environment
+    assert "- not recorded (made before records kept it): 6 records" in environment

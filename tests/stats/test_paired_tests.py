@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from scipy.stats import binomtest, wilcoxon
+from scipy.stats import binomtest, rankdata, wilcoxon
 
 from ensembo.stats import sign_test, wilcoxon_signed_rank
 from ensembo.stats.wilcoxon import EXACT_LIMIT
@@ -167,3 +167,45 @@ def test_mismatched_lengths_are_rejected():
         sign_test([1, 2], [1])
     with pytest.raises(ValueError, match="equal length"):
         wilcoxon_signed_rank([1, 2], [1])
+
+
+def test_wilcoxon_ties_differences_that_differ_only_in_the_last_bit():
+    # b - a is 0.19999999999999998, 0.19999999999999996, 0.1, -0.2: three tied magnitudes
+    a, b = [0.1, 0.5, 0.0, 0.2], [0.3, 0.7, 0.1, 0.0]
+    result = wilcoxon_signed_rank(a, b)
+    assert (result.rank_sum_a_better, result.rank_sum_b_better) == (7.0, 3.0)
+    # ranks 3, 3, 1, 3 with random signs: a rank sum <= 3 in 5 of the 16 sign patterns
+    assert result.p_value == pytest.approx(2 * 5 / 16)
+
+
+SAME_ERRORS_REORDERED = (np.mean([0.1, 0.2, 0.3]), np.mean([0.3, 0.2, 0.1]))
+
+
+def test_wilcoxon_drops_a_difference_that_is_float_noise():
+    first, second = SAME_ERRORS_REORDERED
+    assert first != second
+    result = wilcoxon_signed_rank([first, 0.1, 0.2], [second, 0.3, 0.5])
+    assert result.n_used == 2
+
+
+def test_sign_test_counts_float_noise_as_a_tie():
+    first, second = SAME_ERRORS_REORDERED
+    result = sign_test([first, 0.1], [second, 0.3])
+    assert (result.wins, result.losses, result.ties) == (1, 0, 1)
+
+
+def test_equal_error_rate_differences_tie_whatever_the_rates():
+    """Test errors are counts over n examples; two pairs whose counts differ by the same
+    number must tie, however the rates were rounded on the way (run-to-run noise)."""
+    from ensembo.stats import paired_differences
+
+    rng = np.random.default_rng(4)
+    for n in (249, 347, 900):
+        count_a, count_b = rng.integers(0, n // 2, 200), rng.integers(0, n // 2, 200)
+        count_b[:100] = count_a[:100] + rng.integers(-3, 4, 100)  # many equal differences
+        exact = (count_b - count_a) / n  # one division each: equal rationals, equal floats
+        noisy = paired_differences(count_a / n, count_b / n)
+        np.testing.assert_array_equal(rankdata(np.abs(noisy)), rankdata(np.abs(exact)))
+        np.testing.assert_array_equal(noisy == 0, exact == 0)
+        result = wilcoxon_signed_rank(count_a / n, count_b / n)
+        assert result.p_value == wilcoxon_signed_rank(np.zeros(200), exact).p_value

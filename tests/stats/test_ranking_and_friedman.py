@@ -68,3 +68,20 @@ def test_means_of_the_same_errors_summed_in_another_order_tie():
     assert losses[0, 0] == losses[0, 1]
     assert average_ranks(losses[:1]).tolist() == [1.5, 1.5, 3.0]
     np.testing.assert_array_equal(losses[1], [0.0, -1e-3, 123.456789])
+
+
+def test_rounding_passes_infinities_and_keeps_values_of_any_magnitude():
+    values = [np.inf, -np.inf, 1e-300, 5e-324, -2.5e-310, 1e300, 0.0]
+    np.testing.assert_array_equal(without_float_noise(values), values)
+    assert np.isnan(without_float_noise([np.nan])).all()
+    assert without_float_noise([1e-300 * (1 + 1e-15)])[0] == 1e-300
+
+
+def test_ranks_and_friedman_tie_losses_that_differ_in_the_last_bit():
+    first, second = np.mean([0.1, 0.2, 0.3]), np.mean([0.3, 0.2, 0.1])
+    noisy = [[first, second, 0.25], [0.3, 0.1, 0.2]]
+    exact = [[0.2, 0.2, 0.25], [0.3, 0.1, 0.2]]
+    np.testing.assert_array_equal(average_ranks(noisy), average_ranks(exact))
+    np.testing.assert_array_equal(expected_rank(noisy), expected_rank(exact))
+    np.testing.assert_array_equal(win_frequency(noisy), win_frequency(exact))
+    assert friedman_test(noisy).statistic == friedman_test(exact).statistic

@@ -31,11 +31,27 @@ class BenchOptimizer(Protocol):
     def minimize(self, problem: Problem, objective: Objective, budget: int, seed: int) -> None: ...
 
 
-def import_or_skip(optimizer: str, module: str, distribution: str):
-    """Import an anchor's library, or raise :class:`MissingDependencyError` (run skipped)."""
+class MissingOutsideExtras(MissingDependencyError):
+    """A library no ensembo extra installs (torch, for Optuna's GP sampler): the message
+    names the package to install, where naming the ``bench`` extra would send the user to
+    an install that does not provide it."""
+
+    def __init__(self, feature: str, distribution: str):
+        self.feature, self.module, self.extra = feature, distribution, None
+        super(MissingDependencyError, self).__init__(
+            f"{feature} needs the {distribution!r} package, which is not installed and which "
+            f"no ensembo extra installs. Install it with: pip install {distribution}"
+        )
+
+
+def import_or_skip(optimizer: str, module: str, distribution: str, extra: str | None = "bench"):
+    """Import an anchor's library, or raise :class:`MissingDependencyError` (run skipped).
+
+    ``extra`` is the ensembo extra that installs ``distribution``, None when none does."""
     try:
         return importlib.import_module(module)
     except ImportError as error:
-        raise MissingDependencyError(
-            f"benchmark optimizer {optimizer!r}", distribution, "bench"
-        ) from error
+        feature = f"benchmark optimizer {optimizer!r}"
+        if extra is None:
+            raise MissingOutsideExtras(feature, distribution) from error
+        raise MissingDependencyError(feature, distribution, extra) from error

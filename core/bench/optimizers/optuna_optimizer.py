@@ -42,7 +42,7 @@ class OptunaOptimizer:
 
     def _sampler(self, optuna, seed: int):
         if self.name == "optuna-gp":
-            torch = import_or_skip(self.name, "torch", "torch")  # GPSampler needs it
+            torch = import_or_skip(self.name, "torch", "torch", extra=None)  # for GPSampler
             torch.set_num_threads(1)
             return optuna.samplers.GPSampler(seed=seed)
         return optuna.samplers.TPESampler(multivariate=True, group=True, seed=seed)
@@ -50,7 +50,7 @@ class OptunaOptimizer:
     def prepare(self) -> None:
         import_or_skip(self.name, "optuna", "optuna")
         if self.name == "optuna-gp":
-            import_or_skip(self.name, "torch", "torch")
+            import_or_skip(self.name, "torch", "torch", extra=None)
 
     def minimize(self, problem: Problem, objective: Objective, budget: int, seed: int) -> None:
         optuna = import_or_skip(self.name, "optuna", "optuna")
