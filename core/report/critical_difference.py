@@ -90,10 +90,10 @@ def loss_matrix(
     problems = sorted(
         {problem for problem, _ in cells if all((problem, m) in cells for m in methods)}
     )
-    if len(methods) < 3 or not problems:
+    if len(methods) < 2 or not problems:
         raise ExperimentError(
             source,
-            f"a critical-difference diagram needs >= 3 methods on common problems; found "
+            f"a comparison needs >= 2 methods on common problems; found "
             f"{len(methods)} methods and {len(problems)} complete problems",
         )
     matrix = np.array([[np.mean(cells[p, m]) for m in methods] for p in problems])

@@ -90,9 +90,18 @@ def write_benchmark_report(
         )
     else:
         matrix, methods, problems = read_results_csv(source)
+    out = Path(out)
+    runs = "" if budget is None else f", runs with budget {budget}"
+    heading = (
+        f"# Ranks over {len(problems)} problems\n\nFrom `{results}`{runs}; "
+        "1 is the lowest loss.\n\n"
+    )
+    if len(methods) == 2:  # Friedman and its diagram need three; a pair has paired tests
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "ranks.md").write_text(heading + _pair_comparison(matrix, methods))
+        return [out / "ranks.md"]
     # both read before any folder is made: they may refuse
     comparison = compare_methods(matrix, methods, alpha)
-    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "ranks.md"]
     if _plots_wanted(plots):
@@ -109,10 +118,24 @@ def write_benchmark_report(
         f"Nemenyi critical difference at alpha = {alpha}: {comparison.critical_difference:.3f}."
     )
     figure = "\n![critical difference](critical_difference.png)\n" if len(written) > 1 else ""
-    runs = "" if budget is None else f", runs with budget {budget}"
-    (out / "ranks.md").write_text(
-        f"# Ranks over {len(problems)} problems\n\nFrom `{results}`{runs}; "
-        "1 is the lowest loss.\n\n"
-        f"{table}\n\n{friedman}\n{figure}"
-    )
+    (out / "ranks.md").write_text(f"{heading}{table}\n\n{friedman}\n{figure}")
     return written
+
+
+def _pair_comparison(matrix, methods: list[str]) -> str:
+    """Average ranks, wins and the paired tests of two methods over the problems."""
+    from ensembo.stats import average_ranks, sign_test, wilcoxon_signed_rank
+
+    first, second = matrix[:, 0], matrix[:, 1]
+    table = markdown_table(
+        ["method", "average rank"],
+        list(zip(methods, average_ranks(matrix), strict=True)),
+    )
+    signs = sign_test(first, second)
+    wilcoxon = wilcoxon_signed_rank(first, second)
+    return (
+        f"{table}\n\n{methods[0]} has the lower loss on {signs.wins} problems, {methods[1]} "
+        f"on {signs.losses}, {signs.ties} tied (sign test p = {signs.p_value:.3g}; Wilcoxon "
+        f"signed-rank p = {wilcoxon.p_value:.3g}). With two methods there is no Friedman "
+        "test or critical-difference diagram; those need three or more.\n"
+    )

@@ -60,8 +60,23 @@ def test_csv_errors_name_the_problem(tmp_path):
         read_results_csv(bad)
     with pytest.raises(ExperimentError, match="line 2: loss 'n/a' is not a number"):
         read_results_csv(_results(tmp_path / "nan.csv", [("p", "x", 0, "n/a")]))
-    with pytest.raises(ExperimentError, match=">= 3 methods"):
-        read_results_csv(_results(tmp_path / "two.csv", [("p", "x", 0, 1), ("p", "y", 0, 2)]))
+    with pytest.raises(ExperimentError, match=">= 2 methods"):
+        read_results_csv(_results(tmp_path / "one.csv", [("p", "x", 0, 1), ("q", "x", 0, 2)]))
+
+
+def test_two_methods_get_ranks_and_paired_tests_without_a_diagram(tmp_path):
+    """One setting against one anchor is the first comparison a user makes; it was
+    refused ("a critical-difference diagram needs >= 3 methods") and nothing written."""
+    from ensembo.report.write import write_benchmark_report
+
+    rows = [(f"p{i}", "x", 0, loss) for i, loss in enumerate([1, 2, 3, 4, 5, 6])]
+    rows += [(f"p{i}", "y", 0, loss) for i, loss in enumerate([2, 3, 4, 5, 6, 1])]
+    written = write_benchmark_report(_results(tmp_path / "two.csv", rows), tmp_path / "out")
+    assert [path.name for path in written] == ["ranks.md"]
+    text = (tmp_path / "out" / "ranks.md").read_text()
+    assert "| x | 1.16667 |" in text and "| y | 1.83333 |" in text
+    assert "x has the lower loss on 5 problems, y on 1, 0 tied (sign test p = 0.219" in text
+    assert "no Friedman test or critical-difference diagram" in text
 
 
 def test_bench_records_are_read_from_an_output_folder(tmp_path):
