@@ -105,6 +105,11 @@ def _document(source: Any) -> tuple[Any, str, list[SpaceError]]:
     if isinstance(source, Mapping):
         return source, str(source.get("name", "")), []
     path = Path(source)
+    if path.suffix.lower() not in SUFFIXES and not path.exists():
+        provided = _registered(str(source))  # a library name, as load() takes it
+        if not isinstance(provided, str | Path):
+            return provided, str(source), []
+        path = Path(provided)
     document, duplicates = read_document_and_duplicates(path)
     return document, path.name, duplicates
 

@@ -1,4 +1,4 @@
-"""``ensembo space show NAME|PATH`` and ``ensembo space validate PATH``."""
+"""``ensembo space show NAME|PATH`` and ``ensembo space validate NAME|PATH``."""
 
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ def register(subparsers) -> None:
     show.add_argument("source", metavar="NAME|PATH")
     show.add_argument("--json", action="store_true", help="print the stored definition instead")
     show.set_defaults(handler=run_show)
-    validate = actions.add_parser("validate", help="check a space file; print every problem")
-    validate.add_argument("path", metavar="PATH")
+    validate = actions.add_parser(
+        "validate", help="check a space file or library space; print every problem"
+    )
+    validate.add_argument("path", metavar="NAME|PATH")
     validate.set_defaults(handler=run_validate)
 
 

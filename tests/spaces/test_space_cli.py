@@ -58,3 +58,11 @@ def test_validate_prints_every_problem_and_exits_2(tmp_path, capsys):
 def test_validate_unreadable_file(tmp_path, capsys):
     assert main(["space", "validate", str(tmp_path / "missing.yaml")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_validate_takes_a_library_name_as_show_does(capsys):
+    """It said "svm: unknown file type ''"."""
+    assert main(["space", "validate", "svm"]) == 0
+    assert capsys.readouterr().out == "svm: valid (2 hyperparameters)\n"
+    assert main(["space", "validate", "svmx"]) == 2
+    assert "Unknown space 'svmx'; did you mean 'svm'?" in capsys.readouterr().err
