@@ -59,6 +59,11 @@ def resume(args) -> int:
     path = Path(args.storage)
     if not path.is_file():
         raise ExperimentError(str(path), "no such study file")
+    if path.suffix.lower() in (".yaml", ".yml", ".json"):  # else "file is not a database"
+        raise ExperimentError(
+            str(path), f"resume takes the study's storage file (.db); to run or continue an "
+            f"experiment file: ensembo run {path}"
+        )
     study = Study.load(path)
     document = study.metadata.get("experiment")
     if document is None:

@@ -169,3 +169,13 @@ def test_objective_and_data_are_one_or_the_other():
     with pytest.raises(ExperimentError, match=r"objective: required key is missing; give "
                        r"objective: \(a function to minimize\) or data:"):
         parse_experiment({"space": "svm", "budget": 3})
+
+
+def test_resume_given_the_experiment_file_points_to_run(tmp_path, capsys):
+    """It said "file is not a database"."""
+    path = tmp_path / "experiment.yaml"
+    path.write_text("space: svm\nobjective: math:fabs\nbudget: 2\n")
+    assert main(["resume", str(path)]) == 2
+    expected = f"to run or continue an experiment file: ensembo run {path}"
+    assert "resume takes the study's storage file (.db)" in (error := capsys.readouterr().err)
+    assert expected in error
