@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from ensembo.bench.optimizers import make_optimizer
 from ensembo.bench.optimizers.ensembo_optimizer import EnsemboOptimizer
 from ensembo.bench.seeds import seed_list
 from ensembo.bench.suite import get_suite
+from ensembo.progress import is_terminal
 
 
 @attrs.frozen(kw_only=True)
@@ -52,7 +54,8 @@ def run_benchmark(
     runs = runner.plan(suite, optimizers, seed_list(seeds), budget, Path(out), problems)
     missing = [run for run in runs if not runner.is_finished(Path(run.path), run.budget)]
     pending = missing if execute else []
-    with tqdm(total=len(pending), desc=f"bench {suite}", unit="run", disable=not progress) as bar:
+    drawn = progress and is_terminal(sys.stderr)  # no \r-drawn bars in a log file
+    with tqdm(total=len(pending), desc=f"bench {suite}", unit="run", disable=not drawn) as bar:
         runner.run_all(pending, workers, on_done=lambda record: bar.update())
     records = runner.load_records(runs)
     problems = list(dict.fromkeys(run.problem for run in runs))

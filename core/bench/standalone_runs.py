@@ -27,6 +27,7 @@ import attrs
 from ensembo.bench.runner import is_finished, read_record, stop_on_interrupt, worker_environment
 from ensembo.bench.suite import UnknownSuiteError
 from ensembo.errors import EnsemboError, ExperimentError
+from ensembo.progress import is_terminal
 
 logger = logging.getLogger(__name__)
 
@@ -114,7 +115,7 @@ def run_and_collect(
         from tqdm import tqdm
 
         with tqdm(total=len(pending), desc=f"bench {label}", unit=unit,
-                  disable=not progress) as bar:
+                  disable=not (progress and is_terminal(sys.stderr))) as bar:
             run_pending(pending, execute, workers, on_done=lambda record: bar.update())
     records, other_sizes = [], Counter()
     for each in runs:

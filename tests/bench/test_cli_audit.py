@@ -128,3 +128,10 @@ def test_an_unwritable_out_is_a_usage_error(tmp_path, capsys):
     blocked.write_text("not a folder")
     assert main(["bench", "synthetic", "--out", str(blocked / "sub")]) == 2
     assert f"--out: cannot write run records to {blocked / 'sub'}" in capsys.readouterr().err
+
+
+def test_no_progress_bar_is_drawn_into_a_log(tmp_path, capsys):
+    """The bar was drawn even when stderr was a file, filling logs with \\r lines."""
+    assert main(["bench", "synthetic", "--problems", "branin", "--optimizers", "random",
+                 "--seeds", "1", "--budget", "3", "--out", str(tmp_path)]) == 0
+    assert "bench synthetic" not in capsys.readouterr().err
