@@ -14,6 +14,7 @@ import logging
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
 
 from ensembo.cli import bench_command, plugins_command, report_command, run_command, space_command
@@ -40,6 +41,14 @@ def build_parser() -> argparse.ArgumentParser:
 def _configure_logging(verbose: int, quiet: bool) -> None:
     level = logging.ERROR if quiet else logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    if not verbose:  # -v keeps Python's format, with the file and line a bug report needs
+        warnings.showwarning = _show_warning
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as one line a user reads, not the source line that raised it."""
+    kind = "" if category is UserWarning else f"{category.__name__}: "
+    print(f"ensembo: warning: {kind}{message}", file=file or sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -218,3 +218,24 @@ def test_show_exits_quietly_when_the_reader_closes_the_pipe():
     finally:
         os.close(write_end)
     assert (done.returncode, done.stderr) == (141, "")
+
+
+def test_warnings_are_one_line_for_the_user_and_full_under_verbose(monkeypatch):
+    """eo's short-budget warning printed its file path and the source line that raised it."""
+    import io
+    import warnings
+
+    from ensembo import cli
+
+    monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)  # restored after
+    cli._configure_logging(0, False)
+    stream = io.StringIO()
+    warnings.showwarning("budget 30 is short for eo", UserWarning, "/x/eo.py", 7, stream)
+    warnings.showwarning("lbfgs stopped", RuntimeWarning, "/x/y.py", 9, stream)
+    assert stream.getvalue() == (
+        "ensembo: warning: budget 30 is short for eo\n"
+        "ensembo: warning: RuntimeWarning: lbfgs stopped\n"
+    )
+    default = warnings.showwarning = warnings._showwarning_orig
+    cli._configure_logging(1, False)
+    assert warnings.showwarning is default
