@@ -19,12 +19,18 @@ from ensembo.loss_fit import check_loss_fits_context
 from ensembo.trials import Evaluation, History
 
 
-def check_strategy_fits(strategy: Any, context: EnsembleContext, registry: Any = None) -> None:
+def check_strategy_fits(
+    strategy: Any, context: EnsembleContext, registry: Any = None, name: str | None = None
+) -> None:
     """Refuse, before the first trial is spent, a strategy that cannot work in this
     study: one that scores predictions (``needs_predictions``) without validation
     targets, one for the other task (its ``task`` attribute), or one whose own losses
-    (its optional ``loss_options()``, option name -> spec) do not fit the task."""
-    label = describe_component("ensemble strategy", strategy)
+    (its optional ``loss_options()``, option name -> spec) do not fit the task.
+    ``name`` is the registry name the user wrote, which messages use."""
+    label = (
+        f"ensemble strategy {name!r}" if name
+        else describe_component("ensemble strategy", strategy)
+    )
     if getattr(strategy, "needs_predictions", False) and context.y_true is None:
         raise ExperimentError(
             "ensemble", f"{label} scores the trials' validation predictions: give the study "

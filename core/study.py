@@ -128,7 +128,8 @@ class Study:
             self.seed,
         )
         self.strategy = self._build("ensemble_strategy", ensemble)
-        check_strategy_fits(self.strategy, self.context, self.registry)
+        parts = components.split_spec("ensemble_strategy", ensemble)
+        check_strategy_fits(self.strategy, self.context, self.registry, parts and parts[0])
         self._observer_manager = wiring.observer_manager(self.registry, callbacks)
         self._hooks = self._observer_manager.hook
         self.storage = open_storage(storage)  # only once every argument is known to be good

@@ -293,7 +293,9 @@ def test_a_factory_raising_any_error_is_attributed_to_its_distribution(flat_spac
     ("ensemble", "task", "targets", "message"),
     [("segor", "classification", [0, 1, 1], ("SEGOR is for regression, but this study's task "
                                             "is classification")),
-     ("eo", "regression", [0.1, 0.7], "is for classification, but this study's task is regression"),
+     # named by its class path, ensembo.plugins.ensembles.eo.EnsembleOptimization
+     ("eo", "regression", [0.1, 0.7],
+      "ensemble strategy 'eo' is for classification, but this study's task is regression"),
      ({"name": "esmbo", "loss": "zero-one"}, "regression", [0.1, 0.7],
       "ensemble.loss: loss 'zero-one' does not fit a regression task"),
      ({"name": "eo", "loss": "mse"}, "classification", [0, 1, 2],
