@@ -291,8 +291,8 @@ def test_a_factory_raising_any_error_is_attributed_to_its_distribution(flat_spac
 
 @pytest.mark.parametrize(
     ("ensemble", "task", "targets", "message"),
-    [("segor", "classification", [0, 1, 1], ("SEGOR is for regression, but this study's task "
-                                            "is classification")),
+    [("segor", "classification", [0, 1, 1], ("ensemble strategy 'segor' is for regression, but "
+                                            "this study's task is classification")),
      # named by its class path, ensembo.plugins.ensembles.eo.EnsembleOptimization
      ("eo", "regression", [0.1, 0.7],
       "ensemble strategy 'eo' is for classification, but this study's task is regression"),
