@@ -58,8 +58,37 @@ def reconcile(storage: Storage, current: dict[str, Any]) -> tuple[dict[str, Any]
     if changed:
         # The study continues with this call's settings; a later resume must use them too.
         logger.info("updating the stored study's %s", ", ".join(changed))
+        settings = _changed_settings(stored, updated)
+        if settings:  # a rerun that changes how the search goes should not be silent
+            logger.warning("continuing %s with changed settings: %s",
+                           getattr(storage, "path", "the stored study"), "; ".join(settings))
         storage.write_meta(updated)
     return metadata, environments
+
+
+def _changed_settings(stored: dict[str, Any], updated: dict[str, Any]) -> list[str]:
+    """'ensemble_strategy posthoc -> esmbo', 'budget 5 -> 7': what a rerun changed in
+    the search itself (not its metadata or environment)."""
+    old_components = stored.get("components") or {}
+    new_components = updated.get("components") or {}
+    changes = [
+        f"{kind} {_spec_name(old_components.get(kind))} -> {_spec_name(new_components.get(kind))}"
+        for kind in sorted(set(old_components) | set(new_components))
+        if old_components.get(kind) != new_components.get(kind)
+    ]
+    changes += [
+        f"{key} {stored.get(key)} -> {updated.get(key)}"
+        for key in ("budget", "n_initial", "loss", "task")
+        if stored.get(key) != updated.get(key)
+    ]
+    return changes
+
+
+def _spec_name(spec: Any) -> str:
+    if isinstance(spec, dict) and "name" in spec:
+        options = {k: v for k, v in spec.items() if k != "name"}
+        return f"{spec['name']}{json.dumps(options, sort_keys=True) if options else ''}"
+    return json.dumps(spec)
 
 
 @attrs.define

@@ -104,3 +104,17 @@ def test_a_loss_beyond_the_float_range_fails_its_trial_and_the_run_goes_on():
     assert TrialState.FAILED in states and TrialState.COMPLETE in states
     failed = next(t for t in study.trials if t.state is TrialState.FAILED)
     assert "too large for a float" in failed.error
+
+
+def test_a_rerun_that_changes_the_search_says_so(tmp_path, caplog):
+    """A rerun with another surrogate or budget continued silently (INFO only)."""
+    path = tmp_path / "study.db"
+    ensembo.Study(SPACE, surrogate=None, budget=4, storage=path).optimize(quadratic, 2)
+    with caplog.at_level("WARNING", logger="ensembo"):
+        ensembo.Study(SPACE, surrogate=None, budget=4, storage=path, metadata={"run": 2})
+        assert not caplog.records  # metadata and environments are not the search
+        ensembo.Study(SPACE, surrogate="rf", budget=6, storage=path)
+    assert caplog.messages == [
+        (f"continuing {path} with changed settings: acquisition_optimizer auto -> local-search; "
+        "surrogate null -> rf; budget 4 -> 6")
+    ]
