@@ -15,6 +15,12 @@ import attrs
 import numpy as np
 
 
+def members_text(members: Sequence[int], weights: Sequence[float]) -> str:
+    """``"1:0.2, 4:0.0015"``: trial:weight with three significant digits, so a small
+    weight (an Agnostic Bayes posterior's tail) does not print as 0.00."""
+    return ", ".join(f"{m}:{w:.3g}" for m, w in zip(members, weights, strict=True))
+
+
 def _normalized(weights: Sequence[float]) -> tuple[float, ...]:
     array = np.asarray(weights, dtype=float)
     if array.size and (np.any(array < 0) or array.sum() <= 0):

@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from ensembo.ensemble import members_text
 from ensembo.errors import ExperimentError
 from ensembo.experiment import Experiment, load_experiment, parse_experiment
 from ensembo.objective import failure_summary
@@ -152,8 +153,5 @@ def format_summary(summary: dict) -> str:
         )
     ensemble = summary["ensemble"]
     if ensemble:
-        members = ", ".join(
-            f"{m}:{w:.3f}" for m, w in zip(ensemble["members"], ensemble["weights"], strict=True)
-        )
-        lines.append(f"ensemble: {members}")
+        lines.append(f"ensemble: {members_text(ensemble['members'], ensemble['weights'])}")
     return "\n".join(lines)

@@ -31,6 +31,7 @@ from sklearn.model_selection import train_test_split
 
 from ensembo.components import split_spec
 from ensembo.datasets import Dataset, load_dataset
+from ensembo.ensemble import members_text
 from ensembo.errors import ExperimentError
 from ensembo.ml.artifacts import artifact_store_for
 from ensembo.ml.final import ensemble_validation_loss, finalize
@@ -243,10 +244,7 @@ def format_report(summary: Mapping[str, Any]) -> str:
             for i, (text, w) in enumerate(zip(row, widths, strict=True))
         )
 
-    members = ", ".join(
-        f"{m}:{w:.2f}"
-        for m, w in zip(summary["ensemble"]["members"], summary["ensemble"]["weights"], strict=True)
-    )
+    members = members_text(summary["ensemble"]["members"], summary["ensemble"]["weights"])
     refit = "refitted on all training rows" if summary["refit"] else "as trained during the search"
     rows = f"{summary['rows_train']} training rows, {summary['rows_test']} test rows"
     outcome = f"{summary['complete']} complete, {summary['failed']} failed"

@@ -79,3 +79,10 @@ def test_random_puts_agree_with_a_plain_scan(seed):
         finished = [t for t in history if t.state is TrialState.COMPLETE]
         expected = min(finished, key=lambda t: t.loss) if finished else None
         assert history.best() == expected
+
+
+def test_member_weights_print_with_three_significant_digits():
+    """An Agnostic Bayes member of weight 0.0015 printed as 3:0.00."""
+    from ensembo.ensemble import members_text
+
+    assert members_text([1, 3, 8], [0.5, 0.0015, 0.4985]) == "1:0.5, 3:0.0015, 8:0.498"
