@@ -220,8 +220,16 @@ def run_and_report(
         "failed": len(study.history) - len(study.history.completed()),
         "final": settings.final,
         "refit": settings.refit,
-        "best": {"number": best.number, "config": dict(best.config)},
-        "ensemble": {"members": list(ensemble.members), "weights": list(ensemble.weights)},
+        # the keys of an objective run's summary, plus the test losses
+        "best": {
+            "number": best.number, "loss": rows[0]["validation"], "test": rows[0]["test"],
+            "config": dict(best.config),
+        },
+        "ensemble": {
+            "strategy": strategy, "members": list(ensemble.members),
+            "weights": list(ensemble.weights), "loss": rows[1]["validation"],
+            "test": rows[1]["test"],
+        },
         "table": rows,
     }
 

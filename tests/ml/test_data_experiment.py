@@ -123,3 +123,19 @@ def test_rerun_with_another_validation_is_refused_and_the_same_one_continues(tmp
     more.write_text(text.replace("budget: 4", "budget: 5"))
     assert main(["run", str(more), "--storage", str(storage), "--no-progress"]) == 0
     assert len(Study.load(storage).trials) == 5
+
+
+def test_the_json_summary_has_the_keys_of_an_objective_run(tmp_path, capsys):
+    """``best`` had no loss and ``ensemble`` neither its strategy nor its loss: the
+    values were only in ``table`` rows keyed by display text."""
+    import json
+
+    experiment = tmp_path / "tiny.yaml"
+    experiment.write_text(textwrap.dedent(TINY))
+    assert main(["run", str(experiment), "--storage", str(tmp_path / "t.db"), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    best, ensemble, table = summary["best"], summary["ensemble"], summary["table"]
+    assert (best["loss"], best["test"]) == (table[0]["validation"], table[0]["test"])
+    assert ensemble["strategy"] == "posthoc"
+    assert (ensemble["loss"], ensemble["test"]) == (table[1]["validation"], table[1]["test"])
+    assert {"number", "config"} <= set(best) and {"members", "weights"} <= set(ensemble)
