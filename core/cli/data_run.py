@@ -8,6 +8,7 @@ is drawn on a terminal; otherwise one line per finished trial goes to stderr.
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,8 @@ from ensembo.progress import ProgressBar, is_terminal
 from ensembo.stored_study import SCORING
 from ensembo.study import Study
 from ensembo.trials import Trial, TrialState
+
+logger = logging.getLogger(__name__)
 
 
 class TrialLines:
@@ -75,6 +78,11 @@ def run_data_experiment(
 ) -> int:
     """Start (or, given ``study``, continue) a data experiment and print its report."""
     settings = DataSettings.from_document(experiment.source["data"])
+    if experiment.source.get("execution"):  # checked, but a user expects it to act
+        logger.warning(
+            "execution: is not used by data: experiments, whose trials run one at a time "
+            "in this process (data.threads sets each model fit's threads)"
+        )
     space = _space(experiment)  # executable: builds the estimators (a stored space only searches)
     prepared = prepare(
         settings,

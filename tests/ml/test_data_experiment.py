@@ -139,3 +139,12 @@ def test_the_json_summary_has_the_keys_of_an_objective_run(tmp_path, capsys):
     assert ensemble["strategy"] == "posthoc"
     assert (ensemble["loss"], ensemble["test"]) == (table[1]["validation"], table[1]["test"])
     assert {"number", "config"} <= set(best) and {"members", "weights"} <= set(ensemble)
+
+
+def test_an_execution_key_on_a_data_experiment_is_not_silently_ignored(tmp_path, caplog):
+    experiment = tmp_path / "tiny.yaml"
+    experiment.write_text(textwrap.dedent(TINY) + "execution: {n_jobs: 2}\n")
+    with caplog.at_level("WARNING", logger="ensembo"):
+        assert main(["run", str(experiment), "--storage", str(tmp_path / "t.db"),
+                     "--no-progress"]) == 0
+    assert any("execution: is not used by data: experiments" in m for m in caplog.messages)
