@@ -8,6 +8,7 @@ values, and — for spaces declared in the DSL with estimators — ``build(confi
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -239,7 +240,17 @@ class Space:
                              f"to values, got {type(config).__name__}: {config!r:.100}")
         unknown = set(config) - set(self.names)
         if unknown:
-            raise SpaceError(self.name, f"unknown hyperparameters {sorted(unknown)}")
+            hints = [hint for name in sorted(unknown) if (hint := self._full_name_hint(name))]
+            listed = "".join(f"; {hint}" for hint in hints)
+            raise SpaceError(self.name, f"unknown hyperparameters {sorted(unknown)}{listed}")
+
+    def _full_name_hint(self, name: str) -> str:
+        """Names are flat (``classifier:svm:C``): a short name written as in the space
+        file, or a typo, gets the full names it may mean."""
+        full = [n for n in self.names if n.rsplit(":", 1)[-1] == str(name)]
+        if not full:
+            full = difflib.get_close_matches(str(name), self.names, n=1)
+        return f"{name!r} may mean {', '.join(full)}" if full else ""
 
     def validate(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """Return ``config`` normalized to plain values, or raise :class:`SpaceError`."""

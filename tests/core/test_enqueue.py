@@ -148,3 +148,18 @@ def test_an_unusable_added_result_raises_and_records_nothing(flat_space, result,
     with pytest.raises(InvalidResultError, match=re.escape(message)):
         study.add({"x": 1.0, "y": 2.0}, result)
     assert len(study.trials) == 0
+
+
+def test_a_short_name_gets_the_full_names_it_may_mean():
+    """``{classifier: svm, C: 10}`` said only "unknown hyperparameters ['C']"."""
+    import pytest
+
+    from ensembo import spaces
+    from ensembo.errors import SpaceError
+
+    space = spaces.load("cash-classification")
+    with pytest.raises(SpaceError, match=r"'C' may mean classifier:logistic-regression:C, "
+                       r"classifier:svm:C"):
+        space.complete({"classifier": "svm", "C": 10})
+    with pytest.raises(SpaceError, match=r"'clasifier:svm:C' may mean classifier:svm:C$"):
+        space.complete({"clasifier:svm:C": 10})
