@@ -41,6 +41,7 @@ from ensembo.ml.final import finalize
 from ensembo.ml.loop import finished_count, run_task
 from ensembo.ml.selection import SELECTIONS
 from ensembo.ml.task import Task
+from ensembo.ml.text_columns import TextColumns
 from ensembo.storage import Storage, open_existing_storage
 from ensembo.stored_study import SCORING
 from ensembo.study import Study
@@ -356,8 +357,10 @@ class _EnsemboSearch(BaseEstimator):
 
     def fit(self, X: Any, y: Any) -> _EnsemboSearch:
         self._check_params()
+        self.text_columns_ = TextColumns.learn(X)
         X, y = validate_data(
-            self, X, y, ensure_all_finite="allow-nan", y_numeric=self._task_type == "regression"
+            self, self._encoded(X), y, ensure_all_finite="allow-nan",
+            y_numeric=self._task_type == "regression",
         )
         if self._task_type == "classification":
             check_classification_targets(y)
@@ -403,6 +406,9 @@ class _EnsemboSearch(BaseEstimator):
         categorical = _categorical_mask(
             self.categorical_features, X.shape[1], getattr(self, "feature_names_in_", None)
         )
+        if self.text_columns_ is not None:  # text columns are categorical, given or not
+            text = self.text_columns_.mask(X.shape[1])
+            categorical = text if categorical is None else categorical | text
         held_out = self.selection_split
         options = {
             "validation": self.cv,
@@ -421,9 +427,18 @@ class _EnsemboSearch(BaseEstimator):
             state["study_"] = None
         return state
 
-    def predict(self, X: Any) -> np.ndarray:
+    def _encoded(self, X: Any) -> Any:
+        """``X`` with the text columns of the fit as codes (see :mod:`.ml.text_columns`)."""
+        text = getattr(self, "text_columns_", None)
+        return X if text is None or not hasattr(X, "columns") else text.encode(X)
+
+    def _checked(self, X: Any) -> Any:
+        """``X`` at predict: encoded as in ``fit``, then checked against it."""
         check_is_fitted(self, "ensemble_")
-        X = validate_data(self, X, ensure_all_finite="allow-nan", reset=False)
+        return validate_data(self, self._encoded(X), ensure_all_finite="allow-nan", reset=False)
+
+    def predict(self, X: Any) -> np.ndarray:
+        X = self._checked(X)  # first: an unfitted estimator raises NotFittedError
         return self.ensemble_.predict(X)
 
 
@@ -470,8 +485,7 @@ class EnsemboClassifier(ClassifierMixin, _EnsemboSearch):
         )
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        check_is_fitted(self, "ensemble_")
-        X = validate_data(self, X, ensure_all_finite="allow-nan", reset=False)
+        X = self._checked(X)
         return self.ensemble_.predict_proba(X)
 
 

@@ -202,3 +202,22 @@ def test_the_fitted_ensemble_refits_as_sklearn_tools_expect(classifier, data):
     ensemble = classifier().fit(X, y).ensemble_
     scores = cross_val_score(ensemble, X, y, cv=3)
     assert scores.shape == (3,) and scores.min() > 0.5
+
+
+def test_text_and_category_columns_of_a_dataframe_become_categorical_codes(tmp_path, classifier):
+    """A DataFrame with a string column failed: "could not convert string to float"."""
+    rng = np.random.default_rng(0)
+    colour = rng.choice(["red", "green", "blue"], 90)
+    size = rng.normal(size=90)
+    X = pd.DataFrame({
+        "colour": colour, "size": size, "shape": pd.Categorical(rng.choice(["a", "b"], 90)),
+    })
+    X.loc[3, "colour"] = None  # missing: NaN, imputed by the space's pipeline
+    y = ((colour == "red") ^ (size > 0.5)).astype(int)
+    model = classifier(ensemble="best", storage=tmp_path / "s.db").fit(X, y)
+    assert model.text_columns_.levels == {"colour": ("blue", "green", "red"), "shape": ("a", "b")}
+    assert model.study_.metadata["scoring"]["categorical_features"] == [0, 2]
+    unseen = X.copy()
+    unseen.loc[0, "colour"] = "purple"  # a level fit never saw: NaN as well
+    assert model.predict(unseen).shape == (90,)
+    assert model.score(X, y) > 0.8

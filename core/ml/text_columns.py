@@ -1,0 +1,68 @@
+"""Text and ``category`` columns of a DataFrame as integer codes, for the estimators.
+
+A pandas DataFrame with string or ``category`` columns, the common input of a CASH
+search, cannot pass scikit-learn's ``validate_data``. Each such column becomes the index
+of its value among the levels seen in ``fit`` (sorted), NaN where the value is missing
+or was not seen, which the spaces' imputation step fills; the column is then a
+categorical feature. ``data:`` experiments read tables the same way
+(:func:`ensembo.datasets.from_frame`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+import attrs
+import numpy as np
+
+
+def _is_text(column: Any) -> bool:
+    return column.dtype.kind in "OUS" or str(column.dtype) == "category"
+
+
+def _text(value: Any) -> str | None:
+    """A cell as its stripped text; None when missing (None, NaN)."""
+    return None if value is None or value != value else str(value).strip()
+
+
+@attrs.frozen
+class TextColumns:
+    """The text columns of a fit and their levels, to encode the same way at predict."""
+
+    levels: Mapping[Hashable, tuple[str, ...]]
+    positions: tuple[int, ...]  # of the text columns among the fit's columns
+
+    @classmethod
+    def learn(cls, X: Any) -> TextColumns | None:
+        """The text columns of ``X``; None when it is no DataFrame or has none."""
+        if not hasattr(X, "columns") or not hasattr(X, "dtypes"):
+            return None
+        positions = [i for i, column in enumerate(X.columns) if _is_text(X[column])]
+        if not positions:
+            return None
+        columns = [X.columns[i] for i in positions]
+        levels = {
+            column: tuple(sorted({t for t in map(_text, X[column]) if t is not None}))
+            for column in columns
+        }
+        return cls(levels, tuple(positions))
+
+    def encode(self, X: Any) -> Any:
+        """``X`` with each known text column replaced by its codes (a column that is
+        missing is left for ``validate_data`` to name)."""
+        encoded = X.copy()
+        for column, levels in self.levels.items():
+            if column in encoded.columns:
+                index = {level: float(i) for i, level in enumerate(levels)}
+                encoded[column] = np.array(
+                    [index.get(text, np.nan) if (text := _text(v)) else np.nan for v in X[column]],
+                    dtype=float,
+                )
+        return encoded
+
+    def mask(self, n_features: int) -> np.ndarray:
+        """Which of the fit's ``n_features`` columns are text columns."""
+        mask = np.zeros(n_features, dtype=bool)
+        mask[list(self.positions)] = True
+        return mask
