@@ -156,8 +156,11 @@ def same_space(definition: Any, stored: Any) -> bool:
 
     def canonical(value: Any) -> Any:
         loaded = spaces.load(json.loads(json.dumps(value, sort_keys=True))).definition()
-        return {key: _unnamed(part) for key, part in loaded.items() if key != "name"}
-        return loaded
+        return {
+            key: _unnamed(part) if key in ("configspace", "document") else part
+            for key, part in loaded.items()
+            if key != "name"
+        }
 
     try:
         return canonical(stored) == canonical(definition)
@@ -185,6 +188,10 @@ def check_same_scoring(storage: Storage, scoring: Any, stored: Any) -> None:
     if stored is None or scoring is None:
         return
     given = json.loads(json.dumps(scoring, default=str))
+    if isinstance(stored, dict) and isinstance(given, dict):
+        # a key the stored record lacks was not recorded then (an older version): not a
+        # difference; a stored key the new record lacks is one (its value is now unset)
+        given = {key: given.get(key) for key in stored}
     if given != stored:
         listing = "; ".join(f"{key} {old!r} stored, {new!r} given"
                             for key, old, new in _differences(stored, given))

@@ -133,6 +133,15 @@ class Study:
         self._observer_manager = wiring.observer_manager(self.registry, callbacks)
         self._hooks = self._observer_manager.hook
         self.storage = open_storage(storage)  # only once every argument is known to be good
+        try:
+            self._continue_stored()
+        except BaseException:
+            if self.storage is not storage:  # opened here: let go of the file and its lock
+                self.close()
+            raise
+
+    def _continue_stored(self) -> None:
+        """Claim the storage, check it holds this study (or write it), read its trials."""
         claim_for_writing(self.storage)  # before reading: a live run's trials are not ours
         self.history = History(self.storage.trials())
         # Every environment the study ran in, in order: a resumed study may continue on
@@ -146,6 +155,19 @@ class Study:
         self._model_state.restore(self.proposer)
         self._keeper = EnsembleKeeper(self.strategy, self.context)
         self._refresh_ensemble(announce=False)
+
+    def close(self) -> None:
+        """Close the storage file, releasing it for another process (a study also lets
+        go of it when garbage-collected). ``with Study(...) as study:`` closes at the end."""
+        close = getattr(self.storage, "close", None)
+        if callable(close):
+            close()
+
+    def __enter__(self) -> Study:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
 
     # --- wiring -------------------------------------------------------------------------
 
@@ -185,13 +207,18 @@ class Study:
         ``overrides`` (e.g. ``surrogate=my_surrogate``).
         """
         opened = open_existing_storage(storage)
-        meta = opened.read_meta()
-        kwargs = stored_study.resume_arguments(storage, meta)
-        kwargs.update(overrides)
-        stored_study.check_no_live_objects(storage, kwargs)
         try:
+            meta = opened.read_meta()
+            kwargs = stored_study.resume_arguments(storage, meta)
+            kwargs.update(overrides)
+            stored_study.check_no_live_objects(storage, kwargs)
             return cls(spaces.load(meta["space"]), storage=opened, **kwargs)
-        except UnknownComponentError as error:  # its plugin is not installed here
+        except BaseException as failed:
+            if opened is not storage:  # opened here: let go of the file
+                opened.close()
+            if not isinstance(failed, UnknownComponentError):
+                raise
+            error = failed  # its plugin is not installed here
             stored = (
                 f"the stored study uses {error.kind} {error.name!r}: install the plugin that "
                 "provides it, or pass another to Study.load"

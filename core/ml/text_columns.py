@@ -17,13 +17,37 @@ import attrs
 import numpy as np
 
 
+def _missing(value: Any) -> bool:
+    """None, NaN, or pandas' NA (whose comparisons are NA: ``bool`` of it raises)."""
+    if value is None:
+        return True
+    try:
+        return bool(value != value)
+    except TypeError:
+        return True
+
+
+def _is_number(value: Any) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def _is_text(column: Any) -> bool:
-    return column.dtype.kind in "OUS" or str(column.dtype) == "category"
+    """A ``category`` or string column; an object column only when some value is no
+    number (numbers stored as objects stay numeric, as ``validate_data`` reads them)."""
+    if str(column.dtype) == "category" or column.dtype.kind in "US":
+        return True
+    if column.dtype.kind != "O":
+        return False
+    return any(not _is_number(v) for v in column if not _missing(v))
 
 
 def _text(value: Any) -> str | None:
-    """A cell as its stripped text; None when missing (None, NaN)."""
-    return None if value is None or value != value else str(value).strip()
+    """A cell as its stripped text; None when missing."""
+    return None if _missing(value) else str(value).strip()
 
 
 @attrs.frozen
@@ -43,7 +67,7 @@ class TextColumns:
             return None
         columns = [X.columns[i] for i in positions]
         levels = {
-            column: tuple(sorted({t for t in map(_text, X[column]) if t is not None}))
+            column: tuple(sorted({t for t in map(_text, X[column]) if t}))  # "" is missing
             for column in columns
         }
         return cls(levels, tuple(positions))

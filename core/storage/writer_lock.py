@@ -13,6 +13,7 @@ locked.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -21,6 +22,8 @@ from pathlib import Path
 from typing import IO
 
 from ensembo.errors import StorageError
+
+logger = logging.getLogger(__name__)
 
 try:
     import fcntl
@@ -50,7 +53,9 @@ class WriterClaim:
             if self._released:
                 return
             self._released = True
-            lock = _held[self._lock_path]
+            lock = _held.get(self._lock_path)
+            if lock is None:  # a forked child, which let go of its copies
+                return
             lock.users -= 1
             if lock.users == 0:
                 del _held[self._lock_path]
@@ -61,19 +66,39 @@ class WriterClaim:
 
 
 def claim_writer(study_path: Path) -> WriterClaim | None:
-    """Claim ``study_path`` for this process; refused if another process holds it."""
+    """Claim ``study_path`` for this process; refused if another process holds it.
+    None where nothing can be locked (no ``fcntl``, a filesystem without locks)."""
     if fcntl is None:
         return None
-    lock_path = study_path.resolve().with_name(study_path.name + ".lock")
+    resolved = study_path.resolve()  # a symlink to the study locks the study itself
+    lock_path = resolved.with_name(resolved.name + ".lock")
     with _guard:
         lock = _held.get(lock_path)
         if lock is None:
-            lock = _held[lock_path] = _Lock(_acquire(lock_path, study_path))
+            handle = _acquire(lock_path, study_path)
+            if handle is None:
+                return None
+            lock = _held[lock_path] = _Lock(handle)
         lock.users += 1
     return WriterClaim(lock_path)
 
 
-def _acquire(lock_path: Path, study_path: Path) -> IO[str]:
+def _forget_in_child() -> None:
+    """A forked child (a process pool's worker) inherits the lock files: it closes its
+    copies, so the lock goes when the study's process releases it, not when the last
+    worker ends."""
+    global _guard
+    _guard = threading.Lock()  # another thread may have held it at the fork
+    for lock in _held.values():
+        lock.handle.close()
+    _held.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
+
+
+def _acquire(lock_path: Path, study_path: Path) -> IO[str] | None:
     try:
         handle = open(lock_path, "a+", encoding="utf-8")  # noqa: SIM115 (held while the study lives)
     except OSError as error:
@@ -90,6 +115,11 @@ def _acquire(lock_path: Path, study_path: Path) -> IO[str]:
             "overwrite each other's trials: wait for it to finish, or choose another storage "
             "path ('ensembo report' reads a running study)"
         ) from None
+    except OSError as error:  # NFS without lockd, some FUSE/SMB mounts
+        handle.close()
+        logger.warning("%s: cannot lock the study (%s); nothing stops a second process from "
+                       "writing it", study_path, error.strerror or error)
+        return None
     handle.seek(0)
     handle.truncate()
     handle.write(f"pid {os.getpid()} on {socket.gethostname()} since "

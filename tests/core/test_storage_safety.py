@@ -118,3 +118,58 @@ def test_a_rerun_that_changes_the_search_says_so(tmp_path, caplog):
         (f"continuing {path} with changed settings: acquisition_optimizer auto -> local-search; "
         "surrogate null -> rf; budget 4 -> 6")
     ]
+
+
+def test_forked_workers_do_not_keep_the_file_locked(tmp_path):
+    """A fork-based process pool's workers inherited the lock: closing the study did not
+    release it until the pool shut down."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    path = tmp_path / "study.db"
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+        study = ensembo.Study(SPACE, surrogate=None, storage=path)
+        study.optimize(quadratic, 4, executor=pool)
+        study.close()
+        assert open_in_another_process(path).returncode == 0  # the workers still live
+
+
+def test_a_symlink_to_a_study_in_use_is_refused(tmp_path):
+    path = tmp_path / "study.db"
+    study = ensembo.Study(SPACE, surrogate=None, storage=path)
+    (tmp_path / "link.db").symlink_to(path)
+    assert "in use by pid" in open_in_another_process(tmp_path / "link.db").stderr
+    study.close()
+
+
+def test_a_filesystem_without_locks_warns_and_works(tmp_path, monkeypatch, caplog):
+    """flock's ENOLCK (NFS without lockd) escaped as a raw OSError: no study could open."""
+    import errno
+
+    from ensembo.storage import writer_lock
+
+    def no_locks(handle, operation):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(writer_lock.fcntl, "flock", no_locks)
+    with caplog.at_level("WARNING", logger="ensembo"):
+        study = ensembo.Study(SPACE, surrogate=None, storage=tmp_path / "s.db")
+    study.optimize(quadratic, 2)
+    assert "cannot lock the study (No locks available)" in caplog.text
+
+
+def test_a_refused_study_lets_go_of_the_file(tmp_path):
+    """A construction refused after the claim (another seed) kept the file locked for as
+    long as its exception lived (a notebook keeps the last one)."""
+    path = tmp_path / "study.db"
+    ensembo.Study(SPACE, surrogate=None, seed=0, storage=path).close()
+    with pytest.raises(StorageError, match="seed 0 \\(given 1\\)") as refused:
+        ensembo.Study(SPACE, surrogate=None, seed=1, storage=path)
+    assert refused.value is not None  # still alive here
+    assert open_in_another_process(path).returncode == 0
+
+
+def test_with_closes_the_study():
+    with ensembo.Study(SPACE, surrogate=None) as study:
+        study.optimize(quadratic, 2)
+    assert len(study.trials) == 2

@@ -221,3 +221,35 @@ def test_text_and_category_columns_of_a_dataframe_become_categorical_codes(tmp_p
     unseen.loc[0, "colour"] = "purple"  # a level fit never saw: NaN as well
     assert model.predict(unseen).shape == (90,)
     assert model.score(X, y) > 0.8
+
+
+def test_string_dtype_with_pd_na_and_numbers_as_objects(classifier, tmp_path):
+    """A "string" column with pd.NA crashed ("boolean value of NA is ambiguous"); an
+    object column of numbers became categorical, unseen values NaN at predict."""
+    rng = np.random.default_rng(1)
+    size = rng.normal(size=90)
+    X = pd.DataFrame({
+        "colour": pd.array(rng.choice(["red", "blue"], 90), dtype="string"),
+        "size": pd.Series(size, dtype=object),
+    })
+    X.loc[5, "colour"] = pd.NA
+    model = classifier(ensemble="best").fit(X, (size > 0).astype(int))
+    assert model.text_columns_.levels == {"colour": ("blue", "red")}
+    assert model.predict(X).shape == (90,)
+
+
+def test_a_study_stored_before_categorical_features_were_recorded_resumes(classifier, data,
+                                                                          tmp_path):
+    """Older versions recorded only cv and loss: the missing key is "not recorded", not a
+    difference."""
+    from ensembo.storage import SQLiteStorage
+
+    X, y = data
+    path = tmp_path / "s.db"
+    classifier(categorical_features=[0], storage=path).fit(X, y).study_.close()
+    storage = SQLiteStorage(path)
+    meta = storage.read_meta()
+    del meta["metadata"][SCORING]["categorical_features"]  # as the old code wrote it
+    storage.write_meta(meta)
+    storage.close()
+    classifier(categorical_features=[0], storage=path, n_trials=4).fit(X, y)
