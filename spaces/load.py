@@ -18,7 +18,7 @@ from ConfigSpace import ConfigurationSpace
 from ensembo.errors import SpaceError
 from ensembo.spaces.check_components import check_components
 from ensembo.spaces.compile import compile_spec
-from ensembo.spaces.document import SUFFIXES, normalize, read_document_and_duplicates
+from ensembo.spaces.document import normalize, read_document_and_duplicates
 from ensembo.spaces.options import ordered_options
 from ensembo.spaces.parse import parse
 from ensembo.spaces.problems import SpaceDefinitionError
@@ -105,7 +105,7 @@ def _document(source: Any) -> tuple[Any, str, list[SpaceError]]:
     if isinstance(source, Mapping):
         return source, str(source.get("name", "")), []
     path = Path(source)
-    if path.suffix.lower() not in SUFFIXES and not path.exists():
+    if not path.suffix and not path.exists():
         provided = _registered(str(source))  # a library name, as load() takes it
         if not isinstance(provided, str | Path):
             return provided, str(source), []
@@ -127,7 +127,7 @@ def load(source: Any, **options: Any) -> Space:
         return _from_mapping(source, str(source.get("name", "")), options)
     if isinstance(source, str | Path):
         path = Path(source)
-        if path.suffix.lower() in SUFFIXES or path.exists():
+        if path.suffix or path.exists():  # "space.ymal" is a mistyped file, not a name
             return _from_mapping(_read_file(path), path.name, options)
         return load(_registered(str(source)), **options)
     raise SpaceError(

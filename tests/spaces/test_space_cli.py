@@ -66,3 +66,8 @@ def test_validate_takes_a_library_name_as_show_does(capsys):
     assert capsys.readouterr().out == "svm: valid (2 hyperparameters)\n"
     assert main(["space", "validate", "svmx"]) == 2
     assert "Unknown space 'svmx'; did you mean 'svm'?" in capsys.readouterr().err
+
+
+def test_a_mistyped_suffix_is_named_as_a_file_not_an_unknown_library_space(capsys):
+    assert main(["space", "validate", "space.ymal"]) == 2
+    assert "space.ymal: unknown file type '.ymal'" in capsys.readouterr().err
