@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from ensembo import spaces
+from ensembo.cli.run_command import print_budget_reached
 from ensembo.experiment import Experiment
 from ensembo.hookspecs import hookimpl
 from ensembo.ml.data_run import DataSettings, format_report, prepare, run_and_report, study_options
+from ensembo.ml.loop import finished_count
 from ensembo.progress import ProgressBar, is_terminal
 from ensembo.stored_study import SCORING
 from ensembo.study import Study
@@ -107,6 +109,8 @@ def run_data_experiment(
         experiment.queue_into(study)
     else:
         study = Study.load(storage, callbacks=observers)
+    if finished_count(study) >= experiment.budget:
+        print_budget_reached(finished_count(study), experiment.budget)
     try:
         summary = run_and_report(
             study,

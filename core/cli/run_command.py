@@ -90,7 +90,9 @@ def _finish(
     objective = experiment.objective()
     finished = len(study.history.in_state(TrialState.COMPLETE, TrialState.FAILED))
     remaining = max(experiment.budget - finished, 0)
-    if remaining:
+    if not remaining:
+        print_budget_reached(finished, experiment.budget)
+    else:
         execution = experiment.execution
         with execution.open_backend() as backend:
             study.optimize(
@@ -107,6 +109,15 @@ def _finish(
     else:
         print(format_summary(summary))
     return _exit_status(study)
+
+
+def print_budget_reached(finished: int, budget: int) -> None:
+    """A rerun of a finished study prints its results again: say why nothing ran."""
+    print(
+        f"ensembo: the study already has {finished} finished trials (budget {budget}); "
+        "nothing to run. Raise budget: in the experiment to continue it",
+        file=sys.stderr,
+    )
 
 
 def _exit_status(study: Study) -> int:

@@ -179,3 +179,15 @@ def test_resume_given_the_experiment_file_points_to_run(tmp_path, capsys):
     expected = f"to run or continue an experiment file: ensembo run {path}"
     assert "resume takes the study's storage file (.db)" in (error := capsys.readouterr().err)
     assert expected in error
+
+
+def test_a_rerun_of_a_finished_study_says_why_nothing_ran(tmp_path, capsys):
+    (tmp_path / "quadratic.py").write_text("def loss(c):\n    return (c['x'] - 0.3) ** 2\n")
+    path = tmp_path / "exp.yaml"
+    path.write_text("space:\n  params:\n    x: {type: float, low: 0, high: 1}\n"
+                    "objective: quadratic:loss\nsurrogate: null\nstorage: s.db\nbudget: 2\n")
+    assert main(["run", "--no-progress", str(path)]) == 0
+    assert "nothing to run" not in capsys.readouterr().err
+    assert main(["run", "--no-progress", str(path)]) == 0
+    assert ("the study already has 2 finished trials (budget 2); nothing to run. Raise "
+            "budget: in the experiment to continue it") in capsys.readouterr().err

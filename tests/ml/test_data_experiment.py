@@ -43,8 +43,9 @@ def test_run_prints_the_error_table_and_resume_reprints_it(tmp_path, capsys):
     assert table[3].startswith("ensemble (posthoc, ")
     assert len(list((tmp_path / "tiny.models").glob("trial-*.joblib"))) == 4
     assert main(["resume", str(storage), "--no-progress"]) == 0
-    again = capsys.readouterr().out
-    assert again.split("\n\n")[-1] == first.split("\n\n")[-1]
+    again = capsys.readouterr()
+    assert again.out.split("\n\n")[-1] == first.split("\n\n")[-1]
+    assert "already has 4 finished trials (budget 4); nothing to run" in again.err
 
 
 def test_a_data_experiment_evaluates_its_queued_configs_first(tmp_path, capsys):
