@@ -116,6 +116,9 @@ def describe(entry: PluginEntry) -> dict[str, Any]:
     if isinstance(target, LazyEstimator):  # describe the class it stands for
         target = import_path(target.path)
     options = factory_options(target)
+    task = getattr(target, "task", None)  # a strategy for one task (eo, segor)
+    if isinstance(task, str):
+        item["task"] = task
     return {
         **item, "summary": _summary(target),
         "options": None if options is None else {
@@ -202,6 +205,8 @@ def show(
         print(f"{item['name']} ({item['kind'].replace('_', ' ')}, from {item['distribution']})")
         if item["summary"]:
             print(f"  {item['summary']}")
+        if "task" in item:
+            print(f"  task: {item['task']} only")
         _print_options(item)
         for conflict in conflicts:  # why another distribution's component is not used
             if (conflict.kind, conflict.name) == (item["kind"], item["name"]):

@@ -181,6 +181,7 @@ def test_plugins_name_shows_the_options_and_defaults_of_each_match(capsys):
     text = capsys.readouterr().out
     assert "    size         12\n" in text and "    post         false\n" in text
     assert "`eo`: Bayesian ensemble optimization" in text
+    assert "  task: classification only\n" in text  # eo on regression is refused
 
 
 def test_plugins_name_unknown_suggests_close_names(capsys):
