@@ -32,16 +32,24 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--optimizers",
         help="comma-separated, e.g. ensembo:gp+ei+lbfgs,smac-hpo,random "
-        "(default: the suite's list: ensembo:random and every anchor)",
+        "(default: the suite's list: ensembo:random and every anchor); for 'ensembles', "
+        "its experiments (e.g. esmbo-large, eo-wide; an unknown name lists them); not "
+        "used by 'estimators' and 'overfitting'",
     )
-    parser.add_argument("--problems", help="comma-separated subset of the suite's problems")
+    parser.add_argument(
+        "--problems",
+        help="comma-separated subset of the suite's problems (for 'ensembles', "
+        "'estimators' and 'overfitting': datasets)",
+    )
     parser.add_argument(
         "--seeds", type=parse_seeds, default=parse_seeds("3"),
         help="N: seeds 0..N-1 per optimizer (default 3); or a list such as 0,5-9 "
         "(seed 7 alone: 7-7)",
     )
     parser.add_argument(
-        "--budget", type=_positive, help="evaluations per run (default: each problem's own)"
+        "--budget", type=_positive,
+        help="evaluations per run (default: each problem's own; each experiment's for "
+        "'ensembles', 'estimators' and 'overfitting')",
     )
     parser.add_argument(
         "--workers", type=_positive, default=1, help="runs in parallel, one process each"
