@@ -17,6 +17,7 @@ import traceback
 import warnings
 from collections.abc import Sequence
 
+from ensembo import __version__
 from ensembo.cli import bench_command, plugins_command, report_command, run_command, space_command
 from ensembo.errors import EnsemboError
 
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
     parser.add_argument("-q", "--quiet", action="store_true", help="only errors")
+    parser.add_argument("--version", action="version", version=f"ensembo {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.register(subparsers)

@@ -240,3 +240,14 @@ def test_warnings_are_one_line_for_the_user_and_full_under_verbose(monkeypatch):
     default = warnings.showwarning = warnings._showwarning_orig
     cli._configure_logging(1, False)
     assert warnings.showwarning is default
+
+
+def test_version(capsys):
+    import pytest
+
+    from ensembo import __version__
+    from ensembo.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out == f"ensembo {__version__}\n"
