@@ -30,6 +30,7 @@ from typing import Any
 
 import joblib
 import numpy as np
+from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -253,8 +254,9 @@ def _task(X: np.ndarray, y: np.ndarray, task_type: str, space: Any, params: dict
 
 def cv_results(study: Study) -> dict[str, Any]:
     """One row per trial, as arrays: number, params, state, loss, duration, error,
-    ``selection_loss`` (with a selection split) and ``param_<name>`` columns (``None``
-    where the hyperparameter is inactive)."""
+    ``mean_test_score`` (minus the loss) and ``rank_test_score`` as scikit-learn's searches
+    name them, ``selection_loss`` (with a selection split) and ``param_<name>`` columns
+    (``None`` where the hyperparameter is inactive)."""
     trials = list(study.history)
     names = study.space.names
     results: dict[str, Any] = {
@@ -267,6 +269,12 @@ def cv_results(study: Study) -> dict[str, Any]:
         ),
         "error": np.array([t.error for t in trials], dtype=object),
     }
+    # scikit-learn's SearchCV names (higher is better): code written for GridSearchCV
+    # sorts and plots these; failed trials rank last
+    results["mean_test_score"] = -results["loss"]
+    results["rank_test_score"] = rankdata(
+        np.nan_to_num(results["loss"], nan=np.inf), method="min"
+    ).astype(int)
     if any("selection_loss" in t.info for t in trials):
         results["selection_loss"] = np.array(
             [t.info.get("selection_loss", np.nan) for t in trials], dtype=float

@@ -41,6 +41,9 @@ def test_classifier_fitted_attributes(tree_space):
     assert set(model.cv_results_) >= {"number", "params", "state", "loss", "param_max_depth"}
     assert model.best_score_ == pytest.approx(np.nanmin(model.cv_results_["loss"]))
     assert model.best_params_ == model.cv_results_["params"][model.best_index_]
+    results = model.cv_results_  # GridSearchCV's names: higher score, rank 1 is best
+    np.testing.assert_array_equal(results["mean_test_score"], -results["loss"])
+    assert results["rank_test_score"][model.best_index_] == 1
     assert set(model.predict(X)) <= {"no", "yes"}
     np.testing.assert_allclose(model.predict_proba(X).sum(axis=1), 1.0)
     assert model.score(X, labels) > 0.8
