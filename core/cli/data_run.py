@@ -15,6 +15,7 @@ from typing import Any
 
 from ensembo import spaces
 from ensembo.cli.run_command import print_budget_reached
+from ensembo.execution import TrialLimits
 from ensembo.experiment import Experiment
 from ensembo.hookspecs import hookimpl
 from ensembo.ml.data_run import DataSettings, format_report, prepare, run_and_report, study_options
@@ -67,6 +68,15 @@ def _close(observers: list[Any], study: Study) -> None:
             finished(study=study)
 
 
+_DATA_EXECUTION_KEYS = {"trial_timeout", "memory_limit"}
+
+
+def _trial_limits(experiment: Experiment) -> TrialLimits:
+    """``execution: trial_timeout / memory_limit`` for each trial's fits."""
+    settings = experiment.execution
+    return TrialLimits(wall_time=settings.trial_timeout, memory=settings.memory_limit)
+
+
 def _space(experiment: Experiment) -> Any:
     return spaces.load(experiment.space_source())
 
@@ -80,10 +90,12 @@ def run_data_experiment(
 ) -> int:
     """Start (or, given ``study``, continue) a data experiment and print its report."""
     settings = DataSettings.from_document(experiment.source["data"])
-    if experiment.source.get("execution"):  # checked, but a user expects it to act
+    unused = sorted(set(experiment.source.get("execution") or {}) - _DATA_EXECUTION_KEYS)
+    if unused:  # checked, but a user expects them to act
         logger.warning(
-            "execution: is not used by data: experiments, whose trials run one at a time "
-            "in this process (data.threads sets each model fit's threads)"
+            "execution: %s not used by data: experiments, whose trials run one at a time "
+            "(data.threads sets each model fit's threads; trial_timeout and memory_limit "
+            "apply)", ", ".join(unused)
         )
     space = _space(experiment)  # executable: builds the estimators (a stored space only searches)
     prepared = prepare(
@@ -119,6 +131,7 @@ def run_data_experiment(
             budget=experiment.budget,
             timeout=experiment.timeout,
             storage=storage,
+            limits=_trial_limits(experiment),
         )
     finally:
         _close(observers, study)

@@ -33,6 +33,7 @@ from ensembo.components import split_spec
 from ensembo.datasets import Dataset, load_dataset
 from ensembo.ensemble import members_text
 from ensembo.errors import ExperimentError
+from ensembo.execution import NO_LIMITS, TrialLimits
 from ensembo.ml.artifacts import artifact_store_for
 from ensembo.ml.final import ensemble_validation_loss, finalize
 from ensembo.ml.loop import finished_count, run_task
@@ -186,11 +187,14 @@ def run_and_report(
     budget: int,
     timeout: float | None,
     storage: Any,
+    limits: TrialLimits = NO_LIMITS,
 ) -> dict[str, Any]:
-    """Run the remaining trials, select and fit the final models, and score them."""
+    """Run the remaining trials (each within ``limits``), select and fit the final
+    models, and score them."""
     task = prepared.task
     store = artifact_store_for(storage)
-    run_task(study, task, max(budget - finished_count(study), 0), store=store, timeout=timeout)
+    remaining = max(budget - finished_count(study), 0)
+    run_task(study, task, remaining, store=store, timeout=timeout, limits=limits)
     final = finalize(study, task, store, selection=settings.final, refit=settings.refit)
     best = final.best_trial
     ensemble = final.ensemble

@@ -13,12 +13,14 @@ evaluates them in parallel processes (joblib) and tells each result.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 import traceback
 
 import joblib
 
+from ensembo.execution import NO_LIMITS, OutcomeKind, TrialLimits, evaluate_in_child
 from ensembo.ml.artifacts import ArtifactStore
 from ensembo.ml.task import Task
 from ensembo.study import Study
@@ -31,12 +33,23 @@ def finished_count(study: Study) -> int:
     return len(study.history.in_state(TrialState.COMPLETE, TrialState.FAILED))
 
 
-def _attempt(task: Task, config: dict, number: int) -> Evaluation | str:
-    """The evaluation, or the error text of a configuration that failed."""
+def _attempt(
+    task: Task, config: dict, number: int, limits: TrialLimits = NO_LIMITS
+) -> Evaluation | str:
+    """The evaluation, or the error text of a configuration that failed. With
+    ``limits``, the evaluation runs in a child process killed at the limit (one SVC
+    with a large C can otherwise hold a search for hours)."""
+    if limits.any:
+        outcome = evaluate_in_child(functools.partial(_evaluate, task, number), config, limits)
+        return outcome.value if outcome.kind is OutcomeKind.RETURNED else outcome.message
     try:
-        return task.evaluate(config, iteration=number)
+        return _evaluate(task, number, config)
     except Exception as error:  # any learner failure is a failed trial, not a crash
         return "".join(traceback.format_exception_only(error)).strip()
+
+
+def _evaluate(task: Task, number: int, config: dict) -> Evaluation:
+    return task.evaluate(config, iteration=number)
 
 
 def run_task(
@@ -47,9 +60,11 @@ def run_task(
     store: ArtifactStore | None = None,
     timeout: float | None = None,
     n_jobs: int | None = None,
+    limits: TrialLimits = NO_LIMITS,
 ) -> Study:
     """Run ``n_trials`` more trials of ``task``, or fewer: no batch starts after
-    ``timeout`` seconds, except the first, so that a search always has a model."""
+    ``timeout`` seconds, except the first, so that a search always has a model.
+    ``limits`` (wall time, memory) fail a trial that exceeds them."""
     deadline = None if timeout is None else time.monotonic() + timeout
     workers = max(1, joblib.effective_n_jobs(n_jobs))
     done = 0
@@ -57,10 +72,11 @@ def run_task(
         batch = [study.ask() for _ in range(min(workers, n_trials - done))]
         try:
             if len(batch) == 1:
-                outcomes = [_attempt(task, dict(batch[0].config), batch[0].number)]
+                outcomes = [_attempt(task, dict(batch[0].config), batch[0].number, limits)]
             else:
                 outcomes = joblib.Parallel(n_jobs=len(batch))(
-                    joblib.delayed(_attempt)(task, dict(t.config), t.number) for t in batch
+                    joblib.delayed(_attempt)(task, dict(t.config), t.number, limits)
+                    for t in batch
                 )
         except KeyboardInterrupt:
             for trial in batch:

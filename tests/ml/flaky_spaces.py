@@ -6,6 +6,8 @@ trials can unpickle it in joblib worker processes.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from ConfigSpace import Categorical, ConfigurationSpace, Integer
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -15,7 +17,7 @@ from ensembo.spaces import Space
 
 
 class Misbehaving(ClassifierMixin, BaseEstimator):
-    """Fails in the way its ``behaviour`` says: raise in fit or predict NaN."""
+    """Fails in the way its ``behaviour`` says: raise or hang in fit, or predict NaN."""
 
     def __init__(self, behaviour: str = "raise"):
         self.behaviour = behaviour
@@ -23,6 +25,8 @@ class Misbehaving(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         if self.behaviour == "raise":
             raise RuntimeError("this learner always fails")
+        if self.behaviour == "hang":  # as an SVC with a huge C on hard data
+            time.sleep(60)
         self.classes_ = np.unique(y)
         return self
 

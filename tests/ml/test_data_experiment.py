@@ -148,4 +148,24 @@ def test_an_execution_key_on_a_data_experiment_is_not_silently_ignored(tmp_path,
     with caplog.at_level("WARNING", logger="ensembo"):
         assert main(["run", str(experiment), "--storage", str(tmp_path / "t.db"),
                      "--no-progress"]) == 0
-    assert any("execution: is not used by data: experiments" in m for m in caplog.messages)
+    assert any("execution: n_jobs not used by data: experiments" in m for m in caplog.messages)
+
+
+def test_a_data_experiment_takes_its_trial_limits_from_execution(tmp_path, caplog, monkeypatch):
+    import ensembo.ml.data_run as data_run
+
+    seen = []
+    real = data_run.run_task
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["limits"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(data_run, "run_task", spy)
+    experiment = tmp_path / "tiny.yaml"
+    experiment.write_text(textwrap.dedent(TINY) + "execution: {trial_timeout: 30}\n")
+    with caplog.at_level("WARNING", logger="ensembo"):
+        assert main(["run", str(experiment), "--storage", str(tmp_path / "t.db"),
+                     "--no-progress"]) == 0
+    assert not [m for m in caplog.messages if "execution:" in m]
+    assert seen[0].wall_time == 30

@@ -3,6 +3,8 @@ k-fold predictions are out-of-fold over every row."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -157,3 +159,21 @@ def test_log_loss_on_a_model_without_predict_proba_warns_once(classification_dat
     assert warned == [("loss 'log-loss' scores class probabilities, but SVC has no "
                       "predict_proba: its predictions are one-hot, so the loss only counts "
                       "errors, each at -log(eps)")]
+
+
+def test_a_trial_over_its_time_limit_fails_and_the_search_goes_on(classification_data):
+    """Without a limit one hanging fit (an SVC with a huge C) held the search for hours."""
+    from flaky_spaces import FlakySpace
+
+    from ensembo.execution import TrialLimits
+
+    space = FlakySpace(behaviours=("fit", "hang"))
+    X, y = classification_data
+    task = Task(X, y, task="classification", space=space, validation=0.3)
+    study = _study(space, task)
+    started = time.monotonic()
+    run_task(study, task, 6, limits=TrialLimits(wall_time=2))
+    assert time.monotonic() - started < 45
+    hung = [t for t in study.trials if t.config["behaviour"] == "hang"]
+    assert hung and all(t.state is TrialState.FAILED and "timeout" in t.error for t in hung)
+    assert any(t.state is TrialState.COMPLETE for t in study.trials)
