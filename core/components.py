@@ -7,6 +7,7 @@ protocol. Only the first two can be written to storage and rebuilt on resume.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -57,6 +58,12 @@ def describe(kind: str, spec: Any) -> dict[str, Any] | None:
         return None
     name, options = parts
     return {"name": name, **options}
+
+
+def spec_text(spec: Mapping[str, Any]) -> str:
+    """A stored ``{"name": ..., **options}`` as one line: ``gp {"kernel": "laplace"}``."""
+    options = {k: v for k, v in spec.items() if k != "name"}
+    return str(spec["name"]) + (f" {json.dumps(options, sort_keys=True)}" if options else "")
 
 
 def describe_for_storage(kind: str, spec: Any) -> dict[str, Any] | None:

@@ -38,6 +38,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ensembo import checks, components, defaults, spaces
 from ensembo.errors import ExperimentError, StorageError
 from ensembo.ml.artifacts import artifact_store_for
+from ensembo.ml.categorical_columns import categorical_mask
 from ensembo.ml.final import finalize
 from ensembo.ml.loop import finished_count, run_task
 from ensembo.ml.selection import SELECTIONS
@@ -47,65 +48,6 @@ from ensembo.storage import Storage, open_existing_storage
 from ensembo.stored_study import SCORING
 from ensembo.study import Study
 from ensembo.trials import TrialState
-
-
-def _categorical_mask(
-    categorical_features: Any, n_features: int, feature_names: np.ndarray | None = None
-) -> np.ndarray | None:
-    """A boolean mask from a mask, column indices, or column names (``feature_names``,
-    the DataFrame's columns). Anything else is refused: a float index would otherwise
-    be truncated to another column."""
-    if categorical_features is None:
-        return None
-    given = np.asarray(categorical_features, dtype=object)
-    if given.ndim > 1:
-        raise ExperimentError(
-            "categorical_features", f"expected a list or a mask, got shape {given.shape}"
-        )
-    items = given.ravel().tolist()
-    if items and all(isinstance(item, bool | np.bool_) for item in items):
-        if len(items) != n_features:
-            raise ExperimentError(
-                "categorical_features", f"mask of length {len(items)} for {n_features} features"
-            )
-        return np.array(items, dtype=bool)
-    mask = np.zeros(n_features, dtype=bool)
-    mask[[_column_index(item, n_features, feature_names) for item in items]] = True
-    return mask
-
-
-def _column_index(item: Any, n_features: int, feature_names: np.ndarray | None) -> int:
-    """The position of one categorical column, given by index or by name."""
-    if isinstance(item, str):
-        return _named_column(item, feature_names)
-    if not isinstance(item, numbers.Integral) or isinstance(item, bool | np.bool_):
-        raise ExperimentError(
-            "categorical_features",
-            f"expected integer column indices, column names or a boolean mask, got {item!r}",
-        )
-    if not 0 <= item < n_features:
-        raise ExperimentError(
-            "categorical_features", f"column index {item} outside 0..{n_features - 1}"
-        )
-    return int(item)
-
-
-def _named_column(name: str, feature_names: np.ndarray | None) -> int:
-    if feature_names is None:
-        raise ExperimentError(
-            "categorical_features",
-            f"column name {name!r} needs X with column names (a DataFrame); this X has "
-            "none: give column indices",
-        )
-    matches = np.flatnonzero(np.asarray(feature_names) == name)
-    if not matches.size:
-        columns = [str(column) for column in feature_names]
-        shown = ", ".join(columns[:10]) + (", ..." if len(columns) > 10 else "")
-        raise ExperimentError(
-            "categorical_features", f"unknown column {name!r}; X's columns: {shown}"
-        )
-    return int(matches[0])
-
 
 #: Study metadata key of the training data's digest (see :func:`_check_storage`).
 DATA_KEY = "sklearn_data"
@@ -411,7 +353,7 @@ class _EnsemboSearch(BaseEstimator):
     def _build_task(self, X: np.ndarray, y: np.ndarray, space: Any) -> Task:
         """The task of this fit; column names in ``categorical_features`` are those of
         the DataFrame ``fit`` was given (``feature_names_in_``)."""
-        categorical = _categorical_mask(
+        categorical = categorical_mask(
             self.categorical_features, X.shape[1], getattr(self, "feature_names_in_", None)
         )
         if self.text_columns_ is not None:  # text columns are categorical, given or not

@@ -85,10 +85,8 @@ def _changed_settings(stored: dict[str, Any], updated: dict[str, Any]) -> list[s
 
 
 def _spec_name(spec: Any) -> str:
-    if isinstance(spec, dict) and "name" in spec:
-        options = {k: v for k, v in spec.items() if k != "name"}
-        return f"{spec['name']}{json.dumps(options, sort_keys=True) if options else ''}"
-    return json.dumps(spec)
+    is_named = isinstance(spec, dict) and "name" in spec
+    return components.spec_text(spec) if is_named else json.dumps(spec)
 
 
 @attrs.define

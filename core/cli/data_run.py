@@ -121,8 +121,9 @@ def run_data_experiment(
         experiment.queue_into(study)
     else:
         study = Study.load(storage, callbacks=observers)
-    if finished_count(study) >= experiment.budget:
-        print_budget_reached(finished_count(study), experiment.budget)
+    finished = finished_count(study)
+    if finished >= experiment.budget:
+        print_budget_reached(finished, experiment.budget)
     try:
         summary = run_and_report(
             study,

@@ -94,13 +94,7 @@ def _components(data: ReportData) -> list[list[str]]:
             )
             rows.append([kind, f"({absent}; not stored)"])
         else:
-            options = {k: v for k, v in spec.items() if k != "name"}
-            rows.append(
-                [
-                    kind,
-                    spec["name"] + (f" {json.dumps(options, sort_keys=True)}" if options else ""),
-                ]
-            )
+            rows.append([kind, components.spec_text(spec)])
     return rows
 
 
