@@ -6,6 +6,9 @@ model, builds the ensemble chosen by the ``ensemble`` strategy, and predicts wit
 Constructors only store their arguments (scikit-learn's rule); ``fit`` validates them.
 ``timeout`` (seconds) stops starting trials once it has passed, for a time budget in
 place of (or on top of) ``n_trials``; the trials running then finish and are used.
+``trial_timeout`` (seconds) and ``memory_limit`` (bytes or ``"2GB"``) bound each trial:
+its fits run in a child process killed at the limit, and the trial fails (one SVC with
+a huge ``C`` can otherwise hold a search for hours).
 ``n_jobs`` evaluates trials in parallel; ``threads`` caps the BLAS and OpenMP threads of
 each model fit (default 1, ``0`` for the learners' own defaults; see ``ensembo.threads``).
 
@@ -35,7 +38,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ensembo import checks, components, defaults, spaces
+from ensembo import checks, components, defaults, execution, spaces
 from ensembo.errors import ExperimentError, StorageError
 from ensembo.ml.artifacts import artifact_store_for
 from ensembo.ml.categorical_columns import categorical_mask
@@ -236,6 +239,8 @@ class _EnsemboSearch(BaseEstimator):
         ensemble: Any = "posthoc",
         n_trials: int = 30,
         timeout: float | None = None,
+        trial_timeout: float | None = None,
+        memory_limit: int | str | None = None,
         cv: Any = 5,
         surrogate: Any = defaults.AUTO,
         selection: str = "argmin",
@@ -252,6 +257,8 @@ class _EnsemboSearch(BaseEstimator):
         self.ensemble = ensemble
         self.n_trials = n_trials
         self.timeout = timeout
+        self.trial_timeout = trial_timeout
+        self.memory_limit = memory_limit
         self.cv = cv
         self.surrogate = surrogate
         self.selection = selection
@@ -307,6 +314,7 @@ class _EnsemboSearch(BaseEstimator):
 
     def fit(self, X: Any, y: Any) -> _EnsemboSearch:
         self._check_params()
+        limits = execution.trial_limits(self.trial_timeout, self.memory_limit)
         self.text_columns_ = TextColumns.learn(X)
         X, y = validate_data(
             self, self._encoded(X), y, ensure_all_finite="allow-nan",
@@ -339,7 +347,10 @@ class _EnsemboSearch(BaseEstimator):
         self.study_ = study
         store = artifact_store_for(self.storage)
         remaining = max(int(self.n_trials) - finished_count(study), 0)
-        run_task(study, task, remaining, store=store, timeout=self.timeout, n_jobs=self.n_jobs)
+        run_task(
+            study, task, remaining, store=store, timeout=self.timeout, n_jobs=self.n_jobs,
+            limits=limits,
+        )
         final = finalize(study, task, store, selection=self.selection, refit=self.refit)
         self.best_estimator_ = final.best_estimator
         self.ensemble_ = final.ensemble_estimator
@@ -404,6 +415,8 @@ class EnsemboClassifier(ClassifierMixin, _EnsemboSearch):
         ensemble: Any = "posthoc",
         n_trials: int = 30,
         timeout: float | None = None,
+        trial_timeout: float | None = None,
+        memory_limit: int | str | None = None,
         cv: Any = 5,
         surrogate: Any = defaults.AUTO,
         selection: str = "argmin",
@@ -421,6 +434,8 @@ class EnsemboClassifier(ClassifierMixin, _EnsemboSearch):
             ensemble=ensemble,
             n_trials=n_trials,
             timeout=timeout,
+            trial_timeout=trial_timeout,
+            memory_limit=memory_limit,
             cv=cv,
             surrogate=surrogate,
             selection=selection,
@@ -451,6 +466,8 @@ class EnsemboRegressor(RegressorMixin, _EnsemboSearch):
         ensemble: Any = "posthoc",
         n_trials: int = 30,
         timeout: float | None = None,
+        trial_timeout: float | None = None,
+        memory_limit: int | str | None = None,
         cv: Any = 5,
         surrogate: Any = defaults.AUTO,
         selection: str = "argmin",
@@ -468,6 +485,8 @@ class EnsemboRegressor(RegressorMixin, _EnsemboSearch):
             ensemble=ensemble,
             n_trials=n_trials,
             timeout=timeout,
+            trial_timeout=trial_timeout,
+            memory_limit=memory_limit,
             cv=cv,
             surrogate=surrogate,
             selection=selection,

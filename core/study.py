@@ -452,11 +452,7 @@ class Study:
             checks.positive_seconds("timeout", timeout)
         if not callable(objective):
             raise TypeError(f"objective must be callable (config -> loss), got {objective!r}")
-        limits = execution.TrialLimits(
-            wall_time=None if trial_timeout is None
-            else checks.positive_seconds("trial_timeout", trial_timeout),
-            memory=None if memory_limit is None else execution.parse_bytes(memory_limit),
-        )
+        limits = execution.trial_limits(trial_timeout, memory_limit)
         backend, owned = execution.resolve_backend(n_jobs, executor)
         if show_progress:
             progress = ProgressBar(n_trials)

@@ -15,7 +15,7 @@ from ensembo.execution.futures import ExecutorBackend, ProcessBackend
 from ensembo.execution.loop import record, run_trials
 from ensembo.execution.outcome import Outcome, OutcomeKind
 from ensembo.execution.resolve import resolve_backend
-from ensembo.execution.settings import ExecutionSettings, parse_bytes
+from ensembo.execution.settings import ExecutionSettings, parse_bytes, trial_limits
 
 __all__ = [
     "NO_LIMITS",
@@ -37,4 +37,5 @@ __all__ = [
     "resolve_backend",
     "run_trials",
     "start_local_cluster",
+    "trial_limits",
 ]

@@ -21,8 +21,10 @@ from typing import Any
 
 import attrs
 
+from ensembo import checks
 from ensembo.errors import ExperimentError
 from ensembo.execution.backend import Backend
+from ensembo.execution.child import TrialLimits
 from ensembo.execution.dask_cluster import DaskBackend, connect, start_local_cluster
 from ensembo.execution.resolve import resolve_backend
 
@@ -54,6 +56,17 @@ def parse_bytes(value: int | str, where: str = "memory_limit") -> int:
             f"expected a positive number of bytes or a size like '512MB' or '2GiB', got {value!r}",
         )
     return int(float(match.group(1)) * _UNITS[match.group(2).upper()])
+
+
+def trial_limits(
+    trial_timeout: float | None = None, memory_limit: int | str | None = None
+) -> TrialLimits:
+    """The checked limits of one evaluation, from the names the APIs give them."""
+    return TrialLimits(
+        wall_time=None if trial_timeout is None
+        else checks.positive_seconds("trial_timeout", trial_timeout),
+        memory=None if memory_limit is None else parse_bytes(memory_limit),
+    )
 
 
 @attrs.frozen(kw_only=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 
 import numpy as np
 import pytest
@@ -83,6 +84,8 @@ def test_invalid_parameters_are_reported_at_fit(tree_space):
         ({"cv": 50}, "cv.folds: 50 folds need at least 50 rows, got n_samples=40"),
         ({"refit": "maybe"}, "refit: must be True or False, got 'maybe'"),
         ({"timeout": 0}, "timeout: must be a positive number of seconds, got 0"),
+        ({"trial_timeout": -1}, "trial_timeout: must be a positive number of seconds, got -1"),
+        ({"memory_limit": "lots"}, "memory_limit: expected a positive number of bytes"),
     ],
 )
 def test_out_of_range_parameters_name_themselves(tree_space, params, message):
@@ -113,3 +116,22 @@ def test_a_timeout_stops_the_search_after_the_running_trials(tree_space):
     # the budget is spent at once: only the first trial runs, and the model still predicts
     model = EnsemboClassifier(tree_space, n_trials=50, cv=3, timeout=1e-9).fit(X, y)
     assert len(model.study_.trials) == 1 and model.predict(X).shape == (60,)
+
+
+def test_a_trial_over_its_time_limit_fails_and_the_search_goes_on():
+    """Without ``trial_timeout`` one slow fit (an SVC with a huge C) held fit() for hours."""
+    import tree_spaces
+
+    X, y = make_classification(n_samples=80, n_features=4, random_state=3)
+    model = EnsemboClassifier(
+        tree_spaces.HangingTreeSpace(), n_trials=6, cv=3, surrogate=None, trial_timeout=2
+    )
+    started = time.monotonic()
+    model.fit(X, y)
+    assert time.monotonic() - started < 45
+    results = model.cv_results_
+    pairs = list(zip(results["param_max_depth"], results["state"], strict=True))
+    assert {state for depth, state in pairs if depth > 3} == {"failed"}
+    assert {state for depth, state in pairs if depth <= 3} == {"complete"}
+    assert model.n_failed_ == sum(depth > 3 for depth in model.cv_results_["param_max_depth"])
+    assert model.predict(X).shape == (80,)

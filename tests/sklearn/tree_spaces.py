@@ -6,6 +6,8 @@ holding it can be pickled, as several scikit-learn checks and parallel trials do
 
 from __future__ import annotations
 
+import time
+
 from ConfigSpace import ConfigurationSpace
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
@@ -29,3 +31,20 @@ class BrokenTreeSpace(TreeDepthSpace):
 
     def build(self, config, categorical_features=None, random_state=None):
         return super().build(config).set_params(min_samples_leaf=-1)
+
+
+class _SlowTree(DecisionTreeClassifier):
+    """Sleeps before fitting, as an SVC with a huge ``C`` does on hard data."""
+
+    def fit(self, X, y, sample_weight=None, check_input=True):
+        time.sleep(60)
+        return super().fit(X, y, sample_weight=sample_weight, check_input=check_input)
+
+
+class HangingTreeSpace(TreeDepthSpace):
+    """Trees deeper than 3 take a minute to fit; the others fit at once."""
+
+    def build(self, config, categorical_features=None, random_state=None):
+        if config["max_depth"] > 3:
+            return _SlowTree(max_depth=config["max_depth"], random_state=0)
+        return super().build(config)
