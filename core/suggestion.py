@@ -57,15 +57,19 @@ class Suggester:
     ) -> list[dict[str, Any]]:
         """Configurations for trials ``first .. first + n - 1``; ``targets_of`` gives
         the values the proposer models for a history's completed trials (the ensemble
-        strategy's targets)."""
-        numbers = range(first, first + n)
+        strategy's targets).
+
+        Each trial's targets are taken with the batch so far pending, as one ``ask``
+        after another would see them: round-robin strategies (``esmbo``, ``eo``,
+        ``segor``) pick the bootstrap or slot by the trial's number."""
         if first < self.n_initial or len(history.completed()) < 2:
             return self._unmodelled_batch(history, targets_of, first, n)
-        modelled, targets = failures_as_worst(history, targets_of(history))
         distinct = execution.DistinctConfigs(self.space, history)
         chosen: list[dict[str, Any]] = []
-        for number in numbers:
-            chosen.append(self._propose_distinct(number, modelled, targets, distinct, chosen))
+        for number in range(first, first + n):
+            seen = with_pending(history, chosen) if chosen else history
+            modelled, targets = failures_as_worst(seen, targets_of(seen))
+            chosen.append(self._propose_distinct(number, modelled, targets, distinct))
         return chosen
 
     def _unmodelled_batch(
@@ -137,13 +141,11 @@ class Suggester:
     def _propose_distinct(
         self,
         number: int,
-        modelled: History,
+        history: History,
         targets: np.ndarray,
         distinct: execution.DistinctConfigs,
-        batch: list[dict[str, Any]],
     ) -> dict[str, Any]:
-        """One model-based suggestion, the batch so far counted as pending trials."""
-        history = with_pending(modelled, batch) if batch else modelled
+        """One model-based suggestion for ``history`` (the batch so far pending in it)."""
         # first the proposer's best; if refused, its runners-up from one more call. With
         # trials pending, refusals are common and a call is what a waiting worker pays
         # for, so the runners-up come with the best (the same best: the optimizer ranks).

@@ -88,3 +88,47 @@ def test_a_batch_needs_a_positive_whole_size(n):
     with pytest.raises(ValueError, match=r"n: must be an integer >= 1"):
         study.ask_batch(n)
     assert len(study.history) == 0
+
+
+@pytest.mark.parametrize(
+    "ensemble", [{"name": "esmbo", "n_bootstraps": 4}, {"name": "eo", "size": 4}]
+)
+def test_a_batch_proposes_each_trial_with_its_own_round_robin_targets(flat_space, ensemble):
+    """ESMBO's bootstrap and EO's slot follow the trial number: a batch of four must
+    model four bootstraps (slots), as four asks do, not the first trial's four times."""
+    import numpy as np
+
+    from ensembo.trials import Evaluation
+
+    labels = np.array([0, 1] * 15)
+
+    def evaluation(config):
+        p = np.clip(0.5 + 0.1 * config["x"] * np.sin(np.arange(30) + config["y"]), 0, 1)
+        probabilities = np.column_stack([1 - p, p])
+        return Evaluation(loss=float(np.mean(probabilities.argmax(1) != labels)),
+                          predictions=probabilities)
+
+    seen_lengths = []
+
+    def study():
+        made = Study(flat_space, surrogate="rf", ensemble=ensemble, n_initial=2, seed=0,
+                     validation_targets=labels, task="classification", loss="zero-one")
+        strategy = made.strategy
+        targets = strategy.targets
+
+        def recording(history, context):
+            seen_lengths.append(len(history))
+            return targets(history, context)
+
+        strategy.targets = recording
+        for trial in made.ask_batch(2):
+            made.tell(trial, evaluation(trial.config))
+        seen_lengths.clear()
+        return made
+
+    batched = study().ask_batch(4)
+    batched_lengths = list(seen_lengths)
+    one_by_one = study()
+    asked = [one_by_one.ask() for _ in range(4)]
+    assert batched_lengths == seen_lengths == [2, 3, 4, 5]
+    assert [t.config for t in batched] == [t.config for t in asked]
