@@ -336,6 +336,7 @@ class _EnsemboSearch(BaseEstimator):
             ensemble=self.ensemble,
             loss=task.loss_spec if isinstance(task.loss_spec, str) else None,
             validation_targets=task.validation_targets(),
+            classes=task.encoded_classes(),
             task=self._task_type,
             budget=int(self.n_trials),
             seed=int(self.seed),

@@ -249,6 +249,7 @@ def resume_arguments(storage: Any, meta: dict[str, Any] | None) -> dict[str, Any
         "task": meta.get("task"),
         "budget": meta.get("budget"),
         "validation_targets": meta.get("validation_targets"),
+        "classes": meta.get("classes"),
         "metadata": meta.get("metadata"),
     }
     for kind, spec in meta["components"].items():

@@ -30,7 +30,7 @@ from ensembo import (
 )
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.ensemble_keeper import EnsembleKeeper, check_strategy_fits
-from ensembo.errors import TrialError, UnknownComponentError
+from ensembo.errors import ExperimentError, TrialError, UnknownComponentError
 from ensembo.loss_fit import check_loss_fits_context, task_the_loss_fits
 from ensembo.objective import InvalidResultError, to_evaluation
 from ensembo.progress import ProgressBar
@@ -45,6 +45,27 @@ logger = logging.getLogger(__name__)
 _OUTCOMES = (TrialState.COMPLETE, TrialState.FAILED, TrialState.INTERRUPTED)
 
 TASKS = ("classification", "regression")
+
+
+def _classes(
+    given: Sequence[Any] | None, validation_targets: Any, task: str | None
+) -> np.ndarray | None:
+    """The labels class predictions' columns stand for: ``given`` (the training classes,
+    some of which a holdout may lack), else those among the validation targets."""
+    if validation_targets is None or task != "classification":
+        return None
+    if given is None:
+        return np.unique(validation_targets)
+    classes = np.unique(np.asarray(given))
+    if len(classes) != len(given):
+        raise ExperimentError("classes", f"labels are listed twice in {list(given)!r}")
+    strangers = np.setdiff1d(np.asarray(validation_targets), classes)
+    if strangers.size:
+        raise ExperimentError(
+            "classes",
+            f"validation targets {strangers[:10].tolist()} are not among {classes.tolist()}",
+        )
+    return classes
 
 
 class Study:
@@ -67,6 +88,7 @@ class Study:
         ensemble: Any = "best",
         loss: str | None = None,
         validation_targets: np.ndarray | None = None,
+        classes: Sequence[Any] | None = None,
         task: str | None = None,
         budget: int | None = None,
         seed: int = 0,
@@ -83,6 +105,7 @@ class Study:
             checks.one_of("task", task, TASKS)
         self.registry = registry
         self.metadata = dict(metadata or {})
+        self._given_classes = None if classes is None else np.asarray(classes).tolist()
         # ask and tell may come from several threads: numbering, proposals and records
         # must not interleave (the optimize loops call both from one thread anyway).
         self._lock = threading.RLock()
@@ -104,8 +127,7 @@ class Study:
             y_true=None if validation_targets is None else np.asarray(validation_targets),
             loss=loss,
             task=task,
-            classes=None if validation_targets is None or task != "classification"
-            else np.unique(validation_targets),
+            classes=_classes(classes, validation_targets, task),
             budget=budget,
             seed=self.seed,
         )
@@ -195,6 +217,7 @@ class Study:
             "validation_targets": None
             if self.context.y_true is None
             else self.context.y_true.tolist(),
+            **({} if self._given_classes is None else {"classes": self._given_classes}),
             "metadata": self.metadata,
             "environments": self.environments,
         }

@@ -167,6 +167,7 @@ def study_options(prepared: PreparedData, options: Mapping[str, Any]) -> dict[st
     merged = dict(options)
     merged.setdefault("loss", task.loss_spec)
     merged["validation_targets"] = task.validation_targets()
+    merged["classes"] = task.encoded_classes()
     merged["task"] = task.task
     return merged
 

@@ -195,6 +195,11 @@ class Task:
             return None
         return self.targets[self.splits(0)[0].validation]
 
+    def encoded_classes(self) -> np.ndarray | None:
+        """The classes as the targets encode them (``0..k-1``), all of them even when
+        a holdout's validation rows lack one, or ``None`` for regression."""
+        return None if self.classes is None else np.arange(len(self.classes))
+
     def score(self, y_true: np.ndarray, predictions: np.ndarray) -> float:
         """Mean per-example loss of ``predictions`` against encoded ``y_true``."""
         losses = np.asarray(self.loss(y_true, predictions), dtype=float)

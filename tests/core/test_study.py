@@ -312,6 +312,31 @@ def test_reopening_a_study_without_its_targets_is_refused_and_keeps_them(flat_sp
     assert resumed.components()["ensemble_strategy"] == {"name": "posthoc"}
 
 
+def test_classes_absent_from_the_validation_targets_keep_their_column(flat_space, tmp_path):
+    """A holdout may lack a training class; its column is still in every prediction."""
+    path = tmp_path / "study.db"
+    targets = np.array([0, 1, 1, 0])
+    study = Study(flat_space, surrogate=None, ensemble="posthoc", loss="zero-one",
+                  task="classification", validation_targets=targets, classes=[0, 1, 2],
+                  storage=path)
+    probabilities = np.array([[0.8, 0.1, 0.1], [0.1, 0.7, 0.2], [0.2, 0.5, 0.3], [1, 0, 0]])
+    trial = study.add({"x": 1.0, "y": 1.0}, 0.0, predictions=probabilities)
+    assert trial.state is TrialState.COMPLETE and study.ensemble is not None
+    study.close()
+    np.testing.assert_array_equal(Study.load(path).context.classes, [0, 1, 2])
+
+
+@pytest.mark.parametrize(
+    ("classes", "message"),
+    [([0, 2], r"validation targets \[1\] are not among \[0, 2\]"),
+     ([0, 1, 1], "labels are listed twice")],
+)
+def test_classes_that_do_not_fit_the_targets_are_refused(flat_space, classes, message):
+    with pytest.raises(ValueError, match=f"classes: {message}"):
+        Study(flat_space, surrogate=None, task="classification",
+              validation_targets=np.array([0, 1, 1]), classes=classes)
+
+
 @pytest.mark.parametrize("surrogate", ["gp", "tpe"])
 def test_failed_trials_steer_the_search_away(flat_space, surrogate):
     """Failures count as the worst target; left out, the GP re-proposed a failing

@@ -135,3 +135,16 @@ def test_a_trial_over_its_time_limit_fails_and_the_search_goes_on():
     assert {state for depth, state in pairs if depth <= 3} == {"complete"}
     assert model.n_failed_ == sum(depth > 3 for depth in model.cv_results_["param_max_depth"])
     assert model.predict(X).shape == (80,)
+
+
+def test_a_class_the_holdout_lacks_does_not_fail_every_trial(tree_space):
+    """A class with one example cannot be stratified; when the holdout rows lack it,
+    the predictions still have its column, which the study must expect."""
+    X, y = make_classification(n_samples=60, n_features=4, n_informative=3, n_redundant=0,
+                               random_state=0)
+    y[-1] = 2
+    model = EnsemboClassifier(tree_space, n_trials=3, cv=0.3, ensemble="posthoc", seed=1)
+    model.fit(X, y)
+    assert 2 not in model.study_.context.y_true  # the case at hand: class 2 trains only
+    assert list(model.cv_results_["state"]) == ["complete"] * 3
+    assert model.predict_proba(X).shape == (60, 3)
