@@ -22,7 +22,7 @@ import attrs
 import numpy as np
 
 from ensembo import execution
-from ensembo.attribution import calling
+from ensembo.attribution import calling, describe_component
 from ensembo.protocols import Proposer
 from ensembo.trials import History, Trial, TrialState, config_key
 
@@ -150,19 +150,37 @@ class Suggester:
         # trials pending, refusals are common and a call is what a waiting worker pays
         # for, so the runners-up come with the best (the same best: the optimizer ranks).
         counts = (_RUNNERS_UP, _RUNNERS_UP) if history.pending() else (1, _RUNNERS_UP)
+        kind, source, method = _proposing_component(self.proposer)
+        proposed: list[dict[str, Any]] = []
         for attempt, count in enumerate(counts):
             rng = self.rng(number, attempt)
             with calling("proposer", self.proposer, "propose"):
-                proposed = self.proposer.propose(self.space, history, targets, count, rng)
-            for config in map(self.space.validate, proposed):
-                if distinct.admit(config):
-                    return config
+                proposed = list(self.proposer.propose(self.space, history, targets, count, rng))
+            if not proposed:
+                logger.warning("trial %d: %s returned no configuration", number,
+                               describe_component(kind, source))
+            with calling(kind, source, method, "configurations of the space"):
+                for config in map(self.space.validate, proposed):
+                    if distinct.admit(config):
+                        return config
         drawn = self._random_draw(number, distinct.admit)
         if drawn is not None:
-            logger.info("trial %d: proposals repeated known trials; drew a random one", number)
+            reason = "proposals repeated known trials" if proposed else "nothing was proposed"
+            logger.info("trial %d: %s; drew a random one", number, reason)
             return drawn
         logger.warning("trial %d repeats a known configuration; the space looks exhausted", number)
+        if not proposed:
+            return self.space.sample(1, self.rng(number))[0]
         return self.space.validate(proposed[0])
+
+
+def _proposing_component(proposer: Proposer) -> tuple[str, Any, str]:
+    """Whose configurations a proposer hands on, to name it when they are invalid: a
+    model-based proposer's acquisition optimizer, or a proposer plugin itself."""
+    optimizer = getattr(proposer, "optimizer", None)
+    if optimizer is not None:
+        return "acquisition optimizer", optimizer, "maximize"
+    return "proposer", proposer, "propose"
 
 
 def failures_as_worst(history: History, targets: np.ndarray) -> tuple[History, np.ndarray]:
