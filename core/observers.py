@@ -69,3 +69,39 @@ def register_observer(manager: pluggy.PluginManager, callback: Any) -> None:
 def _name(thing: Any) -> str:
     name = getattr(thing, "__qualname__", None) or type(thing).__qualname__
     return name if getattr(thing, "__qualname__", None) else f"{name} object"
+
+
+def notify(manager: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> Any:
+    """Call every observer's ``hook_name``. An exception propagates (the trial it
+    concerns is already recorded) with a note naming the observer that raised it: an
+    installed plugin's hook runs in every study, and its traceback alone reads like an
+    ensembo bug."""
+    caller = getattr(manager.hook, hook_name)
+    try:
+        return caller(**kwargs)
+    except Exception as error:
+        raising = _raising_implementation(caller.get_hookimpls(), error)
+        if raising is not None:
+            error.add_note(f"in the {hook_name} hook of {_observer_name(raising)}")
+        raise
+
+
+def _raising_implementation(implementations: list[Any], error: BaseException) -> Any:
+    """The hook implementation whose function is on ``error``'s traceback, if any."""
+    by_code = {impl.function.__code__: impl for impl in implementations}
+    frame = error.__traceback__
+    while frame is not None:
+        if frame.tb_frame.f_code in by_code:
+            return by_code[frame.tb_frame.f_code]
+        frame = frame.tb_next
+    return None
+
+
+def _observer_name(implementation: Any) -> str:
+    """An installed plugin by its distribution; a study's own callback by its name."""
+    observer = implementation.plugin
+    if isinstance(observer, TrialFinishedCallback):
+        return f"callback {_name(observer.function)}"
+    if implementation.plugin_name != str(id(observer)):  # registered under a name
+        return f"plugin {implementation.plugin_name}"
+    return f"callback {_name(observer)}"

@@ -23,6 +23,7 @@ from ensembo import (
     defaults,
     environment,
     execution,
+    observers,
     spaces,
     stored_study,
     trial_table,
@@ -153,7 +154,6 @@ class Study:
         parts = components.split_spec("ensemble_strategy", ensemble)
         check_strategy_fits(self.strategy, self.context, self.registry, parts and parts[0])
         self._observer_manager = wiring.observer_manager(self.registry, callbacks)
-        self._hooks = self._observer_manager.hook
         self.storage = open_storage(storage)  # only once every argument is known to be good
         try:
             self._continue_stored()
@@ -349,7 +349,7 @@ class Study:
             self._model_state.save(self.proposer)
         for trial in trials:
             self._record(trial)
-            self._hooks.ensembo_trial_started(study=self, trial=trial)
+            self._notify("ensembo_trial_started", study=self, trial=trial)
         return trials
 
     def tell(
@@ -410,8 +410,11 @@ class Study:
             self._record(finished)
         if finished.state is TrialState.COMPLETE:
             self._refresh_ensemble()
-        self._hooks.ensembo_trial_finished(study=self, trial=finished)
+        self._notify("ensembo_trial_finished", study=self, trial=finished)
         return finished
+
+    def _notify(self, hook_name: str, **kwargs: Any) -> Any:
+        return observers.notify(self._observer_manager, hook_name, **kwargs)
 
     def _record(self, trial: Trial) -> None:
         try:
@@ -427,7 +430,7 @@ class Study:
         """Let the strategy see the new results, then take its ensemble."""
         ensemble = self._keeper.refresh(self.history)
         if ensemble is not None and announce:
-            self._hooks.ensembo_ensemble_updated(study=self, ensemble=ensemble)
+            self._notify("ensembo_ensemble_updated", study=self, ensemble=ensemble)
 
     def _recover_interrupted(self) -> None:
         """Trials left RUNNING by a dead process become INTERRUPTED, to be re-run
@@ -484,14 +487,14 @@ class Study:
             execution.run_trials(
                 self, objective, backend, n_trials=n_trials, timeout=timeout, limits=limits,
                 max_retries=max_retries, catch=catch,
-                should_stop=lambda: bool(self._hooks.ensembo_should_stop(study=self)),
+                should_stop=lambda: bool(self._notify("ensembo_should_stop", study=self)),
             )
         finally:
             try:
                 if owned:
                     backend.close()
             finally:  # a backend that fails to close must not keep observers waiting
-                self._hooks.ensembo_study_finished(study=self)
+                self._notify("ensembo_study_finished", study=self)
                 if show_progress:
                     self._observer_manager.unregister(progress)
         return self
