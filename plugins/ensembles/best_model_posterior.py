@@ -7,9 +7,9 @@ the lowest sampled risk (ties broken uniformly at random). Rows are resampled
 its weight (Table 6.1). Three ways to sample r:
 
 * ``bootstrap`` — resample ⌈ρm⌉ rows with replacement (L1387, L1452);
-* ``dirichlet`` — Bayesian bootstrap weights Dir(ρ,…,ρ) over the rows, mixed with a
-  stick-breaking prior of concentration α̃·2^d over random loss states when α̃ > 0
-  (L1375–1383; zero-one losses);
+* ``dirichlet`` — Bayesian bootstrap weights Dir(ρ,…,ρ) over the rows, mixed when α̃ > 0
+  with a stick-breaking prior of mass α̃·2^d over the 2^d right/wrong patterns, capped
+  at the data's mass ρm (L1375–1383; zero-one losses only, see :func:`prior_mass`);
 * ``student-t`` — the Normal–Wishart posterior's multivariate Student t (Eq. 6.4–6.5)
   with the thesis's fixed prior r₀ = ½, T₀ = ¼I, κ₀ = 1, ν₀ = d (L1413), m → ρm (L1456).
 
@@ -22,6 +22,8 @@ import itertools
 import math
 
 import numpy as np
+
+from ensembo.errors import ComponentOptionError
 
 SAMPLERS = ("bootstrap", "dirichlet", "student-t")
 TIE_TOLERANCE = 1e-12  # risks this close to the lowest one tie for it
@@ -46,21 +48,62 @@ def _stick_breaking(concentration: float, atoms: int, rng: np.random.Generator) 
     return weights / weights.sum()
 
 
+def prior_mass(alpha: float, d: int, effective: float) -> float:
+    """The Dirichlet prior's total mass α̃N (N = 2^d states), capped at the data's mass.
+
+    The thesis draws θ ~ Beta(α̃N, m) and, since "α̃N > m yields too much importance to
+    the prior", assumes α̃N ≤ m (L1383). A study's pool grows, so a fixed α̃ would pass m
+    within a few trials, drown the data and cost 10·α̃N atoms a sample; an α̃ past m/N is
+    used as m/N. The data's mass is m' = ρm under the K-fold adaptation (L1454).
+    """
+    if alpha <= 0:
+        return 0.0
+    if d >= math.log2(effective / alpha):
+        return effective
+    return alpha * 2.0**d
+
+
+def require_zero_one(losses: np.ndarray) -> None:
+    """Refuse losses outside {0, 1}: the prior's states are right/wrong patterns (L1377)."""
+    other = losses[(losses != 0) & (losses != 1)]
+    if other.size:
+        raise ComponentOptionError(
+            "agnostic-bayes: sampler 'dirichlet' with alpha > 0 needs zero-one losses (its "
+            f"prior is over the 2^d right/wrong patterns), but found a loss of {other[0]:g}; use "
+            "loss: zero-one, alpha: 0 (the Bayesian bootstrap, any loss) or sampler: student-t"
+        )
+
+
+def _random_states(atoms: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """(atoms, d) states drawn uniformly from {0,1}^d, eight bits per random byte."""
+    packed = rng.integers(0, 256, size=(atoms, -(-d // 8)), dtype=np.uint8)
+    return np.unpackbits(packed, axis=1, count=d)
+
+
+def _prior_risks(mass: float, n: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` draws of G·Dir(α̃1_N): 10·α̃N stick-breaking atoms at uniform states (L1383).
+
+    ``einsum`` rather than ``@``: matmul would first copy the bits into a float array.
+    """
+    atoms = max(1, int(10 * mass))
+    return np.stack([
+        np.einsum("a,ad->d", _stick_breaking(mass, atoms, rng), _random_states(atoms, d, rng))
+        for _ in range(n)
+    ])
+
+
 def _dirichlet(
     losses: np.ndarray, n: int, rho: float, alpha: float, rng: np.random.Generator
 ) -> np.ndarray:
+    """θ·prior + (1−θ)·data with θ ~ Beta(α̃N, ρm) (L1383, L1454); O(m·d) a sample at the cap."""
     m, d = losses.shape
     risks = rng.dirichlet(np.full(m, rho), size=n) @ losses
     if alpha <= 0:
         return risks
-    concentration = alpha * 2.0**d
-    atoms = max(1, int(10 * concentration))
-    for row in range(n):
-        theta = rng.beta(concentration, rho * m)
-        states = rng.integers(0, 2, size=(atoms, d))
-        prior = _stick_breaking(concentration, atoms, rng) @ states
-        risks[row] = theta * prior + (1.0 - theta) * risks[row]
-    return risks
+    require_zero_one(losses)
+    mass = prior_mass(alpha, d, rho * m)
+    theta = rng.beta(mass, rho * m, size=(n, 1))
+    return theta * _prior_risks(mass, n, d, rng) + (1.0 - theta) * risks
 
 
 def _student_t(losses: np.ndarray, n: int, rho: float, rng: np.random.Generator) -> np.ndarray:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ensembo.errors import ComponentOptionError
+from ensembo.plugins.ensembles.agnostic_bayes import AgnosticBayes
 from ensembo.plugins.ensembles.best_model_posterior import (
     exact_bootstrap_posterior,
+    prior_mass,
     sample_risks,
     win_shares,
 )
@@ -64,3 +67,63 @@ def test_smaller_effective_sample_flattens_the_posterior():
 def test_unknown_sampler_names_the_valid_ones():
     with pytest.raises(ValueError, match="bootstrap, dirichlet, student-t"):
         sample_risks(TABLE_A_1, 10, np.random.default_rng(0), sampler="dp")
+
+
+def one_clearly_best(m: int, d: int, seed: int = 4) -> np.ndarray:
+    """Zero-one losses of d models on m examples: model 0 wrong on 10%, the others on 30%."""
+    rng = np.random.default_rng(seed)
+    losses = np.zeros((m, d))
+    for h in range(d):
+        losses[rng.choice(m, m // 10 if h == 0 else 3 * m // 10, replace=False), h] = 1
+    return losses
+
+
+def test_dirichlet_alpha_past_the_thesis_bound_acts_as_the_bound():
+    # α̃N ≤ m (thesis L1383): with m = 50 and d = 20, α̃ = 0.01 gives α̃N ≈ 10486 > 50.
+    losses = one_clearly_best(50, 20)
+    draw = lambda alpha: sample_risks(  # noqa: E731
+        losses, 5, np.random.default_rng(0), sampler="dirichlet", alpha=alpha
+    )
+    assert np.array_equal(draw(0.01), draw(50 / 2**20))
+
+
+def test_dirichlet_prior_does_not_drown_a_clearly_best_model():
+    losses = one_clearly_best(50, 20)
+    shares = win_shares(sample_risks(
+        losses, 200, np.random.default_rng(5), sampler="dirichlet", alpha=0.01
+    ))
+    assert shares.argmax() == 0
+    assert shares[0] > 0.3  # uncapped, the prior made it ≈ 0.08, near uniform (0.05)
+
+
+def test_dirichlet_prior_cost_stays_bounded_in_a_large_pool():
+    losses = one_clearly_best(40, 64)  # N = 2^64 states: uncapped, 10·α̃N atoms a sample
+    risks = sample_risks(losses, 50, np.random.default_rng(6), sampler="dirichlet", alpha=1.0)
+    assert risks.shape == (50, 64)
+    assert np.all((risks >= 0) & (risks <= 1))
+
+
+def test_prior_mass_is_alpha_times_the_states_up_to_the_data_mass():
+    assert prior_mass(0.01, 4, 50.0) == pytest.approx(0.16)
+    assert prior_mass(0.01, 20, 50.0) == 50.0
+    assert prior_mass(0.01, 20, 0.3 * 50) == 15.0  # ρm under k-fold (L1454)
+    assert prior_mass(1.0, 5000, 50.0) == 50.0  # no 2^5000 overflow
+    assert prior_mass(0.0, 40, 50.0) == 0.0
+
+
+def test_dirichlet_prior_refuses_losses_other_than_zero_one():
+    losses = np.array([[0.0, 0.25], [1.0, 0.5], [0.0, 1.0]])
+    with pytest.raises(ComponentOptionError, match="needs zero-one losses.*found a loss of 0.25"):
+        sample_risks(losses, 10, np.random.default_rng(0), sampler="dirichlet", alpha=0.1)
+    plain = sample_risks(losses, 10, np.random.default_rng(0), sampler="dirichlet", alpha=0.0)
+    assert plain.shape == (10, 2)  # the Bayesian bootstrap (α̃ = 0) takes any loss
+
+
+def test_agnostic_bayes_names_the_options_when_its_dirichlet_prior_meets_log_loss(
+    make_classification,
+):
+    history, context = make_classification([{0}, {1}, {2}], 6)
+    strategy = AgnosticBayes(sampler="dirichlet", alpha=0.1, loss="log-loss")
+    with pytest.raises(ComponentOptionError, match="use loss: zero-one, alpha: 0"):
+        strategy.ensemble(history, context)
+    assert AgnosticBayes(sampler="dirichlet", alpha=0.1).ensemble(history, context) is not None
