@@ -92,11 +92,13 @@ class EnsembleKeeper:
         self._update(history)
         with calling("ensemble strategy", self.strategy, "ensemble"):
             ensemble = self.strategy.ensemble(history, self.context)
-        if ensemble is None or ensemble == self.current:
+        if ensemble is None:
             return None
-        if not isinstance(ensemble, Ensemble):
+        if not isinstance(ensemble, Ensemble):  # before ==, which an array cannot answer
             raise TrialError(f"{self._describe()}: ensemble() must return an ensembo.Ensemble "
                              f"or None, got {type(ensemble).__name__}: {ensemble!r:.100}")
+        if ensemble == self.current:
+            return None
         self._check_members(ensemble, history)
         self.current = ensemble
         return ensemble
