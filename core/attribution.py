@@ -17,6 +17,11 @@ def describe_component(kind: str, component: Any) -> str:
     return f"{kind} {cls.__module__}.{cls.__qualname__}"
 
 
+#: How a :class:`calling` note begins, for readers of notes (the CLI tells a plugin's
+#: broken contract from a user's mistake by it).
+CALL_NOTE = "while calling "
+
+
 class calling:  # noqa: N801 - used like a function: ``with calling(...):``
     """Note on any exception raised in the block that it came from ``component.method``.
 
@@ -40,7 +45,7 @@ class calling:  # noqa: N801 - used like a function: ``with calling(...):``
         if isinstance(error, Exception):
             needed = f"; it must return {self.expects}" if self.expects else ""
             error.add_note(
-                f"while calling {self.method}() of "
+                f"{CALL_NOTE}{self.method}() of "
                 f"{describe_component(self.kind, self.component)}{needed}"
             )
         return False

@@ -52,8 +52,33 @@ def check_posterior(mean: Any, variance: Any, n: int) -> None:
         )
     if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(variance))):
         raise PluginContractError("predict returned NaN or infinite means or variances")
+    _check_variance_sign(variance, "predict")
+
+
+def check_gradients(predicted: Any, shape: tuple[int, ...], d: int, method: str) -> None:
+    """The gradients that steer local search must be as usable as the predictions
+    (:func:`check_posterior`): d mean/dx of shape (n,) failed in numpy's matmul inside
+    the acquisition optimizer, which the error then blamed, and NaN gradients were
+    followed without a word. ``shape`` is the mean's: (n,), or (S, n) per sample."""
+    arrays = tuple(np.asarray(a) for a in predicted)
+    expected = (shape, shape, (*shape, d), (*shape, d))
+    found = tuple(a.shape for a in arrays)
+    if found != expected:
+        raise PluginContractError(
+            f"{method} returned shapes {', '.join(map(str, found))} for {shape[-1]} "
+            f"configurations of {d} dimensions; expected {', '.join(map(str, expected))}"
+        )
+    if not all(np.all(np.isfinite(a)) for a in arrays):
+        raise PluginContractError(
+            f"{method} returned NaN or infinite means, variances or gradients"
+        )
+    _check_variance_sign(arrays[1], method)
+
+
+def _check_variance_sign(variance: np.ndarray, method: str) -> None:
+    """Rounding may make a variance slightly negative; more than that is a bug."""
     if np.any(variance < -1e-9 * max(1.0, float(np.max(np.abs(variance))))):
-        raise PluginContractError(f"predict returned a negative variance ({variance.min():.3g})")
+        raise PluginContractError(f"{method} returned a negative variance ({variance.min():.3g})")
 
 
 class SurrogateAcquisition:
@@ -90,8 +115,11 @@ class SurrogateAcquisition:
         """Values (n,) and input gradients (n, d); needs a differentiable surrogate."""
         sampled = isinstance(self.surrogate, SampledSurrogate)
         method = "predict_samples_with_gradients" if sampled else "predict_with_gradients"
+        n, d = batch.values.shape
         with calling("surrogate", self.surrogate, method, _WITH_GRADIENTS):
             mean, variance, d_mean, d_variance = getattr(self.surrogate, method)(batch)
+            shape = (*np.shape(mean)[:1], n) if sampled else (n,)
+            check_gradients((mean, variance, d_mean, d_variance), shape, d, method)
         with calling("acquisition", self.acquisition, "gradient", "(d/d mean, d/d variance)"):
             values = self.acquisition(mean, variance, self.best)
             by_mean, by_variance = self.acquisition.gradient(mean, variance, self.best)

@@ -44,6 +44,15 @@ def best_so_far(trials: Iterable[Trial]) -> list[float | None]:
     return running
 
 
+def member_weights(ensemble: Ensemble) -> dict[int, float]:
+    """Each member trial's total weight: an ensemble is a weighted multiset, and a trial
+    listed twice (``members=[b, b]``) holds both its weights, not the last one."""
+    weights: dict[int, float] = {}
+    for member, weight in zip(ensemble.members, ensemble.weights, strict=True):
+        weights[member] = weights.get(member, 0.0) + weight
+    return weights
+
+
 def dataframe(
     trials: Sequence[Trial], hyperparameters: Sequence[str], ensemble: Ensemble | None
 ) -> Any:
@@ -54,7 +63,7 @@ def dataframe(
         import pandas
     except ImportError:
         raise MissingDependencyError("Study.trials_dataframe", "pandas", "data") from None
-    weights = dict(zip(ensemble.members, ensemble.weights, strict=True)) if ensemble else {}
+    weights = member_weights(ensemble) if ensemble else {}
     metrics = info_keys(trials)
     rows = [
         [trial.number, trial.state.value, trial.loss, best, weights.get(trial.number),

@@ -3,8 +3,12 @@
 Each subcommand lives in its own module with ``register(subparsers)`` (adds its parser
 and sets ``handler``). User mistakes print one line and exit 2; nothing else exits 2.
 Any other error (a bug, here or in a plugin) prints its type, message and notes and
-exits 1. ``-v`` adds the full traceback, causes included, to either. A reader that
-closes the pipe (``| head``) ends the command quietly, as with other Unix tools.
+exits 1. A plugin that breaks its contract while ensembo calls it (NaN predictions, a
+wrong shape: a ``PluginContractError`` noted "while calling ...") is such a bug, not the
+user's mistake. Every error is followed by its notes, one per line: they name the
+component whose method raised. ``-v`` adds the full traceback, causes included. A
+reader that closes the pipe (``| head``) ends the command quietly, as with other Unix
+tools.
 """
 
 from __future__ import annotations
@@ -18,13 +22,15 @@ import warnings
 from collections.abc import Sequence
 
 from ensembo import __version__
+from ensembo.attribution import CALL_NOTE
 from ensembo.cli import bench_command, plugins_command, report_command, run_command, space_command
-from ensembo.errors import EnsemboError
+from ensembo.errors import EnsemboError, PluginContractError
 
 COMMANDS = [plugins_command, run_command, report_command, bench_command, space_command]
 USAGE_ERROR = 2
 INTERNAL_ERROR = 1
 BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool stopped by `| head`
+PLUGIN_BUG = "a bug in the component named first above, not a mistake in the experiment"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,9 +70,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _reader_gone()
     except EnsemboError as error:
-        if args.verbose:
-            traceback.print_exception(error, file=sys.stderr)
-        print(f"ensembo: error: {error}", file=sys.stderr)
+        if _broke_contract_in_call(error):
+            _report_unexpected(error, verbose=args.verbose, whose=PLUGIN_BUG)
+            return INTERNAL_ERROR
+        _report_mistake(error, verbose=args.verbose)
         return USAGE_ERROR
     except KeyboardInterrupt:
         print("ensembo: interrupted; finished trials are saved", file=sys.stderr)
@@ -84,17 +91,41 @@ def _reader_gone() -> int:
     return BROKEN_PIPE
 
 
-def _report_unexpected(error: Exception, *, verbose: int) -> None:
+def _broke_contract_in_call(error: EnsemboError) -> bool:
+    """A contract broken inside a call (a surrogate's NaN predictions) is the plugin's
+    bug: the user cannot fix it in the experiment. One found while building a component
+    (a misspelt option) is not noted this way, and stays the user's mistake."""
+    notes = getattr(error, "__notes__", ())
+    return isinstance(error, PluginContractError) and any(
+        note.startswith(CALL_NOTE) for note in notes
+    )
+
+
+def _report_mistake(error: EnsemboError, *, verbose: int) -> None:
+    """The message, then its notes: raised in a plugin's method, the message alone does
+    not say whose (docs/plugin-authoring.md promises the note names it)."""
+    if verbose:
+        traceback.print_exception(error, file=sys.stderr)
+    print(f"ensembo: error: {error}", file=sys.stderr)
+    _print_notes(error)
+
+
+def _report_unexpected(error: Exception, *, verbose: int, whose: str = "a bug") -> None:
     """A few lines by default — type, message and the notes that say where it happened
     (e.g. which plugin was being built) — and the traceback under ``-v``, which is what
     a bug report needs."""
     if verbose:
         traceback.print_exception(error, file=sys.stderr)
     print(f"ensembo: error: {type(error).__name__}: {error}", file=sys.stderr)
+    _print_notes(error)
+    if not verbose:
+        print(f"ensembo: this looks like {whose}; run with -v to see the traceback",
+              file=sys.stderr)
+
+
+def _print_notes(error: BaseException) -> None:
     for note in getattr(error, "__notes__", ()):
         print(f"  {note}", file=sys.stderr)
-    if not verbose:
-        print("ensembo: this looks like a bug; run with -v to see the traceback", file=sys.stderr)
 
 
 if __name__ == "__main__":

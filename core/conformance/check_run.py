@@ -28,6 +28,20 @@ class CheckRun:
         self.passed: list[str] = []
         self.failures: list[tuple[str, str]] = []
 
+    def first(self, protocol: Any, lacking: str) -> Any:
+        """A fresh component, or ``None`` with a failed "protocol" check if it lacks
+        ``protocol`` (a class or a tuple of them). A registered name is checked against
+        its protocol when it is built, and that error is this check's finding: raised,
+        it skipped the report (``--json`` printed plain text and exited 2)."""
+        try:
+            component = self.fresh()
+        except PluginContractError as error:
+            self.failures.append(("protocol", f"{type(error).__name__}: {error}"))
+            return None
+        with self.check("protocol"):
+            require(isinstance(component, protocol), lacking)
+        return None if self.failures else component
+
     def fresh(self) -> Any:
         if isinstance(self.spec, str | Mapping):
             return components.build(self.kind, self.spec, self.registry)

@@ -31,10 +31,8 @@ def check_loss(
     """
     checks = CheckRun("loss", loss, registry)
     rng = np.random.default_rng(seed)
-    first = checks.fresh()
-    with checks.check("protocol"):
-        require(isinstance(first, Loss), "is not callable as loss(y_true, predictions)")
-    if checks.failures:
+    first = checks.first(Loss, "is not callable as loss(y_true, predictions)")
+    if first is None:
         return checks.done()
     if task == "classification":
         y = rng.integers(0, CLASSES, EXAMPLES)
@@ -77,8 +75,9 @@ def _ensemble_loss_checks(checks: CheckRun, loss: Any, y, perfect, members, per_
         require(batched.shape == (len(pairs),),
                  f"{len(pairs)} candidate totals gave shape {batched.shape}")
         one_by_one = [float(loss.ensemble_loss(y, total, 2.0)) for total in totals]
-        require(np.allclose(batched, one_by_one) and bool(np.all(np.isfinite(batched))),
+        require(np.allclose(batched, one_by_one, equal_nan=True),
                  "candidates scored in a batch differ from candidates scored alone")
+        require(bool(np.all(np.isfinite(batched))), f"non-finite ensemble losses {batched}")
     with checks.check("a perfect ensemble loses least"):
         best = float(loss.ensemble_loss(y, 2 * loss.contributions(perfect), 2.0))
         require(best <= float(np.min(loss.ensemble_loss(y, totals, 2.0))) + 1e-12,

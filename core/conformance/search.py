@@ -18,14 +18,6 @@ from ensembo.trials import History, Trial, TrialState
 _SPACES = (("flat", FLAT_SPACE), ("conditional", CONDITIONAL_SPACE))
 
 
-def _protocol(checks: CheckRun, protocol: type, what: str) -> Any:
-    """A fresh component, or ``None`` (failure recorded) if it lacks the protocol."""
-    component = checks.fresh()
-    with checks.check("protocol"):
-        require(isinstance(component, protocol), what)
-    return None if checks.failures else component
-
-
 def check_acquisition(
     acquisition: Any, *, seed: int = 0, registry: Registry | None = None
 ) -> list[str]:
@@ -33,7 +25,7 @@ def check_acquisition(
     (a configuration the surrogate has seen). Returns the names of the checks passed;
     raises :class:`~ensembo.conformance.ConformanceError` listing every failed one."""
     checks = CheckRun("acquisition", acquisition, registry)
-    first = _protocol(checks, Acquisition, "has no __call__(mean, variance, best) and gradient")
+    first = checks.first(Acquisition, "has no __call__(mean, variance, best) and gradient")
     if first is None:
         return checks.done()
     rng = np.random.default_rng(seed)
@@ -53,7 +45,8 @@ def check_acquisition(
                 "targets are minimized, but a lower predicted mean scored worse")
     with checks.check("the same values point by point"):
         alone = [float(first(mean[i:i + 1], variance[i:i + 1], best)[0]) for i in range(9)]
-        require(np.allclose(values, alone), "values depend on the other points of the batch")
+        require(np.allclose(values, alone, equal_nan=True),  # NaN: the first check's finding
+                "values depend on the other points of the batch")
     with checks.check("gradients match finite differences"):
         by_mean, by_variance = map(np.asarray, first.gradient(mean, variance, best))
         step = 1e-6
@@ -86,8 +79,8 @@ def check_acquisition_optimizer(
     conditional space. Returns the names of the checks passed; raises
     :class:`~ensembo.conformance.ConformanceError` listing every failed one."""
     checks = CheckRun("acquisition_optimizer", optimizer, registry)
-    if _protocol(checks, AcquisitionOptimizer, "has no maximize(surface, space, history, n, "
-                 "rng)") is None:
+    lacking = "has no maximize(surface, space, history, n, rng)"
+    if checks.first(AcquisitionOptimizer, lacking) is None:
         return checks.done()
     for label, source in _SPACES:
         space = spaces.load(source)
@@ -116,7 +109,7 @@ def check_initial_design(
     the checks passed; raises :class:`~ensembo.conformance.ConformanceError` listing
     every failed one."""
     checks = CheckRun("initial_design", design, registry)
-    if _protocol(checks, InitialDesign, "has no configs(space, n, rng)") is None:
+    if checks.first(InitialDesign, "has no configs(space, n, rng)") is None:
         return checks.done()
     for label, source in _SPACES:
         space = spaces.load(source)

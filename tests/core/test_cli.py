@@ -12,7 +12,11 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from ensembo import Study
+from ensembo.errors import EnsemboError
 
 OBJECTIVE = '''
 import time
@@ -251,3 +255,64 @@ def test_version(capsys):
     with pytest.raises(SystemExit) as done:
         main(["--version"])
     assert done.value.code == 0 and capsys.readouterr().out == f"ensembo {__version__}\n"
+
+
+# --- errors raised in a plugin's method name the plugin (plugin-author audit, defect 1) ---
+
+
+class _NaNSurrogate:
+    def fit(self, batch, y, rng):
+        pass
+
+    def predict(self, batch):
+        return np.full(len(batch), np.nan), np.ones(len(batch))
+
+
+class _TooFewPoints(EnsemboError, ValueError):
+    """A plugin's own error for a user mistake, as docs/plugin-authoring.md §5 suggests."""
+
+
+class _RefusesSmallHistories(_NaNSurrogate):
+    def fit(self, batch, y, rng):
+        raise _TooFewPoints("knn: option 'k' is 5 but only 2 trials are complete")
+
+
+def _study_with(surrogate):
+    """A command handler running a study on ``surrogate`` until its error propagates."""
+
+    def handler(args):
+        space = {"params": {"x": {"type": "float", "low": 0.0, "high": 1.0}}}
+        Study(space, surrogate=surrogate, acquisition_optimizer="random", n_initial=2).optimize(
+            lambda config: config["x"], n_trials=3, catch=())
+
+    return handler
+
+
+@pytest.mark.parametrize(
+    ("surrogate", "code", "message", "method"),
+    [(_NaNSurrogate(), 1,
+      "PluginContractError: predict returned NaN or infinite means or variances", "predict"),
+     (_RefusesSmallHistories(), 2, "knn: option 'k' is 5 but only 2 trials are complete", "fit")],
+)
+def test_an_error_in_a_plugin_method_names_the_plugin(
+    monkeypatch, capsys, surrogate, code, message, method
+):
+    """The CLI printed str(error) only: 'predict returned NaN ...' with no plugin named,
+    and exit 2 ('user mistake') for a plugin's broken contract."""
+    from ensembo.cli import main, plugins_command
+
+    monkeypatch.setattr(plugins_command, "run", _study_with(surrogate))
+    assert main(["plugins"]) == code
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == f"ensembo: error: {message}"
+    assert lines[1].startswith(
+        f"  while calling {method}() of surrogate {__name__}.{type(surrogate).__name__}")
+    broke_contract = code == 1
+    assert ("a bug in the component named first above" in lines[-1]) is broke_contract
+
+
+def test_a_misspelt_option_stays_a_user_mistake(tmp_path):
+    """A PluginContractError found while building (not calling) a component."""
+    write_experiment(tmp_path, extra="ensemble: {name: best, sizee: 3}\n")
+    result = ensembo("run", "experiment.yaml", "--no-progress", cwd=tmp_path)
+    assert result.returncode == 2 and "rejected options ['sizee']" in result.stderr

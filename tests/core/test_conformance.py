@@ -306,3 +306,94 @@ def test_broken_search_components_fail_their_checks():
         check_initial_design(SeedIgnored)
     assert [name for name, _ in caught.value.failures] == [
         "same seed, same design, flat space", "same seed, same design, conditional space"]
+
+
+# --- findings, not crashes or false failures (plugin-author audit, defect 8) ---------------
+
+
+class PredictsOneArray(_Forest):
+    """Returns (n, 2): one array instead of the pair (mean, variance)."""
+
+    def predict(self, batch):
+        return np.column_stack(super().predict(batch))
+
+
+class PredictsNaN(_Forest):
+    def predict(self, batch):
+        mean, variance = super().predict(batch)
+        return np.full_like(mean, np.nan), variance
+
+
+def test_one_array_from_predict_is_a_finding_not_a_crash_of_the_check():
+    """The check unpacked it into _posterior_problem(): 'takes 3 positional arguments'."""
+    with pytest.raises(ConformanceError) as caught:
+        check_surrogate(PredictsOneArray)
+    failures = dict(caught.value.failures)
+    assert failures["fit and predict, flat space, 2 points"] == (
+        "AssertionError: predict gave an array of shape (7, 2), expected (mean, variance)")
+    assert "positional arguments" not in str(caught.value)
+
+
+def test_nan_predictions_do_not_also_fail_the_seeding_checks():
+    with pytest.raises(ConformanceError) as caught:
+        check_surrogate(PredictsNaN)
+    failed = [name for name, _ in caught.value.failures]
+    assert "fit and predict, flat space, 2 points" in failed
+    assert not [name for name in failed if name.startswith("same seed")]
+
+
+class NaNTargets(EnsemblesRunningTrials):
+    def targets(self, history, context):
+        return np.full(len(history.completed()), np.nan)
+
+    def ensemble(self, history, context):
+        best = history.best()
+        return None if best is None else Ensemble.single(best.number)
+
+
+def test_nan_targets_fail_only_the_step_check_not_the_replay_checks():
+    with pytest.raises(ConformanceError) as caught:
+        check_ensemble_strategy(NaNTargets, tasks=("regression",))
+    assert [name for name, _ in caught.value.failures] == [
+        "targets and ensemble at every step, regression"]
+    assert "non-finite targets" in str(caught.value)
+
+
+class NaNEnsembleLoss(SquaredError):
+    def ensemble_loss(self, y_true, totals, size):
+        return np.full(np.shape(totals)[:-1], np.nan)
+
+
+def test_nan_ensemble_losses_are_reported_as_such_not_as_a_batching_difference():
+    with pytest.raises(ConformanceError) as caught:
+        check_loss(NaNEnsembleLoss, task="regression")
+    failure = dict(caught.value.failures)["ensemble loss of a batch of candidates"]
+    assert failure.startswith("AssertionError: non-finite ensemble losses")
+
+
+class NoPredict:
+    def fit(self, batch, y, rng):
+        pass
+
+
+class _MissingMethodPlugin:
+    @hookimpl
+    def ensembo_add_surrogates(self):
+        return {"nopredict": NoPredict}
+
+
+def test_a_registered_component_missing_a_method_fails_the_protocol_check(monkeypatch, capsys):
+    """The registry's protocol check raised before any check ran: ``--check --json``
+    printed plain text and exited 2, and check_surrogate raised a bare PluginContractError."""
+    reg = Registry.from_plugins({"broken-dist": _MissingMethodPlugin()}, builtins=True)
+    with pytest.raises(ConformanceError) as caught:
+        check_surrogate("nopredict", registry=reg)
+    ((check, problem),) = caught.value.failures
+    assert check == "protocol" and "missing predict" in problem
+    monkeypatch.setattr(plugins_command, "registry", lambda: reg)
+    assert main(["plugins", "nopredict", "--check", "--json"]) == 1
+    (result,) = json.loads(capsys.readouterr().out)
+    assert result["distribution"] == "broken-dist" and result["passed"] == []
+    assert [f["check"] for f in result["failures"]] == ["protocol"]
+    assert main(["plugins", "nopredict", "--check"]) == 1
+    assert "  FAIL protocol: PluginContractError: " in capsys.readouterr().out

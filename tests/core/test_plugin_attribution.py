@@ -241,6 +241,38 @@ def test_a_state_that_is_not_json_is_refused_naming_the_surrogate(flat_space, tm
     assert any("_ArrayState" in note for note in caught.value.__notes__)
 
 
+class _GradientsWithoutColumns(_Mean):
+    """d mean/dx of shape (n,) instead of (n, d)."""
+
+    def predict_with_gradients(self, batch):
+        mean, variance = self.predict(batch)
+        return mean, variance, np.zeros(len(batch)), np.zeros(len(batch))
+
+
+class _NaNGradients(_Mean):
+    def predict_with_gradients(self, batch):
+        mean, variance = self.predict(batch)
+        return mean, variance, np.full(batch.values.shape, np.nan), np.zeros(batch.values.shape)
+
+
+@pytest.mark.parametrize(
+    ("surrogate", "message"),
+    [(_GradientsWithoutColumns(),
+      (r"predict_with_gradients returned shapes \(\d+,\), \(\d+,\), \(\d+,\), \(\d+,\) "
+       r"for \d+ configurations of 2 dimensions; expected .*\(\d+, 2\)")),
+     (_NaNGradients(), "predict_with_gradients returned NaN or infinite")],
+)
+def test_unusable_gradients_are_refused_naming_the_surrogate(flat_space, surrogate, message):
+    """A wrong shape failed in numpy's matmul, blamed on the lbfgs optimizer; NaN
+    gradients were followed silently and the study ran on."""
+    study = Study(flat_space, surrogate=surrogate, acquisition_optimizer="lbfgs", n_initial=2)
+    with pytest.raises(PluginContractError, match=message) as caught:
+        study.optimize(loss, n_trials=3, catch=())
+    assert caught.value.__notes__[0].startswith(
+        f"while calling predict_with_gradients() of surrogate {__name__}.{type(surrogate).__name__}"
+    )
+
+
 class _NaNTargets(BestStrategy):
     def targets(self, history, context):
         return np.full(len(history.completed()), np.nan)

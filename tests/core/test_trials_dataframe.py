@@ -7,6 +7,7 @@ import sys
 import numpy as np
 import pytest
 
+from ensembo.ensemble import Ensemble
 from ensembo.study import Study
 from ensembo.trials import Evaluation
 
@@ -57,6 +58,29 @@ def test_one_row_per_trial_with_hyperparameters_metrics_and_weights(finished):
     expected = dict(zip(ensemble.members, ensemble.weights, strict=True))
     assert dict(members) == pytest.approx(expected)
     assert members.sum() == pytest.approx(1.0)
+
+
+class _BestTwice:
+    """An ensemble listing the best trial twice: a valid weighted multiset."""
+
+    def targets(self, history, context):
+        return history.losses()
+
+    def update(self, history, trial, context):
+        pass
+
+    def ensemble(self, history, context):
+        best = history.best()
+        return None if best is None else Ensemble(members=[best.number] * 2, weights=[0.5, 0.5])
+
+
+def test_a_trial_listed_twice_in_the_ensemble_shows_its_summed_weight():
+    """A dict of (member, weight) pairs kept one of the two halves: weight 0.5."""
+    space = {"params": {"x": {"type": "float", "low": 0.0, "high": 1.0}}}
+    study = Study(space, surrogate=None, ensemble=_BestTwice(), seed=0)
+    study.optimize(lambda config: config["x"], n_trials=3)
+    weights = study.trials_dataframe()["weight"]
+    assert weights.dropna().to_dict() == {study.best_trial.number: pytest.approx(1.0)}
 
 
 def test_a_resumed_study_gives_the_same_table(finished, tmp_path):
