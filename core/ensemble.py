@@ -1,9 +1,9 @@
 """The :class:`Ensemble` value: which trials, with which weights.
 
 An ensemble is a weighted multiset of trials. It combines the members' stored
-per-example predictions by weighted average — class-probability averaging or, for
-label predictions, weighted vote; weighted mean for regression — so it can be scored
-on the validation set without retraining anything.
+per-example predictions by the rule its strategy built and scored it with — a weighted
+majority vote or a weighted mean of class probabilities or values — so it can be
+scored on the validation set without retraining anything.
 """
 
 from __future__ import annotations
@@ -85,24 +85,69 @@ class EnsembleContext:
         return None
 
 
+COMBINATIONS = ("vote", "average")
+
+
+def leading_votes(votes: np.ndarray) -> np.ndarray:
+    """Boolean (n, k): the columns that share each row's largest vote."""
+    return votes >= votes.max(axis=1, keepdims=True) - 1e-12
+
+
+def break_vote_ties(votes: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
+    """Column of the largest vote per row; among tied columns, the largest ``tiebreak``
+    (the weighted mean probability), then the first."""
+    return np.argmax(np.where(leading_votes(votes), tiebreak, -np.inf), axis=1)
+
+
+def _default_size(ensemble: Ensemble) -> float:
+    return float(len(ensemble.members))
+
+
 @attrs.frozen(kw_only=True)
 class Ensemble:
-    """Members are trial numbers; weights are normalized to sum to one."""
+    """Members are trial numbers; weights are normalized to sum to one.
+
+    ``size`` is m, the number of members counted with multiplicity (a member picked
+    twice counts twice): normalized weights have lost it, and a loss that depends on
+    it (``sigmoid-margin`` solves its scale for m) must score the ensemble the strategy
+    built. ``combination`` is the rule the strategy built and scored the ensemble with,
+    so that it predicts and is scored the same way: ``"vote"`` (weighted majority vote
+    of each member's most probable class), ``"average"`` (weighted mean of class
+    probabilities or values), or ``None``: as the study's loss combines.
+    """
 
     members: tuple[int, ...] = attrs.field(converter=tuple)
     weights: tuple[float, ...] = attrs.field(converter=_normalized)
+    size: float = attrs.field(default=attrs.Factory(_default_size, takes_self=True),
+                              converter=float)
+    combination: str | None = attrs.field(
+        default=None, validator=attrs.validators.in_((None, *COMBINATIONS)))
 
     def __attrs_post_init__(self) -> None:
         if len(self.members) != len(self.weights):
             raise ValueError(
                 f"{len(self.members)} members but {len(self.weights)} weights"
             )
+        if self.members and not self.size > 0:
+            raise ValueError(f"an ensemble's size must be positive, got {self.size}")
 
     @classmethod
-    def from_counts(cls, counts: Mapping[int, float]) -> Ensemble:
-        """Build from ``{trial number: multiplicity or weight}``, dropping zero weights."""
-        kept = {m: w for m, w in sorted(counts.items()) if w > 0}
-        return cls(members=tuple(kept), weights=tuple(kept.values()))
+    def from_counts(cls, counts: Mapping[int, float], *,
+                    combination: str | None = None) -> Ensemble:
+        """Build from ``{trial number: multiplicity}``, dropping zeros; the size is the
+        total multiplicity."""
+        kept = {m: c for m, c in sorted(counts.items()) if c > 0}
+        return cls(members=tuple(kept), weights=tuple(kept.values()),
+                   size=sum(kept.values()), combination=combination)
+
+    @classmethod
+    def from_weights(cls, weights: Mapping[int, float], *, size: float | None = None,
+                     combination: str | None = None) -> Ensemble:
+        """Build from ``{trial number: weight}``, dropping zeros. Weights are not counts:
+        the size is one per member unless given (``esmbo``'s N bootstrap winners)."""
+        kept = {m: w for m, w in sorted(weights.items()) if w > 0}
+        return cls(members=tuple(kept), weights=tuple(kept.values()),
+                   size=len(kept) if size is None else size, combination=combination)
 
     @classmethod
     def single(cls, member: int) -> Ensemble:
@@ -111,24 +156,42 @@ class Ensemble:
     def __len__(self) -> int:
         return len(self.members)
 
+    @property
+    def counts(self) -> np.ndarray:
+        """Each member's multiplicity: its weight times the size. Whole multiplicities come
+        back whole (1/49·49 is 0.999…), so a vote scored from them ties where the
+        strategy's vote of whole counts tied."""
+        counts = np.asarray(self.weights) * self.size
+        whole = np.round(counts)
+        return np.where(np.abs(counts - whole) <= 1e-9 * np.maximum(whole, 1.0), whole, counts)
+
     def combine(
         self, predictions: Sequence[np.ndarray], *, vote_classes: np.ndarray | None = None
     ) -> np.ndarray:
-        """Weighted combination of the members' predictions, in member order.
+        """The members' predictions (in member order) combined by the ensemble's rule.
 
-        Arrays of shape (m,) or (m, k) are averaged. With ``vote_classes``, 1-D label
-        predictions are turned into a weighted vote over those classes and the winning
-        label is returned.
+        Values (m,) or class probabilities (m, k) are averaged with the weights; a
+        ``"vote"`` ensemble instead gives each class (m, k) its weighted share of the
+        members' votes. With ``vote_classes`` (the classes of the columns; label
+        predictions (m,) are votes for them) the winning class of each example is
+        returned, as :class:`~ensembo.ml.FittedEnsemble` predicts it: a tie goes to the
+        tied class with the highest weighted mean probability, then to the first.
         """
         if len(predictions) != len(self.members):
             raise ValueError(
                 f"expected {len(self.members)} prediction arrays, got {len(predictions)}"
             )
+        stacked = np.stack([np.asarray(p) for p in predictions])
+        labels = vote_classes is not None and stacked.ndim == 2
+        if labels:  # each member's label is its vote
+            stacked = stacked[..., None] == np.asarray(vote_classes)
         weights = np.asarray(self.weights)
-        if vote_classes is not None:
-            votes = np.zeros((len(predictions[0]), len(vote_classes)))
-            for weight, labels in zip(weights, predictions, strict=True):
-                votes += weight * (np.asarray(labels)[:, None] == vote_classes[None, :])
-            return vote_classes[np.argmax(votes, axis=1)]
-        stacked = np.stack([np.asarray(p, dtype=float) for p in predictions])
-        return np.tensordot(weights, stacked, axes=1)
+        mean = np.tensordot(weights, stacked.astype(float), axes=1)
+        totals = mean
+        if self.combination == "vote" and stacked.ndim == 3 and not labels:
+            from ensembo.plugins.losses.votes import one_hot_votes  # the losses' own vote
+
+            totals = np.tensordot(weights, np.stack([one_hot_votes(p) for p in stacked]), axes=1)
+        if vote_classes is None:
+            return totals
+        return np.asarray(vote_classes)[break_vote_ties(totals, mean)]

@@ -17,6 +17,7 @@ import attrs
 import numpy as np
 
 from ensembo.errors import TrialError
+from ensembo.stats.ranking import without_float_noise
 
 
 # Not enum.StrEnum: its str()/format() give the value ("complete") where this public enum
@@ -126,10 +127,15 @@ def config_key(config: Mapping[str, Any]) -> Hashable:
     return key
 
 
+def _loss_then_number(trial: Trial) -> tuple[float, int]:
+    """Losses equal to 12 significant digits tie: float noise must not pick the best."""
+    return float(without_float_noise(trial.loss)), trial.number
+
+
 def _better(trial: Trial, incumbent: Trial | None) -> bool:
     if incumbent is None:
         return True
-    return (trial.loss, trial.number) < (incumbent.loss, incumbent.number)
+    return _loss_then_number(trial) < _loss_then_number(incumbent)
 
 
 class History(Sequence[Trial]):
@@ -218,10 +224,11 @@ class History(Sequence[Trial]):
         return np.array([t.loss for t in self.completed()], dtype=float)
 
     def best(self) -> Trial | None:
-        """The complete trial with the lowest loss (the lowest number among equals)."""
+        """The complete trial with the lowest loss (the lowest number among equals, to 12
+        significant digits)."""
         if not self._best_known:
             done = self.completed()
-            self._best = min(done, key=lambda t: t.loss) if done else None
+            self._best = min(done, key=_loss_then_number) if done else None
             self._best_known = True
         return self._best
 

@@ -15,9 +15,10 @@ import attrs
 
 from ensembo.ensemble import Ensemble
 from ensembo.ml.artifacts import ArtifactStore
-from ensembo.ml.fitted_ensemble import FittedEnsemble, combine_contributions
+from ensembo.ml.fitted_ensemble import FittedEnsemble
 from ensembo.ml.selection import select_trial
 from ensembo.ml.task import Task
+from ensembo.plugins.losses.ensemble_loss import ensemble_loss_of, member_contributions
 from ensembo.study import Study
 from ensembo.trials import Trial
 
@@ -58,7 +59,7 @@ def finalize(
         members=[model_of(n) for n in ensemble.members],
         weights=list(ensemble.weights),
         classes=task.classes,
-        contributions=getattr(task.loss, "contributions", None),
+        contributions=member_contributions(ensemble.combination, task.loss),
     )
     return FinalModels(
         best_trial=best,
@@ -71,12 +72,15 @@ def finalize(
 
 def ensemble_validation_loss(study: Study, task: Task, ensemble: Ensemble) -> float | None:
     """The ensemble's loss on the fixed validation set, from the stored predictions and
-    combined as :class:`FittedEnsemble` combines them; ``None`` without a fixed set."""
+    combined as :class:`FittedEnsemble` combines them (by the ensemble's rule, at its
+    size); ``None`` without a fixed set. One member scores as its trial, whose own
+    probabilities the fitted ensemble predicts."""
     y_true = study.context.y_true
     if y_true is None:
         return None
+    if len(ensemble) == 1:
+        return study.history[ensemble.members[0]].loss
     predictions = [study.history[n].predictions for n in ensemble.members]
     if hasattr(task.loss, "ensemble_loss") and hasattr(task.loss, "contributions"):
-        totals = combine_contributions(predictions, ensemble.weights, task.loss.contributions)
-        return float(task.loss.ensemble_loss(y_true, totals, 1.0))  # weights sum to one
-    return task.score(y_true, combine_contributions(predictions, ensemble.weights))
+        return ensemble_loss_of(task.loss, y_true, predictions, ensemble)
+    return task.score(y_true, ensemble.combine(predictions))

@@ -3,8 +3,9 @@
 It is how ensembo hands back what the search built: the members of an
 :class:`ensembo.Ensemble` (trial numbers and weights, chosen by an ensemble strategy)
 turned into fitted models, and also the fold models of one k-fold trial (equal
-weights). Classification averages the members' class probabilities, exactly as the
-validation predictions were combined; regression averages values.
+weights). Classification combines the members' class probabilities as the strategy
+combined their validation predictions (a weighted vote or average); regression
+averages values.
 
 It follows scikit-learn's protocol, so that tools which check or refit an estimator
 (``FrozenEstimator``, ``CalibratedClassifierCV``, ``permutation_importance``,
@@ -22,7 +23,10 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ensembo.ensemble import break_vote_ties, leading_votes
 from ensembo.ml.predictions import class_probabilities, regression_values
+
+__all__ = ["FittedEnsemble", "break_vote_ties", "combine_contributions", "leading_votes"]
 
 
 def combine_contributions(
@@ -40,9 +44,10 @@ class FittedEnsemble(BaseEstimator):
 
     ``classes`` (classification only) fixes the probability columns; members trained
     on a subset of the classes are mapped onto them. ``contributions`` is what one
-    member adds to the ensemble total given its probabilities — the loss's own
-    ``contributions`` (one-hot votes for the vote losses such as ``zero-one``), so the
-    fitted ensemble predicts exactly as the ensemble strategy scored it; by default the
+    member adds to the ensemble total given its probabilities — for an ensemble of a
+    strategy, those of its :attr:`~ensembo.Ensemble.combination` (one-hot votes for a
+    vote; see :func:`~ensembo.plugins.losses.ensemble_loss.member_contributions`), so
+    the fitted ensemble predicts exactly as the strategy scored it; by default the
     probabilities themselves (probability averaging).
 
     A vote can tie. The vote losses count a tied example as an error (Lévesque's
@@ -213,12 +218,3 @@ def _is_fitted(model: Any) -> bool:
         return False
     return True
 
-
-def leading_votes(votes: np.ndarray) -> np.ndarray:
-    """Boolean (n, k): the columns that share each row's largest vote."""
-    return votes >= votes.max(axis=1, keepdims=True) - 1e-12
-
-
-def break_vote_ties(votes: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
-    """Column of the largest vote per row; among tied columns, the largest ``tiebreak``."""
-    return np.argmax(np.where(leading_votes(votes), tiebreak, -np.inf), axis=1)

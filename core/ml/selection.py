@@ -38,7 +38,7 @@ def select_trial(
     if not completed:
         raise _nothing_to_select(history)
     if rule == "argmin":
-        return min(completed, key=lambda t: t.loss)
+        return history.best()  # the study's best trial, ties as it breaks them
     if rule == "selection-split":
         missing = [t.number for t in completed if "selection_loss" not in t.info]
         if missing:

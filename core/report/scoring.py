@@ -4,10 +4,11 @@ Progress bars and reports show the ensemble's loss next to the best single trial
 one-member ensemble scores as its trial. Larger ensembles are scored the way ensemble
 strategies score them: the trials' predictions in the pool form of
 :mod:`ensembo.plugins.ensembles.pool` (class probabilities and class indices for
-classification), combined through the loss's ensemble side
-(:func:`~ensembo.plugins.losses.ensemble_loss.weighted_ensemble_loss`), so vote-based
-losses such as the C-bound get the same number the strategy optimized. Without
-validation targets or predictions the loss is unknown (``None``) rather than guessed.
+classification), combined by the ensemble's own rule and scored at its size through the
+loss's ensemble side (:func:`~ensembo.plugins.losses.ensemble_loss.ensemble_loss_of`),
+so vote-based losses such as the C-bound or the sigmoid margin get the same number the
+strategy optimized. Without validation targets or predictions the loss is unknown
+(``None``) rather than guessed.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy as np
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.errors import EnsemboError
 from ensembo.plugins.ensembles.pool import build_pool, resolve_loss
-from ensembo.plugins.losses.ensemble_loss import EnsembleLoss, weighted_ensemble_loss
+from ensembo.plugins.losses.ensemble_loss import EnsembleLoss, ensemble_loss_of
 from ensembo.trials import History, Trial
 
 
@@ -42,8 +43,7 @@ def ensemble_loss(
     if any(member not in position for member in ensemble.members):
         return None
     predictions = pool.predictions[[position[m] for m in ensemble.members]]
-    weights = np.asarray(ensemble.weights)
     loss = resolve_loss(context.loss, context, pool.task)
     if isinstance(loss, EnsembleLoss):
-        return weighted_ensemble_loss(loss, pool.y, predictions, weights)
-    return float(np.mean(loss(pool.y, np.tensordot(weights, predictions, axes=1))))
+        return ensemble_loss_of(loss, pool.y, predictions, ensemble)
+    return float(np.mean(loss(pool.y, ensemble.combine(list(predictions)))))

@@ -32,6 +32,7 @@ from ensembo.plugins.ensembles.pool import (
     require_ensemble_loss,
     resolve_loss,
 )
+from ensembo.plugins.losses.ensemble_loss import combination_of
 from ensembo.trials import History, Trial
 
 RHO_GRID = tuple(np.linspace(0.1, 0.8, 20).tolist())
@@ -103,12 +104,21 @@ class AgnosticBayes:
     def _tuned_rho(self, pool: Pool, loss: Any, losses: np.ndarray, seed: int) -> float:
         combiner = require_ensemble_loss(loss, self.name)
         contributions = self._cache.contributions(pool, combiner, ("tune", repr(self.loss)))
+        position = {number: i for i, number in enumerate(pool.numbers)}
         scores = []
         for rho in RHO_GRID:
-            weights = self.posterior(pool, losses, rho, seed)
-            totals = np.tensordot(weights, contributions, axes=1)
-            scores.append(float(combiner.ensemble_loss(pool.y, totals, weights.sum())))
+            # Scored as the ensemble it gives, at its size (as the report scores it).
+            ensemble = self._ensemble(pool, self.posterior(pool, losses, rho, seed), loss)
+            rows = contributions[[position[m] for m in ensemble.members]]
+            totals = np.tensordot(ensemble.counts, rows, axes=1)
+            scores.append(float(combiner.ensemble_loss(pool.y, totals, ensemble.size)))
         return RHO_GRID[int(np.argmin(scores))]
+
+    @staticmethod
+    def _ensemble(pool: Pool, weights: np.ndarray, loss: Any) -> Ensemble:
+        """Every trial with its posterior weight, one voter each, combined as ``loss`` does."""
+        return Ensemble.from_weights(dict(zip(pool.numbers, weights.tolist(), strict=True)),
+                                     combination=combination_of(loss))
 
     def ensemble(self, history: History, context: EnsembleContext) -> Ensemble | None:
         pool = build_pool(history, context, self.name, self._cache)
@@ -121,5 +131,4 @@ class AgnosticBayes:
             if self.rho == "tune" else float(self.rho)
         )
         self.chosen_rho = rho
-        weights = self.posterior(pool, losses, rho, context.seed)
-        return Ensemble.from_counts(dict(zip(pool.numbers, weights.tolist(), strict=True)))
+        return self._ensemble(pool, self.posterior(pool, losses, rho, context.seed), loss)

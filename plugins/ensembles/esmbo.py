@@ -21,6 +21,7 @@ from ensembo.plugins.ensembles.best_model_posterior import resample_counts
 from ensembo.plugins.ensembles.bootstrap_wins import BootstrapWins
 from ensembo.plugins.ensembles.option_checks import whole
 from ensembo.plugins.ensembles.pool import Pool, TrialCache, build_pool, resolve_loss
+from ensembo.plugins.losses.ensemble_loss import combination_of
 from ensembo.trials import History, Trial
 
 FALLBACK_BOOTSTRAPS = 10
@@ -96,4 +97,7 @@ class ESMBO:
             return None
         wins, losses = self._bootstraps(pool, context)
         shares = wins.shares(pool.numbers, losses)
-        return Ensemble.from_counts(dict(zip(pool.numbers, shares.tolist(), strict=True)))
+        loss = resolve_loss(self.loss, context, pool.task)
+        # The multiset of the N bootstraps' winners: m = N voters.
+        return Ensemble.from_weights(dict(zip(pool.numbers, shares.tolist(), strict=True)),
+                                     size=self.size(context), combination=combination_of(loss))

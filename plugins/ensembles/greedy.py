@@ -2,7 +2,10 @@
 
 Greedy selection starts from the ``start`` individually best models and repeatedly adds
 (with replacement) the model that lowers the ensemble loss most (earliest model on a
-tie); the prefix with the lowest loss is the ensemble (shortest on a tie).
+tie, losses equal to 12 significant digits tying: :mod:`.ties`); the prefix with the
+lowest loss is the ensemble (shortest on a tie). ``start=0`` begins empty, as Caruana's
+and Roschewitz's selection does: its first step adds the best single model, so it
+selects what ``start=1`` selects.
 
 A study asks for the ensemble after every trial, and rerunning the whole selection each
 time costs ``iterations`` passes over the pool. A :class:`GreedyTrace` records what each
@@ -31,6 +34,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ensembo.plugins.ensembles.ties import first_lowest, ranked
 from ensembo.plugins.losses.ensemble_loss import EnsembleLoss, prepare_candidates
 
 # A new model whose batched score is within SCREEN_RTOL·|score| + SCREEN_ATOL of a step's
@@ -85,9 +89,10 @@ def _extend(trace: GreedyTrace, contributions: np.ndarray, y: np.ndarray, loss: 
     size = len(trace.seed) + len(trace.picks)
     while len(trace.picks) < iterations:
         scores = prepared.adding_each(y, total, float(size))
-        pick = candidates[int(np.argmin(scores))]
+        lowest = first_lowest(scores)
+        pick = candidates[lowest]
         trace.totals.append(total)
-        trace.scores.append(float(np.min(scores)))
+        trace.scores.append(float(scores[lowest]))
         trace.picks.append(trace.numbers[pick])
         total = total + contributions[pick]
         size += 1
@@ -108,13 +113,13 @@ def run_greedy(contributions: np.ndarray, y: np.ndarray, loss: EnsembleLoss,
     offered = contributions if allowed is None else contributions[candidates]
     prepared = prepared if allowed is None else None
     singles = _alone(loss, y, offered, prepared)
-    ranked = np.argsort(singles, kind="stable")
-    chosen = max(1, min(start, len(ranked)))
-    seed = candidates[ranked[:chosen]]
+    order = ranked(singles)
+    chosen = max(1, min(start, len(order)))  # an empty start's first step is the best model
+    seed = candidates[order[:chosen]]
     total = contributions[seed].sum(axis=0)
     trace = GreedyTrace(
         numbers=tuple(numbers), seed=tuple(numbers[i] for i in seed),
-        cutoff=float(singles[ranked[chosen - 1]]) if len(ranked) >= start else np.inf,
+        cutoff=float(singles[order[chosen - 1]]) if len(order) >= start else np.inf,
         seed_loss=float(loss.ensemble_loss(y, total, float(chosen))),
     )
     return _extend(trace, contributions, y, loss, candidates, total, iterations, prepared)
@@ -198,7 +203,7 @@ def _first_step_won(trace: GreedyTrace, arrivals: np.ndarray, places: np.ndarray
         if clear[step].any():
             return int(step)
         exact = prepared.adding_each(y, trace.totals[step], sizes[step])
-        pick = int(np.argmin(exact))
+        pick = first_lowest(exact)
         if pick != winner[step, 0] or float(exact[pick]) != trace.scores[step]:
             return int(step)
     return None

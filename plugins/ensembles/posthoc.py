@@ -32,6 +32,7 @@ from ensembo.plugins.ensembles.pool import (
     require_ensemble_loss,
     resolve_loss,
 )
+from ensembo.plugins.losses.ensemble_loss import combination_of
 from ensembo.trials import History, Trial
 
 
@@ -80,13 +81,15 @@ class PostHocSelection:
             return None
         loss = require_ensemble_loss(resolve_loss(self.loss, context, pool.task), self.name)
         contributions = self._cache.contributions(pool, loss, self.loss or context.loss)
+        combination = combination_of(loss)
         if self.n_bags:
             rng = np.random.default_rng([context.seed, len(pool), 7])
             weights = bagged_forward_greedy(
                 contributions, pool.y, loss, n_bags=self.n_bags, bag_fraction=self.bag_fraction,
                 rng=rng, start=self.start, iterations=self.iterations,
             )
-            return Ensemble.from_counts(dict(zip(pool.numbers, weights.tolist(), strict=True)))
+            return Ensemble.from_weights(dict(zip(pool.numbers, weights.tolist(), strict=True)),
+                                         combination=combination)
         key = (repr(self.loss or context.loss), hash(np.asarray(pool.y).tobytes()))
         # The pool as greedy candidates, kept between iterations (vote positions per trial).
         prepared = self._cache.candidates(pool, loss, self.loss or context.loss)
@@ -97,4 +100,4 @@ class PostHocSelection:
             self._trace = updated_trace(self._trace, contributions, pool.y, loss, pool.numbers,
                                         **options)
         self._trace_key = key
-        return Ensemble.from_counts(self._trace.counts())
+        return Ensemble.from_counts(self._trace.counts(), combination=combination)

@@ -18,8 +18,10 @@ surrogate is not drawn back to configurations the ensemble already has. With it
 (SEGOR) a slot may take a copy of another member.
 
 ``post=True`` returns instead a fresh forward-greedy selection over the final pool
-(EO-post, SEGOR's ``-ph``). Trials are absorbed in the order they finished, so a
-resumed study replays the same slot history; pending trials never enter the pool.
+(EO-post from the 3 best models, SEGOR's ``-ph`` from an empty ensemble: ``post_start``).
+The ensemble combines its members as its refill (or post) loss scored them. Trials are
+absorbed in the order they finished, so a resumed study replays the same slot history;
+pending trials never enter the pool.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ from ensembo.plugins.ensembles.pool import (
     require_ensemble_loss,
     resolve_loss,
 )
-from ensembo.plugins.losses.ensemble_loss import EnsembleLoss
+from ensembo.plugins.ensembles.ties import first_lowest
+from ensembo.plugins.losses.ensemble_loss import EnsembleLoss, combination_of
 from ensembo.trials import History, Trial
 
 SIZES = ("fixed", "grow", "dynamic")
@@ -95,6 +98,7 @@ class RoundRobinEnsemble:
         size: str = "fixed",
         post: bool = False,
         post_loss: Any = None,
+        post_start: int = 3,
         max_size: int | None = None,
         replacement: bool = True,
     ):
@@ -104,6 +108,7 @@ class RoundRobinEnsemble:
         self.post_loss_spec = post_loss
         self.slots = whole(self.name, "slots" if self.name == "segor" else "size", slots, 1)
         self.size, self.post = size, flag(self.name, "post", post)
+        self.post_start = whole(self.name, "start", post_start, 0)
         self.max_size = None if max_size is None else whole(self.name, "max_size", max_size, 1)
         self.replacement = flag(self.name, "replacement", replacement)
         self.members: list[int | None] = [None] * self.slots if size == "fixed" else []
@@ -114,12 +119,15 @@ class RoundRobinEnsemble:
 
     # --- losses and pool ------------------------------------------------------------
 
-    def _scorer(self, spec: Any, context: EnsembleContext, pool: Pool) -> _Scorer:
+    def _loss(self, spec: Any, context: EnsembleContext, pool: Pool) -> EnsembleLoss:
         key = (repr(spec), context.loss, pool.task)
         if key not in self._losses:  # building a loss parses its spec: once per study
             self._losses[key] = require_ensemble_loss(resolve_loss(spec, context, pool.task),
                                                       self.name)
-        loss = self._losses[key]
+        return self._losses[key]
+
+    def _scorer(self, spec: Any, context: EnsembleContext, pool: Pool) -> _Scorer:
+        loss = self._loss(spec, context, pool)
         return _Scorer(loss=loss, contributions=self._cache.contributions(pool, loss, spec),
                        candidates=self._cache.candidates(pool, loss, spec),
                        y=pool.y, index={n: i for i, n in enumerate(pool.numbers)})
@@ -184,19 +192,20 @@ class RoundRobinEnsemble:
             if best is not None:
                 self.members[slot] = best[1]
             return
-        actions = []
+        actions: list[tuple[float, Any]] = []
         if slot is not None and best is not None:
-            actions.append((best[0], 0, "replace"))
+            actions.append((best[0], "replace"))
         if self.size == "dynamic" and slot is not None and len(self.members) > 1:
-            actions.append((refill.of(others), 1, "shrink"))
+            actions.append((refill.of(others), "shrink"))
         if self.max_size is None or len(self.members) < self.max_size:
             current = [m for m in self.members if m is not None]
             grow = self._best_addition(pool, current, refill, target)
             if grow is not None:
-                actions.append((grow[0], 2, ("grow", grow[1])))
+                actions.append((grow[0], ("grow", grow[1])))
         if not actions:
             return
-        _, _, action = min(actions, key=lambda a: (a[0], a[1]))
+        # In the order appended, so equal losses resolve replace < shrink < grow.
+        _, action = actions[first_lowest([loss for loss, _ in actions])]
         if action == "replace":
             self.members[slot] = best[1]
         elif action == "shrink":
@@ -208,15 +217,15 @@ class RoundRobinEnsemble:
                        target: _Scorer) -> tuple[float, int] | None:
         """(refill loss, trial) of the absorbed model best added to ``ensemble``.
 
-        Refill-loss ties are broken by the target loss, then by the earliest trial;
-        ``None`` when no absorbed model may join.
+        Refill-loss ties are broken by the target loss, then by the earliest trial (losses
+        equal to 12 significant digits tie); ``None`` when no absorbed model may join.
         """
         allowed = self._offered(pool, self._absorbed, ensemble)
         if not len(allowed):
             return None
         scores = refill.with_each(ensemble, allowed)
-        keys = np.lexsort((allowed, target.with_each(ensemble, allowed), scores))
-        return float(scores[keys[0]]), pool.numbers[allowed[keys[0]]]
+        best = first_lowest(scores, target.with_each(ensemble, allowed))  # allowed ascends
+        return float(scores[best]), pool.numbers[allowed[best]]
 
     # --- the EnsembleStrategy protocol -------------------------------------------------
 
@@ -247,10 +256,14 @@ class RoundRobinEnsemble:
         self._catch_up(history, context, pool)
         if self.post:
             post = self._scorer(self.post_loss_spec or self.refill_loss_spec, context, pool)
-            counts = forward_greedy(post.contributions, pool.y, post.loss)
-            return Ensemble.from_counts(dict(zip(pool.numbers, counts.tolist(), strict=True)))
+            counts = forward_greedy(post.contributions, pool.y, post.loss, start=self.post_start)
+            return Ensemble.from_counts(dict(zip(pool.numbers, counts.tolist(), strict=True)),
+                                        combination=combination_of(post.loss))
         counts: dict[int, int] = {}
         for member in self.members:
             if member is not None:
                 counts[member] = counts.get(member, 0) + 1
-        return Ensemble.from_counts(counts) if counts else None
+        if not counts:
+            return None
+        refill = self._loss(self.refill_loss_spec, context, pool)
+        return Ensemble.from_counts(counts, combination=combination_of(refill))

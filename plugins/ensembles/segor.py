@@ -7,7 +7,9 @@ replace slot j or add the best model, whichever lowers the loss: BG) or ``dynami
 (also consider deleting slot j: BD). The paper leaves the BG/BD decision rule open; we
 take the action with the lowest loss (ties: replace, then shrink, then grow).
 ``post=True`` is the ``-ph`` variant: forward-greedy selection over the final pool with
-``post_loss`` (default mse, the benchmark metric).
+``post_loss`` (default mse, the benchmark metric), starting from an empty ensemble as
+Roschewitz et al.'s PHEG does (seed 004 L236); ``start: k`` starts from the k best
+models instead, as EO-post does.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ class SEGOR(RoundRobinEnsemble):
         post: bool = False,
         post_loss: Any = "mse",
         max_size: int | None = None,
+        start: int = 0,
     ):
         super().__init__(
             target_loss=loss, refill_loss=loss, slots=slots, size=size, post=post,
-            post_loss=post_loss, max_size=max_size,
+            post_loss=post_loss, post_start=start, max_size=max_size,
         )

@@ -15,6 +15,7 @@ from ensembo.plugins.losses.votes import LossInputError, margins, one_hot_votes
 
 class CBoundLoss:
     per_example = False  # only an ensemble has a C-bound (see ensembo.conformance.check_loss)
+    combination = "vote"  # how an ensemble it scores combines its members
 
     def __call__(self, y_true: np.ndarray, predictions: np.ndarray) -> np.ndarray:
         raise LossInputError(

@@ -45,6 +45,7 @@ class LogLoss:
     """Negative log-probability of the true class; ensembles average probabilities."""
 
     scores_probabilities = True  # one-hot predictions make it an error count (ml.Task warns)
+    combination = "average"  # how an ensemble it scores combines its members
 
     def __init__(self, eps: float = 1e-15):
         self.eps = float(eps)

@@ -13,13 +13,21 @@ vote. An :class:`EnsembleLoss` therefore splits the work in two:
 ``totals`` may carry leading batch axes (c candidate ensembles at once), so scoring
 "the ensemble plus each model of the pool" is one vectorized call. Classification
 ``y_true`` are class indices (columns of the predictions), regression ``y_true`` values.
+A loss may name its rule in a ``combination`` attribute (``"vote"`` for one-hot votes,
+``"average"``): strategies hand it on with their ensembles (:func:`combination_of`).
 """
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
+
+from ensembo.plugins.losses.votes import one_hot_votes
+
+if TYPE_CHECKING:
+    from ensembo.ensemble import Ensemble
 
 
 @runtime_checkable
@@ -43,6 +51,34 @@ def weighted_ensemble_loss(
     return float(loss.ensemble_loss(y_true, totals, weights.sum()))
 
 
+def combination_of(loss: Any) -> str | None:
+    """How an ensemble built and scored with ``loss`` combines its members: the loss's
+    ``combination`` (``"vote"`` or ``"average"``), ``None`` for a loss that does not say."""
+    return getattr(loss, "combination", None)
+
+
+def member_contributions(combination: str | None,
+                         loss: Any = None) -> Callable[[np.ndarray], np.ndarray] | None:
+    """What one member adds to the total of an ensemble combined by ``combination``: its
+    one-hot vote, or its predictions themselves (``None``); an ensemble that does not say
+    combines as ``loss`` does (its ``contributions``)."""
+    if combination == "vote":
+        return one_hot_votes
+    if combination == "average":
+        return None
+    return getattr(loss, "contributions", None)
+
+
+def ensemble_loss_of(loss: EnsembleLoss, y_true: np.ndarray,
+                     member_predictions: Sequence[np.ndarray], ensemble: Ensemble) -> float:
+    """``loss`` of ``ensemble`` whose members predicted ``member_predictions`` (member
+    order): combined by the ensemble's rule and scored at its size, the number the
+    strategy optimized (weights alone would make every ensemble one of size 1)."""
+    share = member_contributions(ensemble.combination, loss)
+    contributions = np.stack([np.asarray(p, dtype=float) if share is None else share(p)
+                              for p in member_predictions])
+    totals = np.tensordot(ensemble.counts, contributions, axes=1)
+    return float(loss.ensemble_loss(y_true, totals, ensemble.size))
 
 
 class SummedCandidates:
@@ -75,4 +111,12 @@ def prepare_candidates(loss: EnsembleLoss, contributions: np.ndarray):
     return prepare(contributions) if prepare is not None else SummedCandidates(loss, contributions)
 
 
-__all__ = ["EnsembleLoss", "SummedCandidates", "prepare_candidates", "weighted_ensemble_loss"]
+__all__ = [
+    "EnsembleLoss",
+    "SummedCandidates",
+    "combination_of",
+    "ensemble_loss_of",
+    "member_contributions",
+    "prepare_candidates",
+    "weighted_ensemble_loss",
+]

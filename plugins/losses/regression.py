@@ -17,6 +17,7 @@ class ResidualLoss:
     """A loss ρ(r) of the residual; subclasses define :meth:`rho`."""
 
     scale: float | None = 1.0
+    combination = "average"  # how an ensemble it scores combines its members
 
     def rho(self, residuals: np.ndarray) -> np.ndarray:
         raise NotImplementedError

@@ -60,6 +60,7 @@ class VoteLoss:
     """
 
     integral = False
+    combination = "vote"  # how an ensemble it scores combines its members
 
     def per_example(self, v_true: np.ndarray, v_wrong: np.ndarray, size) -> np.ndarray:
         raise NotImplementedError

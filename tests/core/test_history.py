@@ -50,6 +50,20 @@ def test_best_is_the_lowest_loss_then_the_lowest_number():
     assert history.best().number == 1
 
 
+def test_losses_equal_but_for_float_noise_tie_for_the_best():
+    """0.1 + 0.2 is 0.30000000000000004: the later trial's 0.3 must not win by the noise,
+    whether the best is found by a scan or kept current as trials finish."""
+    history = History([trial(i, float(i)) for i in range(3)])
+    history.put(done(history[0], 0.1 + 0.2))
+    assert history.best().number == 0  # the best is known from here on
+    history.put(done(history[1], 0.3))
+    assert history.best().number == 0
+    rescanned = History(list(history))
+    assert rescanned.best().number == 0
+    history.put(done(history[2], 0.3 - 1e-9))  # a real improvement still wins
+    assert history.best().number == 2
+
+
 def test_holds_config_follows_replacements():
     history = History([trial(0, 0.5)])
     assert history.holds_config({"x": 0.5})

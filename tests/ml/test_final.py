@@ -17,16 +17,19 @@ from ensembo.ml import (
     run_task,
     select_trial,
 )
+from ensembo.ml.final import ensemble_validation_loss
 
 
-def _search(space, X, y, n_trials=6, **task_options):
-    task = Task(X, y, task="classification", space=space, validation=0.3, **task_options)
+def _search(space, X, y, n_trials=6, *, loss="zero-one", ensemble="best", **task_options):
+    task = Task(X, y, task="classification", space=space, validation=0.3, loss=loss,
+                **task_options)
     study = Study(
         space,
         surrogate=None,
         validation_targets=task.validation_targets(),
-        loss="zero-one",
+        loss=loss,
         task="classification",
+        ensemble=ensemble,
     )
     store = MemoryArtifactStore()
     run_task(study, task, n_trials, store=store)
@@ -59,6 +62,49 @@ def test_ensemble_estimator_averages_member_probabilities(tree_only_space, class
     assert set(ensemble.predict(X)) <= set(task.classes)
 
 
+def test_the_fitted_ensemble_and_its_loss_follow_the_strategys_vote(
+    tree_only_space, classification_data
+):
+    """An ``eo`` ensemble is a majority vote (refilled with zero-one) also in a log-loss
+    study: the fitted ensemble predicts the vote shares, and its validation loss is the
+    log-loss of those shares, not of averaged probabilities."""
+    X, y = classification_data
+    task, study, store = _search(tree_only_space, X, y, n_trials=8, loss="log-loss",
+                                 ensemble={"name": "eo", "size": 3})
+    final = finalize(study, task, store)
+    ensemble = final.ensemble
+    rows = task.splits(0)[0].validation
+    probabilities = [store.get(n).predict_proba(task.X[rows]) for n in ensemble.members]
+    shares = sum(w * np.eye(3)[np.argmax(p, axis=1)]
+                 for w, p in zip(ensemble.weights, probabilities, strict=True))
+    assert len(ensemble) == 3
+    np.testing.assert_allclose(final.ensemble_estimator.predict_proba(task.X[rows]), shares)
+    assert ensemble_validation_loss(study, task, ensemble) == pytest.approx(
+        task.score(task.validation_targets(), shares))
+
+
+def test_the_validation_loss_is_scored_at_the_ensemble_size():
+    """sigmoid-margin solves its scale for m: a 12-member ensemble is scored as 12 voters,
+    as the strategy scored it, not as the size 1 of its normalized weights."""
+    from types import SimpleNamespace
+
+    from ensembo.ensemble import Ensemble, EnsembleContext
+    from ensembo.plugins.losses.ensemble_loss import weighted_ensemble_loss
+    from ensembo.plugins.losses.margins import SigmoidMarginLoss
+    from ensembo.trials import History, Trial
+
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 40)
+    predictions = [np.eye(2)[np.where(rng.random(40) < 0.7, y, 1 - y)] for _ in range(12)]
+    history = History([Trial(number=n, config={}, state="complete", loss=0.3, predictions=p)
+                       for n, p in enumerate(predictions)])
+    study = SimpleNamespace(context=EnsembleContext(y_true=y), history=history)
+    task = SimpleNamespace(loss=SigmoidMarginLoss())
+    ensemble = Ensemble.from_counts({n: 1 for n in range(12)})
+    as_optimized = weighted_ensemble_loss(task.loss, y, np.stack(predictions), np.ones(12))
+    assert ensemble_validation_loss(study, task, ensemble) == pytest.approx(as_optimized)
+
+
 class _FixedMeanSurrogate:
     """Predicts a given mean per trial: lets the test see which rule chose."""
 
@@ -83,6 +129,16 @@ def test_posterior_mean_selection_follows_the_surrogate_mean(tree_only_space, cl
     assert chosen.number == worst
     np.testing.assert_allclose(surrogate.fitted_on, [t.loss for t in study.trials])
     assert select_trial(study.history, study.space, "argmin").number == study.best_trial.number
+
+
+def test_argmin_selection_ties_losses_equal_but_for_float_noise():
+    """0.1 + 0.2 is 0.30000000000000004: the later trial's 0.3 is not better; argmin
+    selects the study's best trial, the earlier one."""
+    from ensembo.trials import History, Trial
+
+    history = History([Trial(number=0, config={}, state="complete", loss=0.1 + 0.2),
+                       Trial(number=1, config={}, state="complete", loss=0.3)])
+    assert select_trial(history, None, "argmin").number == 0
 
 
 def test_selection_split_rule(tree_only_space, classification_data):

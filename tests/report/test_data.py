@@ -86,6 +86,39 @@ def test_ensemble_loss_votes_on_labels():
     assert ensemble_loss(trials, Ensemble.from_counts({0: 1, 1: 1, 2: 1}), context) == 0.0
 
 
+def test_ensemble_loss_is_scored_at_the_ensemble_size():
+    """sigmoid-margin solves its scale for the ensemble's size m: 12 members here, not
+    the size 1 of the normalized weights (which gives the scale of m = 3)."""
+    from ensembo.plugins.losses.ensemble_loss import weighted_ensemble_loss
+    from ensembo.plugins.losses.margins import SigmoidMarginLoss
+
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 40)
+    predictions = [np.eye(2)[np.where(rng.random(40) < 0.7, y, 1 - y)] for _ in range(12)]
+    trials = [_trial(n, 0.3, p) for n, p in enumerate(predictions)]
+    context = EnsembleContext(
+        y_true=y, loss="sigmoid-margin", task="classification", classes=np.array([0, 1])
+    )
+    ensemble = Ensemble.from_counts({n: 1 for n in range(12)})
+    as_optimized = weighted_ensemble_loss(SigmoidMarginLoss(), y, np.stack(predictions),
+                                          np.ones(12))
+    assert ensemble_loss(trials, ensemble, context) == pytest.approx(as_optimized, rel=1e-12)
+
+
+def test_ensemble_loss_combines_as_the_ensemble_says():
+    """A vote ensemble in a log-loss study is scored on its vote shares (what the fitted
+    ensemble predicts), not on averaged probabilities."""
+    y = np.array([1, 1])
+    unsure, sure = [[0.45, 0.55], [0.45, 0.55]], [[0.99, 0.01], [0.99, 0.01]]
+    trials = [_trial(0, 0.6, unsure), _trial(1, 0.6, unsure), _trial(2, 4.6, sure)]
+    context = EnsembleContext(y_true=y, loss="log-loss", task="classification",
+                              classes=np.array([0, 1]))
+    vote = Ensemble.from_counts({0: 1, 1: 1, 2: 1}, combination="vote")
+    assert ensemble_loss(trials, vote, context) == pytest.approx(-np.log(2 / 3))
+    average = Ensemble.from_counts({0: 1, 1: 1, 2: 1}, combination="average")
+    assert ensemble_loss(trials, average, context) == pytest.approx(-np.log(1.11 / 3))
+
+
 def test_replay_calls_the_strategy_once_per_completed_trial():
     class Counting(BestSingle):
         updates = 0

@@ -258,7 +258,8 @@ def test_label_predictions_are_turned_into_votes(make_history):
      ({"name": "segor", "size": "grow", "max_size": 0}, "max_size must be an integer >= 1"),
      ({"name": "eo", "size": "3"}, "eo: size must be an integer >= 1, got '3'"),
      ({"name": "esmbo", "n_bootstraps": "4"}, "n_bootstraps must be an integer >= 1, got '4'"),
-     ({"name": "eo", "post": "no"}, "eo: post must be true or false, got 'no'")],
+     ({"name": "eo", "post": "no"}, "eo: post must be true or false, got 'no'"),
+     ({"name": "segor", "start": -1}, "segor: start must be an integer >= 0, got -1")],
 )
 def test_bad_strategy_options_are_refused_when_built(spec, message):
     """They failed after trials (a string size in a comparison, a negative sample count),
@@ -268,3 +269,98 @@ def test_bad_strategy_options_are_refused_when_built(spec, message):
 
     with pytest.raises(ComponentOptionError, match=re.escape(message)):
         components.build("ensemble_strategy", spec)
+
+
+def test_eo_refill_ties_ignore_float_noise_and_keep_the_earliest_trial(make_history):
+    """Trials 0 and 3 give slot 0 the same zero-one loss and the same squared margin, 28/81,
+    summed in another order: 0.34567901234567905 for trial 0, 0.345679012345679 for
+    trial 3. The documented rule keeps trial 0, the earliest (and the slot's occupant)."""
+    labels = [[1, 0, 1, 1, 0, 0, 0, 1, 1], [0, 0, 1, 0, 0, 0, 1, 1, 0],
+              [1, 0, 0, 1, 1, 1, 0, 1, 1], [1, 0, 1, 0, 0, 1, 1, 1, 0]]
+    history = make_history([np.eye(2)[row] for row in labels])
+    context = EnsembleContext(y_true=np.zeros(9, dtype=int), loss="zero-one",
+                              task="classification", classes=np.array([0, 1]))
+    strategy = EnsembleOptimization(size=3)
+    for trial in history:
+        strategy.update(history, trial, context)
+    assert strategy.members == [0, 1, 2]
+
+
+def test_greedy_ties_ignore_float_noise_and_take_the_earliest_trial(make_history):
+    """Three votes of trial 0 plus one of trial 2, or of trial 4, give the same margins on
+    other examples: equal squared margins, summed in another order. The step takes
+    trial 2, the earliest, not trial 4, which the noise makes lower."""
+    labels = [[0, 0, 0, 1, 0], [0, 0, 1, 1, 0], [1, 0, 1, 0, 1], [1, 1, 0, 0, 1],
+              [1, 1, 1, 0, 0]]
+    history = make_history([np.eye(2)[row] for row in labels])
+    context = EnsembleContext(y_true=np.zeros(5, dtype=int), loss="squared-margin",
+                              task="classification", classes=np.array([0, 1]))
+    ensemble = PostHocSelection(start=1, iterations=3).ensemble(history, context)
+    assert dict(zip(ensemble.members, ensemble.weights, strict=True)) == {0: 0.75, 2: 0.25}
+
+
+def test_segor_action_ties_ignore_float_noise_and_prefer_replacing(make_history):
+    """At trial 3, replacing slot 1 and growing by a copy of trial 0 both give a mean
+    absolute error of 0.15, the growth computed as 0.14999999999999997: the documented
+    order (replace, shrink, grow) decides, not the noise."""
+    predictions = [[-0.3, -0.1, -0.3, -0.7], [-0.3, -0.1, -0.7, -0.3],
+                   [0.7, 0.3, 0.3, 0.1], [0.3, 0.3, 0.7, 0.1]]
+    history = make_history([np.array(p) for p in predictions])
+    ensemble = SEGOR(size="dynamic", loss="mae").ensemble(history, regression_context(4))
+    assert ensemble.members == (0, 2) and ensemble.weights == (0.5, 0.5)
+
+
+def test_segor_post_starts_from_an_empty_ensemble_as_pheg(make_history):
+    """Roschewitz et al.'s PHEG begins empty (seed 004 L236): two models that cancel each
+    other. The 3-best start of EO-post would keep the third, biased one."""
+    context = regression_context(2)
+    history = make_history([np.array([1.0, -1.0]), np.array([-1.0, 1.0]),
+                            np.array([1.2, 1.2])], [1.0, 1.0, 1.44])
+    ensemble = SEGOR(post=True).ensemble(history, context)
+    assert ensemble.members == (0, 1) and ensemble.weights == (0.5, 0.5)
+    assert 2 in SEGOR(post=True, start=3).ensemble(history, context).members
+
+
+@pytest.mark.parametrize(("strategy", "loss", "combination", "size"), [
+    (EnsembleOptimization(size=3), "log-loss", "vote", 3),  # refilled by zero-one
+    (EnsembleOptimization(size=3, post=True), "log-loss", "vote", None),
+    (PostHocSelection(loss="log-loss"), "zero-one", "average", None),
+    (PostHocSelection(), "zero-one", "vote", None),
+    (AgnosticBayes(n_samples=50), "log-loss", "average", None),
+    (ESMBO(n_bootstraps=7), "zero-one", "vote", 7),  # the multiset of 7 winners
+], ids=["eo", "eo-post", "posthoc-own-loss", "posthoc", "agnostic-bayes", "esmbo"])
+def test_ensembles_say_how_their_strategy_combined_them(
+    make_classification, strategy, loss, combination, size
+):
+    history, context = make_classification(THIRDS, 6, loss=loss)
+    ensemble = strategy.ensemble(history, context)
+    assert ensemble.combination == combination
+    assert ensemble.size == pytest.approx(size or sum(ensemble.counts))
+
+
+def test_agnostic_bayes_tunes_rho_with_the_sigmoid_of_the_ensemble_size(make_history):
+    """Tuned on sigmoid-margin, each ρ's ensemble must be scored with the scale solved
+    for its size (its members), not for a size of 1 (the normalized weights)."""
+    from ensembo.plugins.ensembles.agnostic_bayes import RHO_GRID
+    from ensembo.plugins.losses.margins import SigmoidMarginLoss
+
+    rng = np.random.default_rng(3)
+    n, m = int(rng.integers(4, 8)), int(rng.integers(6, 12))
+    y = rng.integers(0, 2, m)
+    predictions = []
+    for _ in range(n):
+        wrong = rng.random(m) < rng.uniform(0.1, 0.45)
+        predictions.append(np.eye(2)[np.where(wrong, 1 - y, y)])
+    history = make_history(predictions)
+    context = EnsembleContext(y_true=y, loss="sigmoid-margin", task="classification",
+                              classes=np.array([0, 1]), seed=1)
+
+    def loss_at(rho):
+        ensemble = AgnosticBayes(rho=rho, n_samples=100).ensemble(history, context)
+        members = np.stack([history[t].predictions for t in ensemble.members])
+        counts = np.asarray(ensemble.weights) * len(ensemble)
+        return weighted_ensemble_loss(SigmoidMarginLoss(), y, members, counts)
+
+    strategy = AgnosticBayes(rho="tune", n_samples=100)
+    strategy.ensemble(history, context)
+    assert strategy.chosen_rho == min(RHO_GRID, key=loss_at)

@@ -84,7 +84,7 @@ class Stacking:
         }
         if not kept:
             return Ensemble.single(best.number)
-        return Ensemble.from_counts(kept)
+        return Ensemble.from_weights(kept)
 
     @staticmethod
     def _design(candidates: list[Trial], context: EnsembleContext) -> tuple[np.ndarray, np.ndarray]:
