@@ -16,6 +16,7 @@ from ensembo.attribution import calling, describe_component
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.errors import ExperimentError, TrialError
 from ensembo.loss_fit import check_loss_fits_context
+from ensembo.protocols import EnsembleLoss
 from ensembo.trials import Evaluation, History
 
 
@@ -24,8 +25,10 @@ def check_strategy_fits(
 ) -> None:
     """Refuse, before the first trial is spent, a strategy that cannot work in this
     study: one that scores predictions (``needs_predictions``) without validation
-    targets, one for the other task (its ``task`` attribute), or one whose own losses
-    (its optional ``loss_options()``, option name -> spec) do not fit the task.
+    targets, one for the other task (its ``task`` attribute), one whose own losses
+    (its optional ``loss_options()``, option name -> spec, ``None`` for the study's) do
+    not fit the task, or whose losses named in ``combining_losses`` cannot score an
+    ensemble (no :class:`~ensembo.protocols.EnsembleLoss` side).
     ``name`` is the registry name the user wrote, which messages use."""
     label = (
         f"ensemble strategy {name!r}" if name
@@ -42,13 +45,31 @@ def check_strategy_fits(
         raise ExperimentError("ensemble", f"{label} is for {own}, but this study's task is "
                               f"{context.task}")
     options = getattr(strategy, "loss_options", None)
+    combining = set(getattr(strategy, "combining_losses", ()))
     for option, spec in (options() if callable(options) else {}).items():
-        if spec is None:
+        used = context.loss if spec is None else spec  # None: the study's loss
+        if used is None:
             continue
-        try:
-            check_loss_fits_context(components.build("loss", spec, registry), spec, context)
-        except ExperimentError as error:
-            raise ExperimentError(f"ensemble.{option}", error.message) from None
+        loss = components.build("loss", used, registry)
+        where = "loss" if spec is None else f"ensemble.{option}"
+        if spec is not None:  # the study checks its own loss
+            try:
+                check_loss_fits_context(loss, spec, context)
+            except ExperimentError as error:
+                raise ExperimentError(where, error.message) from None
+        if option in combining and not isinstance(loss, EnsembleLoss):
+            raise ExperimentError(where, _cannot_combine(label, used, loss))
+
+
+def _cannot_combine(label: str, spec: Any, loss: Any) -> str:
+    """A loss with only the per-example side failed at the first result, after a trial
+    was spent; the study refuses it up front."""
+    named = repr(spec) if isinstance(spec, str) else describe_component("loss", loss)
+    return (
+        f"{label} scores combinations of models, but loss {named} only scores one model "
+        "(it has no contributions()/ensemble_loss(), see ensembo.protocols.EnsembleLoss); "
+        "use a built-in loss, or ensemble='best' or 'esmbo', which score single models"
+    )
 
 
 class EnsembleKeeper:

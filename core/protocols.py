@@ -161,6 +161,22 @@ class Loss(Protocol):
 
 
 @runtime_checkable
+class EnsembleLoss(Protocol):
+    """The ensemble side of a :class:`Loss`, which strategies that score combinations of
+    models (``posthoc``, ``eo``, ``segor``, ``agnostic-bayes`` with ``rho: tune``) need:
+    see :mod:`ensembo.plugins.losses.ensemble_loss`. ``totals`` are the members'
+    contributions summed with their weights; ``size`` is the ensemble's size m."""
+
+    def contributions(self, predictions: np.ndarray) -> np.ndarray:
+        """A member's share of the ensemble total, from its stored predictions."""
+
+    def ensemble_loss(
+        self, y_true: np.ndarray, totals: np.ndarray, size: float | np.ndarray
+    ) -> np.ndarray:
+        """Mean loss over examples; ``totals`` (..., m[, k]) -> shape (...)."""
+
+
+@runtime_checkable
 class EnsembleStrategy(Protocol):
     """Decides what the surrogate models and which trials form the ensemble.
 
@@ -198,6 +214,7 @@ __all__ = [
     "AcquisitionSurface",
     "Config",
     "DifferentiableSurrogate",
+    "EnsembleLoss",
     "EnsembleStrategy",
     "InitialDesign",
     "Loss",

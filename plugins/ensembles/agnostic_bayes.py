@@ -67,6 +67,12 @@ class AgnosticBayes:
         self._cache = TrialCache()
         self._wins: dict[tuple, BootstrapWins] = {}
 
+    @property
+    def combining_losses(self) -> tuple[str, ...]:
+        """Tuning rho scores the ensembles it gives; the posterior itself needs only
+        per-example losses."""
+        return ("loss",) if self.rho == "tune" else ()
+
     def loss_options(self) -> dict[str, Any]:
         """Its own loss option, checked against the study's task before any trial."""
         return {"loss": self.loss}

@@ -43,6 +43,7 @@ class PostHocSelection:
 
     name = "posthoc"
     needs_predictions = True  # every completed trial must carry validation predictions
+    combining_losses = ("loss",)  # it scores combinations of models with its loss
 
     def __init__(
         self,

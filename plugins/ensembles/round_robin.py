@@ -229,6 +229,12 @@ class RoundRobinEnsemble:
 
     # --- the EnsembleStrategy protocol -------------------------------------------------
 
+    @property
+    def combining_losses(self) -> tuple[str, ...]:
+        """Every loss it is given scores combinations (an unset ``post_loss`` is the
+        refill loss, not the study's)."""
+        return tuple(option for option, spec in self.loss_options().items() if spec is not None)
+
     def loss_options(self) -> dict[str, Any]:
         """Its own losses, checked against the study's task before any trial."""
         return {"loss": self.target_loss_spec, "refill_loss": self.refill_loss_spec,

@@ -3,7 +3,7 @@
 A per-example :class:`~ensembo.protocols.Loss` scores one model. Ensemble strategies
 (post-hoc selection, EO, SEGOR) must score *combinations* of stored predictions many
 times per iteration, and some losses (margins, the C-bound) are only defined on a
-vote. An :class:`EnsembleLoss` therefore splits the work in two:
+vote. An :class:`~ensembo.protocols.EnsembleLoss` therefore splits the work in two:
 
 * ``contributions(predictions)`` — what one member adds to the ensemble's running
   total: one-hot votes (m, k), class probabilities (m, k) or values (m,);
@@ -20,25 +20,15 @@ A loss may name its rule in a ``combination`` attribute (``"vote"`` for one-hot 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ensembo.plugins.losses.votes import one_hot_votes
+from ensembo.protocols import EnsembleLoss
 
 if TYPE_CHECKING:
     from ensembo.ensemble import Ensemble
-
-
-@runtime_checkable
-class EnsembleLoss(Protocol):
-    def contributions(self, predictions: np.ndarray) -> np.ndarray:
-        """A member's share of the ensemble total, from its stored predictions."""
-
-    def ensemble_loss(
-        self, y_true: np.ndarray, totals: np.ndarray, size: float | np.ndarray
-    ) -> np.ndarray:
-        """Mean loss over examples; ``totals`` (..., m[, k]) -> shape (...)."""
 
 
 def weighted_ensemble_loss(

@@ -1,13 +1,15 @@
-"""The keeper holds a strategy's ``ensemble()`` to its contract."""
+"""The keeper holds a strategy to its contract: what ``ensemble()`` returns, and losses
+it can use, checked before the first trial."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ensembo import Study
-from ensembo.errors import TrialError
+from ensembo import Study, hookimpl
+from ensembo.errors import ExperimentError, TrialError
 from ensembo.plugins.ensembles.best import BestSingle
+from ensembo.registry import Registry
 
 
 class ReturnsAnArray(BestSingle):
@@ -22,3 +24,41 @@ def test_an_array_in_place_of_an_ensemble_is_refused_naming_the_strategy(flat_sp
                                          r"ensembo\.Ensemble or None, got ndarray"):
         study.tell(study.ask(), 1.0)
     assert len(study.history.completed()) == 1  # the result is kept
+
+
+class PerExampleOnly:
+    """A loss with only the per-example side of the protocol."""
+
+    def __call__(self, y_true, predictions):
+        return (np.asarray(predictions, dtype=float) - y_true) ** 2
+
+
+class RegistersTheLoss:
+    @hookimpl
+    def ensembo_add_losses(self):
+        return {"per-example-only": PerExampleOnly}
+
+
+@pytest.mark.parametrize(
+    ("ensemble", "where"),
+    [("posthoc", "loss"),
+     ({"name": "agnostic-bayes", "rho": "tune"}, "loss"),
+     ({"name": "segor", "post": True, "post_loss": "per-example-only"}, "ensemble.post_loss")],
+)
+def test_a_loss_that_cannot_score_an_ensemble_is_refused_before_any_trial(
+    flat_space, ensemble, where
+):
+    """It was accepted, and the first result failed after its trial was spent."""
+    registry = Registry.from_plugins({"acme-losses": RegistersTheLoss()}, builtins=True)
+    loss = None if where.startswith("ensemble.") else "per-example-only"
+    with pytest.raises(ExperimentError, match=rf"^{where}: .* scores combinations of models, "
+                       r"but loss 'per-example-only' only scores one model"):
+        Study(flat_space, surrogate=None, ensemble=ensemble, loss=loss, task="regression",
+              validation_targets=np.zeros(4), registry=registry)
+
+
+@pytest.mark.parametrize("ensemble", ["best", "esmbo", "agnostic-bayes"])
+def test_strategies_that_score_single_models_take_such_a_loss(flat_space, ensemble):
+    registry = Registry.from_plugins({"acme-losses": RegistersTheLoss()}, builtins=True)
+    Study(flat_space, surrogate=None, ensemble=ensemble, loss="per-example-only",
+          task="regression", validation_targets=np.zeros(4), registry=registry, budget=10)
