@@ -25,7 +25,7 @@ from ConfigSpace.util import deactivate_inactive_hyperparameters
 
 from ensembo.errors import SpaceError
 from ensembo.spaces import impute as imputation
-from ensembo.spaces.activity import deactivate
+from ensembo.spaces.activity import deactivate, in_activation_order
 from ensembo.spaces.encoder import ENCODINGS, ColumnLayout
 from ensembo.spaces.encoding import EncodedBatch, activity_signature
 from ensembo.spaces.quantize import grid_draw, quantize, quantize_array, step_of
@@ -209,10 +209,17 @@ class Space:
         raise SpaceError(self.name, f"could not sample {n} valid quantized configurations")
 
     def _draw(self, n: int) -> list[Configuration]:
-        """``n`` configurations from ConfigSpace (asking for one avoids its size=1 warning)."""
-        if n == 1:
-            return [self.configspace.sample_configuration()]
-        return list(self.configspace.sample_configuration(n))
+        """``n`` configurations from ConfigSpace (asking for one avoids its size=1 warning),
+        with activity recomputed where its sampler leaves a hyperparameter active whose
+        condition reads a nested choice (see :func:`~ensembo.spaces.activity.deactivate`)."""
+        drawn = (
+            [self.configspace.sample_configuration()] if n == 1
+            else list(self.configspace.sample_configuration(n))
+        )
+        if in_activation_order(self.configspace._dag.minimum_conditions):
+            return drawn
+        vectors = deactivate(self.configspace, np.array([c.get_array() for c in drawn]))
+        return [Configuration(self.configspace, vector=vector) for vector in vectors]
 
     def default(self) -> dict[str, Any]:
         return self._to_dict(self.configspace.get_default_configuration())

@@ -45,3 +45,43 @@ def test_vectorized_deactivation_matches_configspace(source):
             None, space.to_configspace(), vector=row
         ).get_array()
         np.testing.assert_array_equal(np.isnan(fast_row), np.isnan(reference))
+
+
+# ``batch`` reads ``dropout``, which a nested choice may deactivate: ConfigSpace orders the
+# conjunction before dropout's own condition and left ``batch`` active without its branch.
+CONDITION_ON_A_NESTED_CHOICE = {
+    "params": {
+        "clf": {
+            "type": "choice",
+            "options": {
+                "other": {},
+                "mlp": {
+                    "layers": {
+                        "type": "choice",
+                        "options": {"one": {}, "two": {"dropout": {"type": "bool"}}},
+                    },
+                    "batch": {"type": "int", "low": 16, "high": 256, "when": {"dropout": True}},
+                },
+            },
+        }
+    }
+}
+
+
+def test_a_condition_on_a_nested_choice_deactivates_in_every_path():
+    space = spaces.load(CONDITION_ON_A_NESTED_CHOICE)
+    sampled = space.sample(400, seed=0)
+    assert all(space.is_valid(config) for config in sampled)
+    assert any("clf:mlp:batch" in config for config in sampled)  # not deactivated always
+    decoded = space.from_vectors(space.sample_vectors(400, seed=1))
+    assert all(space.is_valid(config) for config in decoded)
+
+
+@pytest.mark.parametrize("surrogate", [None, "tpe"])
+def test_a_study_hands_out_only_active_hyperparameters(surrogate):
+    import ensembo
+
+    space = spaces.load(CONDITION_ON_A_NESTED_CHOICE)
+    study = ensembo.Study(space, surrogate=surrogate, n_initial=4, seed=0)
+    study.optimize(lambda config: config.get("clf:mlp:batch", 100) / 100, n_trials=16)
+    assert all(space.is_valid(trial.config) for trial in study.trials)
