@@ -75,6 +75,15 @@ def compile_spec(spec: SpaceSpec, problems: Problems) -> ConfigurationSpace:
             space.add(condition)
         except Exception as error:  # ConfigSpace reports cycles and clashes with many types
             problems.add(param.path, f"condition rejected by ConfigSpace: {error}")
+    return _with_forbidden(space, spec, hyperparameters, problems)
+
+
+def _with_forbidden(
+    space: ConfigurationSpace, spec: SpaceSpec, hyperparameters: dict, problems: Problems
+) -> ConfigurationSpace:
+    """``space`` with the clauses of ``spec.forbidden`` ConfigSpace accepts; each one it
+    rejects is reported at its own path, with its own reason."""
+    accepted = []
     for clause in spec.forbidden:
         forbidden = _forbidden(clause, hyperparameters, problems)
         if forbidden is None:
@@ -82,14 +91,29 @@ def compile_spec(spec: SpaceSpec, problems: Problems) -> ConfigurationSpace:
         try:
             space.add(forbidden)
         except Exception as error:
-            where = clause.path if isinstance(clause, Relation) else clause[0].path
-            hint = (
-                " (the default configuration must be allowed: change a default or the clause)"
-                if "violates" in str(error)
-                else ""
-            )
-            problems.add(where.rsplit(".", 1)[0], f"forbidden combination rejected: {error}{hint}")
+            _report_rejected(clause, error, problems)
+            # ConfigSpace keeps a clause it rejects, and would blame it for the next ones
+            space = _rebuilt(space, accepted)
+            continue
+        accepted.append(forbidden)
     return space
+
+
+def _report_rejected(clause, error: Exception, problems: Problems) -> None:
+    where = clause.path if isinstance(clause, Relation) else clause[0].path
+    hint = (
+        " (the default configuration must be allowed: change a default or the clause)"
+        if "violates" in str(error)
+        else ""
+    )
+    problems.add(where.rsplit(".", 1)[0], f"forbidden combination rejected: {error}{hint}")
+
+
+def _rebuilt(space: ConfigurationSpace, forbidden: list) -> ConfigurationSpace:
+    """A fresh copy of ``space``'s hyperparameters and conditions with only ``forbidden``."""
+    rebuilt = ConfigurationSpace(name=space.name, meta=space.meta)
+    rebuilt.add(list(space.values()), list(space.conditions), forbidden)
+    return rebuilt
 
 
 def _hyperparameter(param: Param, space_rule: Any, problems: Problems):

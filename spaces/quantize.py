@@ -5,6 +5,7 @@ The step is kept in ``meta["q"]``; values snap to ``low + k * q`` inside the bou
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -57,3 +58,32 @@ def quantize_array(hp: Hyperparameter, values: np.ndarray) -> np.ndarray:
         hp.lower,
         hp.upper,
     )
+
+
+def off_grid(hp: Hyperparameter, value: Any) -> str | None:
+    """Why ``value`` is not on ``hp``'s grid, naming the nearest grid values; ``None``
+    when it is (or ``hp`` has no step, or ``value`` is no number: ConfigSpace's call).
+
+    Values a person gives are refused rather than snapped: a result measured at an
+    off-grid value would be recorded against another one.
+    """
+    q = step_of(hp)
+    if q is None or isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    if not hp.lower <= value <= hp.upper:
+        return None  # out of range: the range check says so
+    if math.isclose(quantize(hp, value), value, rel_tol=1e-9, abs_tol=1e-12):
+        return None
+    below, above = _grid_neighbours(hp, value, q)
+    return (
+        f"{value!r} is not on the grid {hp.lower} + k * {q}; "
+        f"the nearest grid values are {below:.12g} and {above:.12g}"
+    )
+
+
+def _grid_neighbours(hp: Hyperparameter, value: float, q: float | int) -> tuple[Any, Any]:
+    """The grid points either side of ``value`` (``high`` counts as one, as in sampling)."""
+    steps = (value - hp.lower) / q
+    below = hp.lower + math.floor(steps) * q
+    above = min(hp.lower + math.ceil(steps) * q, hp.upper)
+    return below, above

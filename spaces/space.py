@@ -18,9 +18,11 @@ from ConfigSpace.exceptions import ActiveHyperparameterNotSetError, InactiveHype
 from ConfigSpace.hyperparameters import (
     CategoricalHyperparameter,
     Constant,
+    FloatHyperparameter,
     NumericalHyperparameter,
     OrdinalHyperparameter,
 )
+from ConfigSpace.hyperparameters.hp_components import ROUND_PLACES
 from ConfigSpace.util import deactivate_inactive_hyperparameters
 
 from ensembo.errors import SpaceError
@@ -28,7 +30,8 @@ from ensembo.spaces import impute as imputation
 from ensembo.spaces.activity import deactivate, in_activation_order
 from ensembo.spaces.encoder import ENCODINGS, ColumnLayout
 from ensembo.spaces.encoding import EncodedBatch, activity_signature
-from ensembo.spaces.quantize import grid_draw, quantize, quantize_array, step_of
+from ensembo.spaces.quantize import grid_draw, off_grid, quantize, quantize_array, step_of
+from ensembo.spaces.sampling import CANDIDATES_PER_CONFIG, MAX_CANDIDATES, prior_vectors
 from ensembo.spaces.spec import SpaceSpec
 
 _MAX_RESAMPLING_ROUNDS = 100
@@ -197,40 +200,50 @@ class Space:
         self.configspace.seed(int(rng.integers(2**31 - 1)))
         found: list[dict[str, Any]] = []
         for _ in range(_MAX_RESAMPLING_ROUNDS):
-            drawn = self._draw(n - len(found))
-            for configuration in drawn:
-                config = self._to_dict(configuration)
-                if self._quantized:
-                    config = self._snapped(self._on_grid(config, rng))
-                if config is not None:
-                    found.append(config)
+            drawn: list[Any] = [self._to_dict(c) for c in self._draw(n - len(found))]
+            if self._quantized:
+                drawn = self._snapped_all([self._on_grid(config, rng) for config in drawn])
+            found.extend(config for config in drawn if config is not None)
             if len(found) == n:
                 return found
         raise SpaceError(self.name, f"could not sample {n} valid quantized configurations")
 
     def _draw(self, n: int) -> list[Configuration]:
-        """``n`` configurations from ConfigSpace (asking for one avoids its size=1 warning),
-        with activity recomputed where its sampler leaves a hyperparameter active whose
-        condition reads a nested choice (see :func:`~ensembo.spaces.activity.deactivate`)."""
-        drawn = (
-            [self.configspace.sample_configuration()] if n == 1
-            else list(self.configspace.sample_configuration(n))
-        )
-        if in_activation_order(self.configspace._dag.minimum_conditions):
-            return drawn
-        vectors = deactivate(self.configspace, np.array([c.get_array() for c in drawn]))
+        """``n`` configurations drawn as ConfigSpace draws them (see
+        :func:`~ensembo.spaces.sampling.prior_vectors`), with activity recomputed where its
+        sampler leaves a hyperparameter active whose condition reads a nested choice (see
+        :func:`~ensembo.spaces.activity.deactivate`)."""
+        vectors = prior_vectors(self.configspace, n)
+        if vectors is None:
+            raise self._forbidden_everywhere(n)
+        if not in_activation_order(self.configspace._dag.minimum_conditions):
+            vectors = deactivate(self.configspace, vectors)
         return [Configuration(self.configspace, vector=vector) for vector in vectors]
+
+    def _forbidden_everywhere(self, n: int) -> SpaceError:
+        """Why sampling gave up: the forbidden clauses reject (almost) every draw."""
+        budget = MAX_CANDIDATES + CANDIDATES_PER_CONFIG * n
+        clauses = "; ".join(map(str, self.configspace.forbidden_clauses)) or "none"
+        return SpaceError(
+            self.name,
+            f"gave up drawing {n} configuration(s) after more than {budget} candidates: "
+            f"the forbidden clauses reject (almost) all of them ({clauses}); "
+            "loosen or remove one",
+        )
 
     def default(self) -> dict[str, Any]:
         return self._to_dict(self.configspace.get_default_configuration())
 
-    def configuration(self, config: Mapping[str, Any]) -> Configuration:
-        """Check ``config`` and return it as a ConfigSpace ``Configuration``."""
+    def configuration(self, config: Mapping[str, Any], *, snap: bool = True) -> Configuration:
+        """Check ``config`` and return it as a ConfigSpace ``Configuration``; stepped values
+        move to their grid (``snap=False`` refuses one off it, see :meth:`validate`)."""
         self._check_names(config)
         for name, value in config.items():  # ConfigSpace takes True for 1
             hp = self.configspace[name]
             if isinstance(value, bool) and isinstance(hp, NumericalHyperparameter):
                 raise SpaceError(f"{self.name}: {name}", _illegal_value(hp, value))
+        if not snap:
+            self._check_on_grid(config)
         values = {k: quantize(self.configspace[k], v) for k, v in config.items()}
         try:
             return Configuration(self.configspace, values=values)
@@ -259,16 +272,28 @@ class Space:
             full = difflib.get_close_matches(str(name), self.names, n=1)
         return f"{name!r} may mean {', '.join(full)}" if full else ""
 
-    def validate(self, config: Mapping[str, Any]) -> dict[str, Any]:
-        """Return ``config`` normalized to plain values, or raise :class:`SpaceError`."""
-        return self._to_dict(self.configuration(config))
+    def validate(self, config: Mapping[str, Any], *, snap: bool = True) -> dict[str, Any]:
+        """Return ``config`` normalized to plain values, or raise :class:`SpaceError`.
+
+        Stepped (``q``) values move to the nearest grid point, as proposers need; pass
+        ``snap=False`` for a configuration a person gives, so that an off-grid value is
+        refused instead of silently replaced by another one.
+        """
+        return self._to_dict(self.configuration(config, snap=snap))
+
+    def _check_on_grid(self, config: Mapping[str, Any]) -> None:
+        for name, value in config.items():
+            problem = off_grid(self.configspace[name], value)
+            if problem:
+                raise SpaceError(f"{self.name}: {name}", problem)
 
     def complete(self, partial: Mapping[str, Any]) -> dict[str, Any]:
         """``partial`` with every active hyperparameter it leaves out at its default.
 
         For configurations a person writes (``Study.enqueue``): naming the values that
-        matter is enough. A name the space lacks, a bad value, or a value for a
-        hyperparameter that ``partial``'s own choices make inactive is a SpaceError.
+        matter is enough. A name the space lacks, a bad value, a stepped value off its
+        grid, or a value for a hyperparameter that ``partial``'s own choices make inactive
+        is a SpaceError.
         """
         self._check_names(partial)
         full = {hp.name: partial.get(hp.name, hp.default_value) for hp in self._hyperparameters}
@@ -276,6 +301,7 @@ class Space:
             problem = _illegal_value(self.configspace[name], value)
             if problem:
                 raise SpaceError(f"{self.name}: {name}", problem)
+        self._check_on_grid(partial)
         try:
             active = dict(deactivate_inactive_hyperparameters(full, self.configspace))
         except Exception as error:  # e.g. a forbidden combination
@@ -310,16 +336,37 @@ class Space:
 
     def _snapped(self, config: Mapping[str, Any]) -> dict[str, Any] | None:
         """``config`` on the quantization grid, activity recomputed; None if now invalid."""
-        full = {
-            hp.name: quantize(hp, config.get(hp.name, hp.default_value))
-            for hp in self._hyperparameters
-        }
-        try:
-            return self.validate(
-                self._to_dict(deactivate_inactive_hyperparameters(full, self.configspace))
-            )
-        except Exception:
-            return None
+        return self._snapped_all([config])[0]
+
+    def _snapped_all(self, configs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any] | None]:
+        """:meth:`_snapped` of many configurations at once: activity and forbidden clauses
+        are checked on their vectors together (one ConfigSpace ``Configuration`` per
+        config made sampling 10-100x slower in any space with a ``q``)."""
+        full = [self._stored_on_grid(config) for config in configs]
+        raw = deactivate(self.configspace, self.vectors(full))
+        allowed = ~self._forbidden_rows(raw)
+        return [
+            _active(values, row) if ok else None
+            for values, row, ok in zip(full, raw, allowed, strict=True)
+        ]
+
+    def _stored_on_grid(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """Every hyperparameter's value (its default where ``config`` has none) on its grid
+        and rounded as ConfigSpace stores floats, twice: as snapping, then validating,
+        did, so that sampled values stay bit for bit what they were."""
+        values = {}
+        for hp in self._hyperparameters:
+            value = config.get(hp.name, hp.default_value)
+            values[hp.name] = _plain(_stored(hp, _stored(hp, value)))
+        return values
+
+    def _forbidden_rows(self, raw: np.ndarray) -> np.ndarray:
+        """Which ConfigSpace vectors (n, d) a forbidden clause rejects."""
+        forbidden = np.zeros(len(raw), dtype=bool)
+        if len(raw):
+            for clause in self.configspace._dag.fast_forbidden_checks:
+                forbidden |= clause.is_forbidden_vector_array(raw.T)
+        return forbidden
 
     @staticmethod
     def _to_dict(configuration: Configuration) -> dict[str, Any]:
@@ -459,6 +506,22 @@ def _configuration_error(space: str, config: Mapping[str, Any], error: Exception
         return SpaceError(space, f"invalid configuration {dict(config)}: {first_line}")
     return SpaceError(space, f"invalid configuration {dict(config)}: "
                              f"{error.hyperparameter.name!r} {problem}")
+
+
+def _active(values: dict[str, Any], vector: np.ndarray) -> dict[str, Any]:
+    """The ``values`` (one per hyperparameter, in order) that ``vector`` has active."""
+    return {
+        name: value for (name, value), x in zip(values.items(), vector, strict=True)
+        if not np.isnan(x)
+    }
+
+
+def _stored(hp: Any, value: Any) -> Any:
+    """``value`` on ``hp``'s grid, as a ``Configuration`` holds it (floats rounded)."""
+    value = quantize(hp, value)
+    if isinstance(hp, FloatHyperparameter) and not isinstance(value, bool):
+        return float(np.round(value, ROUND_PLACES))
+    return value
 
 
 def _illegal_value(hp: Any, value: Any) -> str | None:
