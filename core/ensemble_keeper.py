@@ -64,7 +64,7 @@ def check_strategy_fits(
 def _cannot_combine(label: str, spec: Any, loss: Any) -> str:
     """A loss with only the per-example side failed at the first result, after a trial
     was spent; the study refuses it up front."""
-    named = repr(spec) if isinstance(spec, str) else describe_component("loss", loss)
+    named = repr(spec) if isinstance(spec, str) else type(loss).__qualname__
     return (
         f"{label} scores combinations of models, but loss {named} only scores one model "
         "(it has no contributions()/ensemble_loss(), see ensembo.protocols.EnsembleLoss); "

@@ -207,6 +207,16 @@ def _differences(stored: Any, given: Any, prefix: str = "") -> list[tuple[str, A
     return [] if stored == given else [(prefix.rstrip(".") or "scoring", stored, given)]
 
 
+def stored_classes(storage: Storage, given: list[Any] | None) -> list[Any] | None:
+    """The classes a stored study's predictions have columns for, when it recorded them:
+    reopened without ``classes=``, a study must not take them from the validation
+    targets (a holdout may lack one); given others, it is another study."""
+    stored = (storage.read_meta() or {}).get("classes")
+    if stored is not None and given is not None and stored != given:
+        _refuse(storage, f"classes {stored} (given {given})")
+    return stored if given is None else given
+
+
 def _refuse(storage: Storage, difference: str) -> NoReturn:
     where = getattr(storage, "path", "the storage")
     raise StorageError(

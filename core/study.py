@@ -60,6 +60,9 @@ def _classes(
     classes = np.unique(np.asarray(given))
     if len(classes) != len(given):
         raise ExperimentError("classes", f"labels are listed twice in {list(given)!r}")
+    if classes.tolist() != np.asarray(given).tolist():  # the columns' order
+        raise ExperimentError("classes", f"must be in sorted order, as the columns of class "
+                                         f"probabilities are, got {list(given)!r}")
     strangers = np.setdiff1d(np.asarray(validation_targets), classes)
     if strangers.size:
         raise ExperimentError(
@@ -165,6 +168,12 @@ class Study:
     def _continue_stored(self) -> None:
         """Claim the storage, check it holds this study (or write it), read its trials."""
         claim_for_writing(self.storage)  # before reading: a live run's trials are not ours
+        classes = stored_study.stored_classes(self.storage, self._given_classes)
+        if classes != self._given_classes:
+            self._given_classes = classes
+            self.context = attrs.evolve(
+                self.context, classes=_classes(classes, self.context.y_true, self.context.task)
+            )
         self.history = History(self.storage.trials())
         # Every environment the study ran in, in order: a resumed study may continue on
         # another machine, whose BLAS kernels can round its models differently.

@@ -231,9 +231,10 @@ class RoundRobinEnsemble:
 
     @property
     def combining_losses(self) -> tuple[str, ...]:
-        """Every loss it is given scores combinations (an unset ``post_loss`` is the
-        refill loss, not the study's)."""
-        return tuple(option for option, spec in self.loss_options().items() if spec is not None)
+        """Every loss it uses scores combinations; an unset ``loss`` or ``refill_loss`` is
+        the study's, an unset ``post_loss`` the refill loss (checked as that)."""
+        unset_post = self.post_loss_spec is None
+        return ("loss", "refill_loss") if unset_post else ("loss", "refill_loss", "post_loss")
 
     def loss_options(self) -> dict[str, Any]:
         """Its own losses, checked against the study's task before any trial."""

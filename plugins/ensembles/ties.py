@@ -20,8 +20,10 @@ NEAR = 1e-9
 
 def tied_for_lowest(scores: np.ndarray) -> np.ndarray:
     """Positions (ascending) of the scores equal to the lowest to 12 significant digits."""
-    scores = np.asarray(scores, dtype=float)
+    scores = _nan_last(scores)
     lowest = scores.min()
+    if not np.isfinite(lowest):  # -inf, or every score +inf: no rounding to do
+        return np.flatnonzero(scores == lowest)
     near = np.flatnonzero(scores <= lowest + NEAR * abs(lowest))
     if np.all(scores[near] == lowest):  # exact ties (counted 0/1 losses): nothing to round
         return near
@@ -40,4 +42,10 @@ def first_lowest(*keys: np.ndarray) -> int:
 
 def ranked(scores: np.ndarray) -> np.ndarray:
     """Positions from the lowest score up; tied scores in position order."""
-    return np.argsort(without_float_noise(scores), kind="stable")
+    return np.argsort(without_float_noise(_nan_last(scores)), kind="stable")
+
+
+def _nan_last(scores: np.ndarray) -> np.ndarray:
+    """NaN (a plugin loss gone wrong) as the worst score rather than a crash."""
+    scores = np.asarray(scores, dtype=float)
+    return np.where(np.isnan(scores), np.inf, scores)

@@ -62,3 +62,11 @@ def test_strategies_that_score_single_models_take_such_a_loss(flat_space, ensemb
     registry = Registry.from_plugins({"acme-losses": RegistersTheLoss()}, builtins=True)
     Study(flat_space, surrogate=None, ensemble=ensemble, loss="per-example-only",
           task="regression", validation_targets=np.zeros(4), registry=registry, budget=10)
+
+
+def test_eo_without_its_own_loss_needs_a_study_loss_that_scores_an_ensemble(flat_space):
+    registry = Registry.from_plugins({"acme-losses": RegistersTheLoss()}, builtins=True)
+    with pytest.raises(ExperimentError, match="^loss: ensemble strategy 'segor' scores"):
+        Study(flat_space, surrogate=None, ensemble={"name": "segor", "loss": None},
+              loss="per-example-only", task="regression", validation_targets=np.zeros(4),
+              registry=registry)

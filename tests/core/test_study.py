@@ -324,12 +324,21 @@ def test_classes_absent_from_the_validation_targets_keep_their_column(flat_space
     assert trial.state is TrialState.COMPLETE and study.ensemble is not None
     study.close()
     np.testing.assert_array_equal(Study.load(path).context.classes, [0, 1, 2])
+    reopened = Study(flat_space, surrogate=None, ensemble="posthoc", loss="zero-one",
+                     task="classification", validation_targets=targets, storage=path)
+    np.testing.assert_array_equal(reopened.context.classes, [0, 1, 2])  # not [0, 1]
+    assert reopened.ensemble is not None
+    reopened.close()
+    with pytest.raises(StorageError, match=r"classes \[0, 1, 2\] \(given \[0, 1, 3\]\)"):
+        Study(flat_space, surrogate=None, task="classification", validation_targets=targets,
+              classes=[0, 1, 3], storage=path)
 
 
 @pytest.mark.parametrize(
     ("classes", "message"),
     [([0, 2], r"validation targets \[1\] are not among \[0, 2\]"),
-     ([0, 1, 1], "labels are listed twice")],
+     ([0, 1, 1], "labels are listed twice"),
+     ([1, 0], r"must be in sorted order, as the columns of class probabilities are")],
 )
 def test_classes_that_do_not_fit_the_targets_are_refused(flat_space, classes, message):
     with pytest.raises(ValueError, match=f"classes: {message}"):

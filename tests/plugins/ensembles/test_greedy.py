@@ -261,3 +261,13 @@ def test_losses_equal_to_12_significant_digits_tie():
     assert first_lowest([0.3, 0.3 - 1e-9]) == 1  # a real difference still decides
     assert first_lowest([0.5, 0.5 + 1e-17, 0.6], [0.2, 0.1, 0.0]) == 1  # then the next key
     assert first_lowest([np.inf, np.inf]) == 0
+
+
+@pytest.mark.parametrize(
+    ("scores", "first"),
+    [([0.3, np.nan, 0.2], 2), ([np.nan, 0.5], 1), ([-np.inf, 0.1, -np.inf], 0),
+     ([np.inf, np.inf], 0), ([np.nan, np.nan], 0)],
+)
+def test_a_nan_or_infinite_score_does_not_break_the_argmin(scores, first):
+    """A plugin loss returning NaN or -inf made the tie helpers index an empty array."""
+    assert first_lowest(np.array(scores)) == first
