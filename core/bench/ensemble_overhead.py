@@ -163,6 +163,8 @@ class _Timed:
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._inner, name)
+        if not callable(method):  # a declared attribute (needs_predictions, ...) as it is
+            return method
 
         def timed(*args: Any, **kwargs: Any) -> Any:
             begin = time.process_time()
