@@ -7,6 +7,7 @@ import difflib
 import inspect
 import json
 import sys
+import warnings
 from collections.abc import Sequence
 from functools import partial
 from typing import Any
@@ -159,13 +160,17 @@ def check(reg: Registry, name: str, *, task: str | None, as_json: bool) -> int:
         raise EnsemboError(f"loss {name!r}: give --task classification or --task regression")
     results = []
     for entry in checkable:
-        try:
-            passed, failures = checkers[entry.kind](name, registry=reg), []
-        except conformance.ConformanceError as error:
-            passed, failures = [], error.failures
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", conformance.ConformanceNote)
+            try:
+                passed, failures = checkers[entry.kind](name, registry=reg), []
+            except conformance.ConformanceError as error:
+                passed, failures = [], error.failures
+        notes = _notes_kept_apart(caught, conformance.ConformanceNote)
         results.append({"kind": entry.kind, "name": name, "distribution": entry.distribution,
                         "passed": passed, "failures": [
-                            {"check": check, "problem": problem} for check, problem in failures]})
+                            {"check": check, "problem": problem} for check, problem in failures],
+                        "notes": notes})
     if as_json:
         print(json.dumps(results, indent=2))
     for result in [] if as_json else results:
@@ -175,7 +180,21 @@ def check(reg: Registry, name: str, *, task: str | None, as_json: bool) -> int:
         print(f"{kind} {name!r} (from {result['distribution']}): {verdict}")
         for failure in result["failures"]:
             print(f"  FAIL {failure['check']}: {failure['problem']}")
+        for note in result["notes"]:
+            print(f"  note: {note}")
     return 1 if any(result["failures"] for result in results) else 0
+
+
+def _notes_kept_apart(caught: list[warnings.WarningMessage], note: type) -> list[str]:
+    """The checks' notes, to print with the verdict; other warnings are shown as usual."""
+    notes = []
+    for warning in caught:
+        if issubclass(warning.category, note):
+            notes.append(str(warning.message))
+        else:
+            warnings.showwarning(warning.message, warning.category, warning.filename,
+                                 warning.lineno)
+    return notes
 
 
 def _named(entries: list[PluginEntry], name: str) -> list[PluginEntry]:

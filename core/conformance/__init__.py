@@ -14,7 +14,7 @@ lambda): checks need fresh instances to compare two runs. Names are looked up in
 ``registry`` (default: the installed plugins), as :class:`ensembo.Study` does.
 """
 
-from ensembo.conformance.check_run import ConformanceError
+from ensembo.conformance.check_run import ConformanceError, ConformanceNote
 from ensembo.conformance.ensembles import check_ensemble_strategy
 from ensembo.conformance.losses import check_loss
 from ensembo.conformance.search import (
@@ -26,6 +26,7 @@ from ensembo.conformance.surrogates import check_surrogate
 
 __all__ = [
     "ConformanceError",
+    "ConformanceNote",
     "check_acquisition",
     "check_acquisition_optimizer",
     "check_ensemble_strategy",

@@ -20,6 +20,11 @@ class ConformanceError(PluginContractError):
         super().__init__(f"{component} failed {len(failures)} conformance check(s):\n{listing}")
 
 
+class ConformanceNote(UserWarning):
+    """Not a broken contract, but a limit the author should know of (a loss that can
+    score single models but not combinations of them). The CLI prints these as notes."""
+
+
 class CheckRun:
     """Runs named checks, keeping every failure instead of stopping at the first."""
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
-from ensembo.conformance.check_run import CheckRun, require
+from ensembo.conformance.check_run import CheckRun, ConformanceNote, require
 from ensembo.conformance.synthetic import CLASSES, EXAMPLES, synthetic_predictions
-from ensembo.protocols import Loss
+from ensembo.protocols import EnsembleLoss, Loss
 from ensembo.registry import Registry
 
 
@@ -27,7 +28,9 @@ def check_loss(
     and ``segor``) is checked on ensembles too. A loss defined only on a whole
     ensemble, as the C-bound is, declares ``per_example = False`` (or pass it here) and
     is not called per example. Returns the names of the checks passed; raises
-    :class:`ConformanceError` listing every failed one.
+    :class:`ConformanceError` listing every failed one. A loss with neither method
+    passes, with a :class:`ConformanceNote` warning that the strategies which combine
+    models refuse it; one with only one of the two fails "ensemble side".
     """
     checks = CheckRun("loss", loss, registry)
     rng = np.random.default_rng(seed)
@@ -45,9 +48,34 @@ def check_loss(
         per_example = getattr(first, "per_example", True)
     if per_example:
         _per_example_checks(checks, first, y, perfect, members[0])
-    if hasattr(first, "contributions") and hasattr(first, "ensemble_loss"):
+    if isinstance(first, EnsembleLoss):
         _ensemble_loss_checks(checks, first, y, perfect, members, per_example)
+    else:
+        _single_model_side_only(checks, first)
     return checks.done()
+
+
+_ENSEMBLE_SIDE = ("contributions", "ensemble_loss")
+
+
+def _single_model_side_only(checks: CheckRun, loss: Any) -> None:
+    """Without the ensemble side a study refuses the loss for ``posthoc``, ``eo``,
+    ``segor`` and ``agnostic-bayes`` with ``rho: tune``, but only when it is built: the
+    author should hear of it here. Half a side is a slip, not a choice: it fails."""
+    present = [name for name in _ENSEMBLE_SIDE if callable(getattr(loss, name, None))]
+    if present:
+        with checks.check("ensemble side"):
+            missing = next(name for name in _ENSEMBLE_SIDE if name not in present)
+            require(False, f"has {present[0]}() but not {missing}(); the strategies that "
+                           "combine models need both (ensembo.protocols.EnsembleLoss)")
+        return
+    warnings.warn(
+        "no contributions()/ensemble_loss() (ensembo.protocols.EnsembleLoss): it scores "
+        "single models, so 'best', 'esmbo' and 'agnostic-bayes' can use it, while "
+        "'posthoc', 'eo', 'segor' and 'agnostic-bayes' with rho: tune refuse it",
+        ConformanceNote,
+        stacklevel=2,
+    )
 
 
 def _per_example_checks(checks: CheckRun, loss: Any, y, perfect, predictions) -> None:

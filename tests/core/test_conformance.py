@@ -10,6 +10,7 @@ import pytest
 from ensembo.cli import main, plugins_command
 from ensembo.conformance import (
     ConformanceError,
+    ConformanceNote,
     check_acquisition,
     check_acquisition_optimizer,
     check_ensemble_strategy,
@@ -203,6 +204,48 @@ def test_broken_losses_fail_their_checks():
         check_loss(EnsembleLossOfAnotherScale, task="regression")
     assert [name for name, _ in caught.value.failures] == [
         "a one-member ensemble scores as its member"]
+
+
+class PerExampleOnly:
+    """A loss that scores single models only: absolute error without the ensemble side."""
+
+    def __call__(self, y_true, predictions):
+        return np.abs(np.asarray(y_true) - np.asarray(predictions))
+
+
+class HalfAnEnsembleSide(PerExampleOnly):
+    def contributions(self, predictions):
+        return np.asarray(predictions)
+
+
+def test_a_loss_without_ensemble_side_passes_with_a_note_naming_who_refuses_it():
+    with pytest.warns(ConformanceNote, match="'posthoc', 'eo', 'segor'"):
+        passed = check_loss(PerExampleOnly, task="regression")
+    assert "one finite loss per example" in passed
+
+
+def test_half_an_ensemble_side_fails_naming_the_missing_method():
+    with pytest.raises(ConformanceError) as caught:
+        check_loss(HalfAnEnsembleSide, task="regression")
+    ((check, problem),) = caught.value.failures
+    assert check == "ensemble side" and "not ensemble_loss()" in problem
+
+
+class _PerExampleLossPlugin:
+    @hookimpl
+    def ensembo_add_losses(self):
+        return {"abs-only": PerExampleOnly}
+
+
+def test_the_cli_prints_the_note_and_keeps_it_in_json(monkeypatch, capsys):
+    reg = Registry.from_plugins({"loss-dist": _PerExampleLossPlugin()}, builtins=True)
+    monkeypatch.setattr(plugins_command, "registry", lambda: reg)
+    assert main(["plugins", "abs-only", "--check", "--task", "regression"]) == 0
+    out = capsys.readouterr().out
+    assert "checks passed" in out and "  note: no contributions()/ensemble_loss()" in out
+    assert main(["plugins", "abs-only", "--check", "--task", "regression", "--json"]) == 0
+    (result,) = json.loads(capsys.readouterr().out)
+    assert result["failures"] == [] and "'posthoc'" in result["notes"][0]
 
 
 def test_a_component_instance_is_refused_with_what_to_pass():
