@@ -310,10 +310,7 @@ class Study:
         is not usable raises ``InvalidResultError`` and records nothing.
         ``skip_if_known`` returns the trial that already has this configuration instead."""
         try:  # a result that cannot be used is the caller's mistake: record nothing
-            evaluation = to_evaluation(result)
-            if predictions is not None:
-                evaluation = attrs.evolve(evaluation, predictions=predictions)
-            self._keeper.check_predictions(evaluation)
+            evaluation = self._evaluation(result, predictions)
         except (ValueError, TypeError) as invalid:
             raise InvalidResultError(f"add(): the result is not usable: {invalid}") from None
         with self._lock:
@@ -399,10 +396,7 @@ class Study:
         now = time.time()
         if state is TrialState.COMPLETE:
             try:
-                evaluation = to_evaluation(result)
-                if predictions is not None:
-                    evaluation = attrs.evolve(evaluation, predictions=predictions)
-                self._keeper.check_predictions(evaluation)
+                evaluation = self._evaluation(result, predictions)
             except (ValueError, TypeError) as invalid:
                 finished = current.with_failure(str(invalid), now)
             else:
@@ -421,6 +415,15 @@ class Study:
             self._refresh_ensemble()
         self._notify("ensembo_trial_finished", study=self, trial=finished)
         return finished
+
+    def _evaluation(self, result: Any, predictions: np.ndarray | None) -> Evaluation:
+        """``result`` as an :class:`Evaluation`, with ``predictions`` checked against the
+        validation targets; raises ``ValueError``/``TypeError`` if it is not usable."""
+        evaluation = to_evaluation(result)
+        if predictions is not None:
+            evaluation = attrs.evolve(evaluation, predictions=predictions)
+        self._keeper.check_predictions(evaluation)
+        return evaluation
 
     def _notify(self, hook_name: str, **kwargs: Any) -> Any:
         return observers.notify(self._observer_manager, hook_name, **kwargs)
