@@ -11,6 +11,9 @@ its fits run in a child process killed at the limit, and the trial fails (one SV
 a huge ``C`` can otherwise hold a search for hours).
 ``n_jobs`` evaluates trials in parallel; ``threads`` caps the BLAS and OpenMP threads of
 each model fit (default 1, ``0`` for the learners' own defaults; see ``ensembo.threads``).
+``fit(X, y, groups=g)`` passes the rows' groups to a ``cv`` splitter that splits by them
+(``GroupKFold(5)``), as ``GridSearchCV.fit`` does; a ``cv`` that would ignore them is
+refused (its loss would leak across groups), see :mod:`ensembo.ml.validation`.
 
 Fitted attributes: ``best_estimator_`` (the selected configuration's model),
 ``ensemble_`` (a :class:`~ensembo.ml.FittedEnsemble` of the strategy's members and
@@ -20,7 +23,8 @@ A pickled estimator keeps its fitted models but not ``study_`` (reopen it from
 ``storage`` with :meth:`ensembo.Study.load`).
 
 With ``storage``, fitting again on the same data resumes the stored search; fitting on
-other data is refused (its trials were scored on other rows), see :func:`_check_storage`.
+other data or groups is refused (its trials were scored on other rows), see
+:func:`_check_storage`.
 """
 
 from __future__ import annotations
@@ -56,12 +60,15 @@ from ensembo.trials import TrialState
 DATA_KEY = "sklearn_data"
 
 
-def _data_fingerprint(X: np.ndarray, y: np.ndarray) -> str:
+def _data_fingerprint(X: np.ndarray, y: np.ndarray, groups: np.ndarray | None = None) -> str:
     """A digest of the training data. Stored with the study, it tells a refit on the
     same data (resume the search) from a fit on other data, whose stored trials were
     scored on other rows and must not be reused (a cloned estimator in
-    ``cross_val_score`` or a re-run notebook cell keeps the same ``storage``)."""
-    return joblib.hash((X, y))
+    ``cross_val_score`` or a re-run notebook cell keeps the same ``storage``).
+
+    Other groups give other splits, so they count when given; left out without them,
+    so that a study stored before ``groups`` existed still resumes."""
+    return joblib.hash((X, y) if groups is None else (X, y, groups))
 
 
 def _stored_meta(storage: Any) -> dict[str, Any] | None:
@@ -98,8 +105,8 @@ def _data_differs(storage: Any) -> StorageError:
         also = f" and {models}/" if models.is_dir() else ""
         way_out = f"give this fit a new storage path, or delete {path}{also} to start over"
     return StorageError(
-        f"storage {storage} holds a search fitted on different data (X or y differ from "
-        f"this fit's), whose trials cannot be reused: {way_out}"
+        f"storage {storage} holds a search fitted on different data (X, y or groups differ "
+        f"from this fit's), whose trials cannot be reused: {way_out}"
     )
 
 
@@ -312,7 +319,9 @@ class _EnsemboSearch(BaseEstimator):
             record["selection_split"] = float(self.selection_split)
         return record
 
-    def fit(self, X: Any, y: Any) -> _EnsemboSearch:
+    def fit(self, X: Any, y: Any, groups: Any = None) -> _EnsemboSearch:
+        """Search on ``(X, y)``; ``groups`` (one label per row) go to a ``cv`` splitter
+        that splits by groups, such as ``GroupKFold(5)``."""
         self._check_params()
         limits = execution.trial_limits(self.trial_timeout, self.memory_limit)
         self.text_columns_ = TextColumns.learn(X)
@@ -326,8 +335,8 @@ class _EnsemboSearch(BaseEstimator):
             if len(self.classes_) < 2:
                 raise _single_class_error(self.classes_)
         space = spaces.load(copy.deepcopy(self.space))  # sampling reseeds it; keep ours intact
-        task = self._build_task(X, y, space)
-        fingerprint = _data_fingerprint(X, y)
+        task = self._build_task(X, y, groups, space)
+        fingerprint = _data_fingerprint(X, y, task.groups_all)
         _check_storage(self.storage, fingerprint, task.validation_targets())
         _check_fixed_validation(self.ensemble, task.validation_targets())
         study = Study(
@@ -362,7 +371,7 @@ class _EnsemboSearch(BaseEstimator):
         self.n_failed_ = len(study.history.in_state(TrialState.FAILED))
         return self
 
-    def _build_task(self, X: np.ndarray, y: np.ndarray, space: Any) -> Task:
+    def _build_task(self, X: np.ndarray, y: np.ndarray, groups: Any, space: Any) -> Task:
         """The task of this fit; column names in ``categorical_features`` are those of
         the DataFrame ``fit`` was given (``feature_names_in_``)."""
         categorical = categorical_mask(
@@ -377,6 +386,7 @@ class _EnsemboSearch(BaseEstimator):
             "loss": self.loss,
             "categorical_features": categorical,
             "selection_split": None if held_out is None else float(held_out),
+            "groups": groups,
             "seed": int(self.seed),
             "threads": self.threads,
         }

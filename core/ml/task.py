@@ -14,6 +14,10 @@ whatever the original label type.
 An optional **selection split** (Lévesque ch. 3, ``-sel``) is carved once from the data
 and never shown to the optimizer; every trial is also scored on it (``info``), and so is
 an optional test set, so overfitting of the validation loss can be watched per trial.
+
+Optional ``groups`` (one label per row: a patient, a site) go with the targets to the
+validation scheme, which then keeps each group on one side of a split; the selection
+split holds out whole groups too.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import joblib
 import numpy as np
 from sklearn.base import is_classifier, is_regressor
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import train_test_split
+from sklearn.model_selection import GroupShuffleSplit, train_test_split
 
 from ensembo import components
 from ensembo.errors import ExperimentError
@@ -48,6 +52,41 @@ def _as_matrix(X: Any) -> np.ndarray:
     if matrix.ndim != 2:
         raise ExperimentError("data.X", f"features must be a 2-D array, got shape {matrix.shape}")
     return matrix
+
+
+def _is_missing(label: Any) -> bool:
+    try:
+        return label is None or bool(label != label)  # NaN is the one value unequal to itself
+    except TypeError:  # pandas.NA: its comparisons are NA too
+        return True
+
+
+def _missing(labels: np.ndarray) -> np.ndarray:
+    """Which labels are NaN or None (only float and object arrays can hold them)."""
+    if labels.dtype.kind == "f":
+        return np.isnan(labels)
+    if labels.dtype.kind == "O":
+        return np.array([_is_missing(label) for label in labels], dtype=bool)
+    return np.zeros(len(labels), dtype=bool)
+
+
+def _as_groups(groups: Any, n_rows: int) -> np.ndarray | None:
+    """One group label per row, or ``None``; a missing label would put its row in a
+    group of its own (NaN never equals NaN) or fail deep inside the splitter."""
+    if groups is None:
+        return None
+    labels = np.asarray(groups)
+    if labels.ndim != 1:
+        raise ExperimentError(
+            "groups", f"must be 1-D, one group label per row, got shape {labels.shape}"
+        )
+    if len(labels) != n_rows:
+        raise ExperimentError("groups", f"{n_rows} rows of features but {len(labels)} groups")
+    missing = _missing(labels)
+    if missing.any():
+        row = int(np.argmax(missing))
+        raise ExperimentError("groups", f"row {row} has no group (NaN or None); each row needs one")
+    return labels
 
 
 def _builder(
@@ -86,7 +125,8 @@ class Task:
 
     ``loss`` is a registered loss (default ``zero-one`` / ``mse``), applied per example
     to (encoded targets, predictions) and averaged. ``selection_split`` is the fraction
-    of rows held out as the selection split. ``n_jobs`` fits the folds in parallel.
+    of rows held out as the selection split. ``groups`` labels each row's group for a
+    validation scheme that splits by groups. ``n_jobs`` fits the folds in parallel.
     ``threads`` caps the BLAS and OpenMP pools of each fit and prediction (default one
     thread: a search trains many small models, often beside other work; ``0`` leaves the
     learners' own defaults), see :mod:`ensembo.threads`.
@@ -105,6 +145,7 @@ class Task:
         selection_split: float | None = None,
         X_test: Any = None,
         y_test: Any = None,
+        groups: Any = None,
         seed: int = 0,
         n_jobs: int | None = None,
         threads: int = 1,
@@ -131,28 +172,21 @@ class Task:
         X, y = _as_matrix(X), np.asarray(y)
         if len(X) != len(y):
             raise ExperimentError("data.y", f"{len(X)} rows of features but {len(y)} targets")
+        self.groups_all = _as_groups(groups, len(X))
         self.classes = np.unique(y) if self.is_classification else None
         targets = self._encode(y)
         if len(targets):
             n_classes = 0 if self.classes is None else len(self.classes)
             check_loss_fits_task(self.loss, self.loss_spec, task, targets, n_classes)
-        rows = np.arange(len(y))
         if selection_split:
-            optimize_rows, selection_rows = train_test_split(
-                rows,
-                test_size=selection_split,
-                random_state=self.seed,
-                stratify=targets if self._stratify_selection(targets) else None,
-            )
-            self.selection_rows = np.sort(selection_rows)
-            self.optimize_rows = np.sort(optimize_rows)
+            self.optimize_rows, self.selection_rows = self._hold_out(targets, selection_split)
         else:
-            self.selection_rows = None
-            self.optimize_rows = rows
+            self.optimize_rows, self.selection_rows = np.arange(len(y)), None
         # y: labels the models are fitted on; targets: what losses compare against.
         self.X_all, self.y_all, self.targets_all = X, y, targets
         self.X, self.y = X[self.optimize_rows], y[self.optimize_rows]
         self.targets = targets[self.optimize_rows]
+        self.groups = None if self.groups_all is None else self.groups_all[self.optimize_rows]
         self.X_test = None if X_test is None else _as_matrix(X_test)
         self.targets_test = None if y_test is None else self._encode(np.asarray(y_test))
         self.splits(0)  # a scheme that cannot split these rows fails here, not per trial
@@ -179,11 +213,34 @@ class Task:
     def _stratify_selection(self, targets: np.ndarray) -> bool:
         return self.is_classification and np.unique(targets, return_counts=True)[1].min() >= 2
 
+    def _hold_out(self, targets: np.ndarray, fraction: float) -> tuple[np.ndarray, np.ndarray]:
+        """The rows searched on and the selection rows. With groups, whole groups are
+        held out: a selection row whose group the models trained on would flatter them."""
+        rows = np.arange(len(targets))
+        if self.groups_all is None:
+            stratify = targets if self._stratify_selection(targets) else None
+            searched, held_out = train_test_split(
+                rows, test_size=fraction, random_state=self.seed, stratify=stratify
+            )
+        else:
+            splitter = GroupShuffleSplit(n_splits=1, test_size=fraction, random_state=self.seed)
+            try:
+                searched, held_out = next(splitter.split(rows, groups=self.groups_all))
+            except ValueError as error:
+                raise ExperimentError(
+                    "selection_split", f"cannot hold out whole groups: {error}"
+                ) from error
+        return np.sort(searched), np.sort(held_out)
+
     # --- what the study needs ----------------------------------------------------------
 
     def splits(self, iteration: int) -> tuple[Split, ...]:
         return self.validation.splits(
-            self.targets, classification=self.is_classification, seed=self.seed, iteration=iteration
+            self.targets,
+            groups=self.groups,
+            classification=self.is_classification,
+            seed=self.seed,
+            iteration=iteration,
         )
 
     def validation_targets(self) -> np.ndarray | None:

@@ -13,6 +13,11 @@ changes every trial and there is no fixed validation set to build ensembles on.
 
 A scikit-learn CV splitter (``KFold(5)``, ``StratifiedKFold(3, shuffle=True,
 random_state=0)``) is used as it is, see :class:`SplitterScheme`.
+
+Rows may belong to groups (patients, sites, sessions) that must not be split between
+training and validation. Only a splitter that splits by groups (``GroupKFold(5)``,
+``LeaveOneGroupOut()``) is given them; a scheme that would ignore them refuses them,
+since its loss would leak across groups.
 """
 
 from __future__ import annotations
@@ -42,6 +47,18 @@ def _stratifiable(y: np.ndarray, n_splits: int) -> bool:
     return counts.size > 1 and counts.min() >= n_splits
 
 
+def _refuse_groups(groups: np.ndarray | None, scheme: str, hint: str = "") -> None:
+    """Groups given to a scheme that does not split by them would be ignored, and the
+    rows of one group trained on and validated in the same split: the loss leaks."""
+    if groups is not None:
+        raise ExperimentError(
+            "validation",
+            f"{scheme} does not keep groups together, so rows of one group would be both "
+            "trained on and validated (the loss leaks across groups): use a splitter that "
+            f"splits by groups, such as GroupKFold(5) or LeaveOneGroupOut(){hint}",
+        )
+
+
 def _split_seed(seed: int, iteration: int, reshuffle: bool) -> int:
     entropy = [seed, iteration] if reshuffle else [seed]
     return int(np.random.default_rng(entropy).integers(2**31 - 1))
@@ -66,8 +83,15 @@ class Holdout:
         return not self.reshuffle
 
     def splits(
-        self, y: np.ndarray, *, classification: bool, seed: int, iteration: int
+        self,
+        y: np.ndarray,
+        *,
+        classification: bool,
+        seed: int,
+        iteration: int,
+        groups: np.ndarray | None = None,
     ) -> tuple[Split, ...]:
+        _refuse_groups(groups, f"a holdout (ratio {self.ratio})")
         random_state = _split_seed(seed, iteration, self.reshuffle)
         n = len(y)
         if classification and self.stratify and _stratifiable(y, 2):
@@ -106,8 +130,15 @@ class CrossValidation:
         return True
 
     def splits(
-        self, y: np.ndarray, *, classification: bool, seed: int, iteration: int
+        self,
+        y: np.ndarray,
+        *,
+        classification: bool,
+        seed: int,
+        iteration: int,
+        groups: np.ndarray | None = None,
     ) -> tuple[Split, ...]:
+        _refuse_groups(groups, f"{self.folds}-fold cross-validation")
         random_state = _split_seed(seed, iteration, self.reshuffle)
         rng = np.random.default_rng(random_state)
         if len(y) < self.folds:
@@ -147,6 +178,24 @@ def _gives_fixed_splits(splitter: Any) -> bool:
     return isinstance(state, numbers.Integral) and not isinstance(state, bool)
 
 
+def _requests_groups(splitter: Any) -> bool | None:
+    """Whether ``splitter.split`` splits by groups, as scikit-learn's metadata routing
+    declares it (``GroupKFold`` and the other group splitters request ``groups``;
+    ``KFold`` and ``TimeSeriesSplit`` do not); ``None`` for a splitter that declares
+    nothing (not derived from scikit-learn's), which cannot be told."""
+    routing = getattr(splitter, "get_metadata_routing", None)
+    if not callable(routing):
+        return None
+    return routing().split.requests.get("groups") is True
+
+
+# How a splitter of one's own says it splits by groups, as scikit-learn's group splitters do.
+_DECLARE_GROUPS = (
+    " (a splitter of your own that splits by groups declares it as scikit-learn's do: "
+    "__metadata_request__split = {'groups': True})"
+)
+
+
 @attrs.frozen(kw_only=True)
 class SplitterScheme:
     """A scikit-learn CV splitter, used as it is (the study's seed does not change it).
@@ -155,6 +204,9 @@ class SplitterScheme:
     needs an int ``random_state``. With several splits, each row's prediction is the
     mean of its out-of-fold predictions, as under k-fold, so every row must be
     validated at least once; a single split is a holdout.
+
+    A splitter that splits by groups needs them, and only such a splitter is given them
+    (see :func:`_requests_groups`); one that declares nothing is given them if any.
     """
 
     splitter: Any = attrs.field(eq=repr)
@@ -177,19 +229,40 @@ class SplitterScheme:
         return True
 
     def splits(
-        self, y: np.ndarray, *, classification: bool, seed: int, iteration: int
+        self,
+        y: np.ndarray,
+        *,
+        classification: bool,
+        seed: int,
+        iteration: int,
+        groups: np.ndarray | None = None,
     ) -> tuple[Split, ...]:
+        self._check_groups(groups)
+        rows = np.zeros((len(y), 1))
+        data = (rows, y) if groups is None else (rows, y, groups)
         try:
-            pairs = list(self.splitter.split(np.zeros((len(y), 1)), y))
+            pairs = list(self.splitter.split(*data))
         except (TypeError, ValueError) as error:
+            given = "y, no groups" if groups is None else "y and groups"
             raise ExperimentError(
                 "validation",
-                f"{self.splitter!r} cannot split these rows (it is given y, no groups): {error}",
+                f"{self.splitter!r} cannot split these rows (it is given {given}): {error}",
             ) from error
         splits = tuple(Split(train=train, validation=validation) for train, validation in pairs)
         if self.covers_all_rows:
             self._check_every_row_validated(splits, len(y))
         return splits
+
+    def _check_groups(self, groups: np.ndarray | None) -> None:
+        uses_groups = _requests_groups(self.splitter)
+        if uses_groups is False:
+            _refuse_groups(groups, repr(self.splitter), _DECLARE_GROUPS)
+        if uses_groups and groups is None:
+            raise ExperimentError(
+                "validation",
+                f"{self.splitter!r} splits by groups, and no groups were given: give one "
+                "group label per row, as in fit(X, y, groups=...)",
+            )
 
     def _check_every_row_validated(self, splits: tuple[Split, ...], n_rows: int) -> None:
         validated = np.zeros(n_rows, dtype=bool)
