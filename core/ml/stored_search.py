@@ -1,0 +1,107 @@
+"""A stored search belongs to one training set: the estimators' guard against resuming it
+on other data.
+
+``EnsemboClassifier(storage=...)`` fitted again on the same data resumes its search. A
+cloned estimator in ``cross_val_score`` or a re-run notebook cell keeps the same
+``storage`` with other rows, whose stored trials were scored elsewhere and must not be
+reused: the data's digest is stored with the study and compared before any trial.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import joblib
+import numpy as np
+
+from ensembo.errors import StorageError
+from ensembo.storage import Storage, open_existing_storage
+
+#: Study metadata key of the training data's digest (see :func:`check_same_data`).
+DATA_KEY = "sklearn_data"
+
+
+def data_fingerprint(X: np.ndarray, y: np.ndarray, groups: np.ndarray | None = None) -> str:
+    """A digest of the training data. Stored with the study, it tells a refit on the
+    same data (resume the search) from a fit on other data, whose stored trials were
+    scored on other rows and must not be reused (a cloned estimator in
+    ``cross_val_score`` or a re-run notebook cell keeps the same ``storage``).
+
+    Other groups give other splits, so they count when given; left out without them,
+    so that a study stored before ``groups`` existed still resumes."""
+    return joblib.hash((X, y) if groups is None else (X, y, groups))
+
+
+def _stored_meta(storage: Any) -> dict[str, Any] | None:
+    """The study metadata already kept in ``storage``, or ``None`` for a new study.
+
+    Reads without creating or altering a file; a file that holds no study is left to
+    :class:`~ensembo.Study` to open (and report) as before."""
+    if storage is None:
+        return None
+    if isinstance(storage, Storage):
+        return storage.read_meta()
+    path = str(storage).removeprefix("sqlite:///")
+    if path == ":memory:" or not Path(path).is_file():
+        return None
+    try:
+        opened = open_existing_storage(storage)
+    except StorageError:
+        return None
+    try:
+        return opened.read_meta()
+    finally:
+        close = getattr(opened, "close", None)
+        if close is not None:
+            close()
+
+
+def _data_differs(storage: Any) -> StorageError:
+    """The refusal, with the way out: a new path, or deleting the old study."""
+    if isinstance(storage, Storage):
+        way_out = "pass a new storage"
+    else:
+        path = Path(str(storage).removeprefix("sqlite:///"))
+        models = path.with_name(path.stem + ".models")  # where artifact_store_for keeps them
+        also = f" and {models}/" if models.is_dir() else ""
+        way_out = f"give this fit a new storage path, or delete {path}{also} to start over"
+    return StorageError(
+        f"storage {storage} holds a search fitted on different data (X, y or groups differ "
+        f"from this fit's), whose trials cannot be reused: {way_out}"
+    )
+
+
+def described(value: Any) -> Any:
+    """``value`` as stored JSON: a number, string or None as it is (``np.int64(3)`` as
+    3), a mapping as the repr of its dict, else its repr (a splitter such as ``KFold(5)``,
+    whose repr lists all its parameters)."""
+    if value is None or isinstance(value, str | bool):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return repr(dict(value) if isinstance(value, Mapping) else value)
+
+
+def check_same_data(storage: Any, fingerprint: str, validation_targets: Any) -> None:
+    """Refuse, before any trial, to resume a stored search on other data.
+
+    The stored digest of X and y decides; a study stored without one (not started by
+    these estimators) is compared by its validation targets instead."""
+    meta = _stored_meta(storage)
+    if meta is None:
+        return
+    stored = (meta.get("metadata") or {}).get(DATA_KEY)
+    if stored is not None:
+        same = stored == fingerprint
+    else:
+        targets = meta.get("validation_targets")
+        same = (targets is None) == (validation_targets is None) and (
+            targets is None or np.array_equal(np.asarray(targets), validation_targets)
+        )
+    if not same:
+        raise _data_differs(storage)
