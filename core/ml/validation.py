@@ -17,7 +17,9 @@ random_state=0)``) is used as it is, see :class:`SplitterScheme`.
 Rows may belong to groups (patients, sites, sessions) that must not be split between
 training and validation. Only a splitter that splits by groups (``GroupKFold(5)``,
 ``LeaveOneGroupOut()``) is given them; a scheme that would ignore them refuses them,
-since its loss would leak across groups.
+since its loss would leak across groups. :class:`GroupCrossValidation` and
+:class:`GroupHoldout` (``{scheme: group-kfold}``, ``{scheme: group-holdout}``) are such
+splitters, drawn from the seed as the other built-in schemes are.
 """
 
 from __future__ import annotations
@@ -28,7 +30,14 @@ from typing import Any
 
 import attrs
 import numpy as np
-from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit
+from sklearn.model_selection import (
+    GroupKFold,
+    GroupShuffleSplit,
+    KFold,
+    ShuffleSplit,
+    StratifiedKFold,
+    StratifiedShuffleSplit,
+)
 
 from ensembo.errors import ExperimentError
 
@@ -82,6 +91,10 @@ class Holdout:
     def fixed_validation(self) -> bool:
         return not self.reshuffle
 
+    @property
+    def splits_by_groups(self) -> bool:
+        return False
+
     def splits(
         self,
         y: np.ndarray,
@@ -128,6 +141,10 @@ class CrossValidation:
     @property
     def fixed_validation(self) -> bool:
         return True
+
+    @property
+    def splits_by_groups(self) -> bool:
+        return False
 
     def splits(
         self,
@@ -228,6 +245,10 @@ class SplitterScheme:
     def fixed_validation(self) -> bool:
         return True
 
+    @property
+    def splits_by_groups(self) -> bool | None:
+        return _requests_groups(self.splitter)
+
     def splits(
         self,
         y: np.ndarray,
@@ -278,7 +299,101 @@ class SplitterScheme:
             )
 
 
-ValidationScheme = Holdout | CrossValidation | SplitterScheme
+def _require_groups(groups: np.ndarray | None, scheme: str) -> np.ndarray:
+    if groups is None:
+        raise ExperimentError(
+            "validation",
+            f"{scheme} splits by groups, and no groups were given: give one group label "
+            "per row (Task(groups=...), data.groups in an experiment file)",
+        )
+    return groups
+
+
+@attrs.frozen(kw_only=True)
+class GroupCrossValidation:
+    """k-fold over whole groups: all the rows of a group are validated in the same fold,
+    so a model is never scored on a group it was trained on. The groups are dealt to
+    the folds from the seed, the same for every trial."""
+
+    folds: int = attrs.field(default=5, validator=attrs.validators.ge(2))
+
+    @property
+    def covers_all_rows(self) -> bool:
+        return True
+
+    @property
+    def fixed_validation(self) -> bool:
+        return True
+
+    @property
+    def splits_by_groups(self) -> bool:
+        return True
+
+    def splits(
+        self,
+        y: np.ndarray,
+        *,
+        classification: bool,
+        seed: int,
+        iteration: int,
+        groups: np.ndarray | None = None,
+    ) -> tuple[Split, ...]:
+        groups = _require_groups(groups, "group-kfold")
+        n_groups = len(np.unique(groups))
+        if n_groups < self.folds:
+            raise ExperimentError(
+                "validation.folds",
+                f"{self.folds} folds of whole groups need at least {self.folds} groups, "
+                f"got {n_groups}",
+            )
+        random_state = _split_seed(seed, iteration, reshuffle=False)
+        splitter = GroupKFold(n_splits=self.folds, shuffle=True, random_state=random_state)
+        return SplitterScheme(splitter=splitter).splits(  # checked as any splitter is
+            y, classification=classification, seed=seed, iteration=iteration, groups=groups
+        )
+
+
+@attrs.frozen(kw_only=True)
+class GroupHoldout:
+    """One split holding out whole groups, ``ratio`` of the groups (not of the rows),
+    drawn from the seed: every trial is validated on the same groups."""
+
+    ratio: float = attrs.field(
+        default=0.33, validator=[attrs.validators.gt(0.0), attrs.validators.lt(1.0)]
+    )
+
+    @property
+    def covers_all_rows(self) -> bool:
+        return False
+
+    @property
+    def fixed_validation(self) -> bool:
+        return True
+
+    @property
+    def splits_by_groups(self) -> bool:
+        return True
+
+    def splits(
+        self,
+        y: np.ndarray,
+        *,
+        classification: bool,
+        seed: int,
+        iteration: int,
+        groups: np.ndarray | None = None,
+    ) -> tuple[Split, ...]:
+        groups = _require_groups(groups, "group-holdout")
+        random_state = _split_seed(seed, iteration, reshuffle=False)
+        splitter = GroupShuffleSplit(n_splits=1, test_size=self.ratio, random_state=random_state)
+        return SplitterScheme(splitter=splitter).splits(  # checked as any splitter is
+            y, classification=classification, seed=seed, iteration=iteration, groups=groups
+        )
+
+
+ValidationScheme = (
+    Holdout | CrossValidation | SplitterScheme | GroupCrossValidation | GroupHoldout
+)
 
 _EXPECTED = "a number of folds, a holdout ratio, a mapping or a scikit-learn CV splitter"
 
@@ -287,10 +402,11 @@ def validation_scheme(spec: object) -> ValidationScheme:
     """A scheme from a scheme, an integer (k folds), a real number (holdout ratio), a
     mapping, or a scikit-learn CV splitter (anything with ``split`` and ``get_n_splits``).
 
-    Mappings: ``{scheme: holdout, ratio: 0.33, reshuffle: true}`` or
-    ``{scheme: kfold, folds: 5, repeats: 1, reshuffle: false}``.
+    Mappings: ``{scheme: holdout, ratio: 0.33, reshuffle: true}``,
+    ``{scheme: kfold, folds: 5, repeats: 1, reshuffle: false}``, and for rows in groups
+    ``{scheme: group-kfold, folds: 5}`` or ``{scheme: group-holdout, ratio: 0.33}``.
     """
-    if isinstance(spec, Holdout | CrossValidation | SplitterScheme):
+    if isinstance(spec, ValidationScheme):
         return spec
     if isinstance(spec, bool):
         raise ExperimentError("validation", f"expected {_EXPECTED}, got {spec!r}")
@@ -322,13 +438,18 @@ def _holdout(ratio: float) -> Holdout:
     return _scheme("holdout", {"ratio": ratio})
 
 
-_SCHEMES = {"holdout": Holdout, "kfold": CrossValidation}
+_SCHEMES = {
+    "holdout": Holdout,
+    "kfold": CrossValidation,
+    "group-kfold": GroupCrossValidation,
+    "group-holdout": GroupHoldout,
+}
 
 
 def _scheme(kind: object, options: dict) -> ValidationScheme:
     if not isinstance(kind, str) or kind not in _SCHEMES:
         raise ExperimentError(
-            "validation.scheme", f"unknown scheme {kind!r}; valid: holdout, kfold"
+            "validation.scheme", f"unknown scheme {kind!r}; valid: {', '.join(_SCHEMES)}"
         )
     valid = [field.name for field in attrs.fields(_SCHEMES[kind])]
     unknown = sorted(set(options) - set(valid))
