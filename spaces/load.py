@@ -119,6 +119,7 @@ def load(source: Any, **options: Any) -> Space:
 
     ``options`` (``impute``, ``encoding``) are passed to the Space.
     """
+    _check_options(options)
     if isinstance(source, Space):
         return source._evolve(**options) if options else source
     if isinstance(source, ConfigurationSpace):
@@ -135,6 +136,24 @@ def load(source: Any, **options: Any) -> Space:
         f"cannot load a search space from {type(source).__name__}; give a library name, a "
         "path, a dict, a ConfigurationSpace or a Space",
     )
+
+
+_OPTIONS = ("impute", "encoding")
+
+
+def _check_options(options: Mapping[str, Any]) -> None:
+    """Refuse what the Space would take apart with an unrelated error (a rule given as
+    ``impute="none"`` failed as "dictionary update sequence element #0 ...")."""
+    unknown = sorted(set(options) - set(_OPTIONS))
+    if unknown:
+        raise SpaceError("", f"unknown load option(s) {', '.join(unknown)}; valid: "
+                             f"{', '.join(_OPTIONS)}")
+    impute = options.get("impute")
+    if impute is not None and not isinstance(impute, Mapping):
+        raise SpaceError(
+            "impute", f"expected a mapping {{hyperparameter: rule}}, got {impute!r}; for one "
+            "rule for every hyperparameter, use space.with_imputation(rule)"
+        )
 
 
 def _from_mapping(source: Mapping, name: str, options: dict[str, Any]) -> Space:

@@ -146,3 +146,15 @@ def test_definition_keeps_rules_and_encoding_for_resume():
     restored = spaces.load(space.definition())
     assert restored.encoding == "onehot" and restored.imputation_rule("gamma") == "none"
     assert restored.definition() == space.definition()
+
+
+@pytest.mark.parametrize("source", ["svm", "svm-kernels"])
+def test_a_rule_given_as_load_impute_is_named_with_the_way_to_apply_it_to_all(source):
+    """It failed as "dictionary update sequence element #0 has length 1; 2 is required"."""
+    with pytest.raises(SpaceError, match=r"impute.*with_imputation\(rule\)"):
+        spaces.load(source, impute="none")
+
+
+def test_an_unknown_load_option_is_named():
+    with pytest.raises(SpaceError, match="unknown load option.*imput; valid: impute, encoding"):
+        spaces.load("svm", imput={"gamma": "none"})
