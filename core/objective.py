@@ -16,6 +16,11 @@ class InvalidResultError(ValueError):
     """The objective returned something that is not a usable loss."""
 
 
+class NonFiniteLossError(InvalidResultError):
+    """The loss is NaN or infinite: a well-formed result of a failed evaluation (a
+    diverged model), which fails its trial rather than being refused as a mistake."""
+
+
 def _as_number(result: Any) -> Any:
     """A numpy array of one element (``np.mean(...)`` of a 0-d array, ``model.score``
     of one row, ``np.array([loss])``) as its value: it is a loss, however wrapped."""
@@ -44,7 +49,7 @@ def to_evaluation(result: Any) -> Evaluation:
             f"with a 'loss' key; got {type(result).__name__}: {result!r:.200}"
         )
     if not math.isfinite(evaluation.loss):
-        raise InvalidResultError(f"the objective returned a non-finite loss ({evaluation.loss})")
+        raise NonFiniteLossError(f"the objective returned a non-finite loss ({evaluation.loss})")
     return evaluation
 
 
@@ -54,7 +59,7 @@ def _as_float(loss: numbers.Real) -> float:
     try:
         return float(loss)
     except OverflowError:
-        raise InvalidResultError(
+        raise NonFiniteLossError(
             f"the objective returned a loss too large for a float ({str(loss):.30}...)"
         ) from None
 

@@ -3,6 +3,7 @@ functions ``(study, trial)`` called when each trial finishes, as Optuna's are.""
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -55,6 +56,7 @@ def register_observer(manager: pluggy.PluginManager, callback: Any) -> None:
     manager.unregister(callback)
     mistakes = find_hook_mistakes(callback)
     if callable(callback) and not mistakes:
+        _check_callable_as_study_trial(callback)
         manager.register(TrialFinishedCallback(callback))
         return
     for hook, mistake in mistakes:
@@ -64,6 +66,23 @@ def register_observer(manager: pluggy.PluginManager, callback: Any) -> None:
             f"callback {_name(callback)} is neither callable as (study, trial) nor has "
             "@ensembo.hookimpl methods such as ensembo_trial_finished(study, trial)"
         )
+
+
+def _check_callable_as_study_trial(callback: Callable[..., Any]) -> None:
+    """Refuse a function that cannot take ``(study, trial)`` now, rather than with a
+    TypeError after the first trial was spent. A callable whose signature Python cannot
+    tell (some builtins) is taken on trust."""
+    try:
+        signature = inspect.signature(callback)
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind("study", "trial")
+    except TypeError as error:
+        raise TypeError(
+            f"callback {_name(callback)} must be callable as (study, trial), as it is called "
+            f"when each trial finishes; its signature {signature} does not fit ({error})"
+        ) from None
 
 
 def _name(thing: Any) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import attrs
@@ -29,24 +30,44 @@ MODEL_STATE = "model_state"  # the proposer's Resumable state, with the surrogat
 SCORING = "scoring"
 
 
-def reconcile(storage: Storage, current: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
-    """Write ``current`` (a study's description) into a new storage, or check that the
-    stored study is the same one and bring its description up to date.
+@attrs.frozen
+class Continuation:
+    """What a study continues with, and the description to store: decided by
+    :func:`plan_continuation` before anything is written, so that a refused
+    construction leaves the file as it was."""
 
-    Returns the metadata and the environments to continue with: the stored ones,
-    extended by this run's.
+    metadata: dict[str, Any]
+    environments: list[Any]
+    to_write: dict[str, Any] | None  # None: the stored description is already current
+    changed: tuple[str, ...] = ()
+    settings: tuple[str, ...] = ()
+
+    def write(self, storage: Storage) -> None:
+        """Store the description, once every check passed."""
+        if self.to_write is None:
+            return
+        if self.changed:
+            # The study continues with this call's settings; a later resume must use them too.
+            logger.info("updating the stored study's %s", ", ".join(self.changed))
+        if self.settings:  # a rerun that changes how the search goes should not be silent
+            logger.warning("continuing %s with changed settings: %s",
+                           getattr(storage, "path", "the stored study"), "; ".join(self.settings))
+        storage.write_meta(self.to_write)
+
+
+def plan_continuation(
+    storage: Storage, current: dict[str, Any], completed: Sequence[Any] = ()
+) -> Continuation:
+    """Check that ``storage`` is new or holds the study ``current`` describes (whose
+    ``completed`` trials are stored), and say what to write; writes nothing.
+
+    The continuation's metadata and environments are the stored ones, extended by
+    this run's.
     """
     stored = storage.read_meta()
     if stored is None:
-        storage.write_meta(current)
-        return current["metadata"], current["environments"]
-    if stored.get("seed") != current["seed"]:
-        _refuse(storage, f"seed {stored.get('seed')} (given {current['seed']})")
-    if not same_space(current["space"], stored.get("space")):
-        _refuse(storage, "another space")
-    check_same_targets(storage, current["validation_targets"], stored.get("validation_targets"))
-    check_same_scoring(storage, current["metadata"].get(SCORING),
-                       stored.get("metadata", {}).get(SCORING))
+        return Continuation(current["metadata"], current["environments"], current)
+    check_same_study(storage, current, stored, completed)
     metadata = {**stored.get("metadata", {}), **current["metadata"]}
     recorded = stored.get("environments", [])
     environments = recorded + [e for e in current["environments"] if e not in recorded]
@@ -54,16 +75,28 @@ def reconcile(storage: Storage, current: dict[str, Any]) -> tuple[dict[str, Any]
     if MODEL_STATE in stored:
         merged[MODEL_STATE] = stored[MODEL_STATE]
     updated = json.loads(json.dumps(merged))  # compared in its stored (JSON) form
-    changed = sorted(key for key in updated if key != "space" and updated[key] != stored.get(key))
-    if changed:
-        # The study continues with this call's settings; a later resume must use them too.
-        logger.info("updating the stored study's %s", ", ".join(changed))
-        settings = _changed_settings(stored, updated)
-        if settings:  # a rerun that changes how the search goes should not be silent
-            logger.warning("continuing %s with changed settings: %s",
-                           getattr(storage, "path", "the stored study"), "; ".join(settings))
-        storage.write_meta(updated)
-    return metadata, environments
+    changed = tuple(
+        sorted(key for key in updated if key != "space" and updated[key] != stored.get(key))
+    )
+    if not changed:
+        return Continuation(metadata, environments, None)
+    settings = tuple(_changed_settings(stored, updated))
+    return Continuation(metadata, environments, updated, changed, settings)
+
+
+def check_same_study(
+    storage: Storage, current: dict[str, Any], stored: dict[str, Any], completed: Sequence[Any]
+) -> None:
+    """Refuse to continue a stored study whose trials this one could not compare with
+    its own: another seed, space, validation targets or scoring."""
+    if stored.get("seed") != current["seed"]:
+        _refuse(storage, f"seed {stored.get('seed')} (given {current['seed']})")
+    if not same_space(current["space"], stored.get("space")):
+        _refuse(storage, _another_space(current["space"], stored.get("space")))
+    check_same_targets(storage, current["validation_targets"], stored.get("validation_targets"),
+                       completed)
+    check_same_scoring(storage, current["metadata"].get(SCORING),
+                       stored.get("metadata", {}).get(SCORING))
 
 
 def _changed_settings(stored: dict[str, Any], updated: dict[str, Any]) -> list[str]:
@@ -167,10 +200,53 @@ def same_space(definition: Any, stored: Any) -> bool:
         return False
 
 
-def check_same_targets(storage: Storage, targets: list[Any] | None, stored: Any) -> None:
+def _another_space(definition: Any, stored: Any, shown: int = 5) -> str:
+    """'another space (y: upper 15.0 -> 16.0; z added)': which hyperparameters differ,
+    the first ``shown`` of them, so that the user sees what changed."""
+    try:
+        old, new = _hyperparameters(stored), _hyperparameters(definition)
+    except Exception:  # a stored space this version cannot read: nothing to compare
+        logger.debug("the stored space could not be loaded", exc_info=True)
+        return "another space"
+    notes = [
+        note
+        for name in sorted(set(old) | set(new))
+        if (note := _hyperparameter_change(name, old.get(name), new.get(name)))
+    ]
+    if not notes:
+        return "another space (its conditions or forbidden clauses differ)"
+    more = f"; and {len(notes) - shown} more" if len(notes) > shown else ""
+    return f"another space ({'; '.join(notes[:shown])}{more})"
+
+
+def _hyperparameters(definition: Any) -> dict[str, dict[str, Any]]:
+    """A space definition's hyperparameters by name, without their ``meta`` (where in
+    the document they were written), as compared in their stored JSON form."""
+    loaded = spaces.load(json.loads(json.dumps(definition, sort_keys=True))).definition()
+    listed = json.loads(json.dumps(loaded["configspace"]["hyperparameters"]))
+    return {hp["name"]: {k: v for k, v in hp.items() if k != "meta"} for hp in listed}
+
+
+def _hyperparameter_change(name: str, old: dict | None, new: dict | None) -> str:
+    if old is None:
+        return f"{name} added"
+    if new is None:
+        return f"{name} removed"
+    changes = [
+        f"{key} {old.get(key)!r} -> {new.get(key)!r}"
+        for key in sorted(set(old) | set(new))
+        if old.get(key) != new.get(key)
+    ]
+    return f"{name}: {', '.join(changes)}" if changes else ""
+
+
+def check_same_targets(
+    storage: Storage, targets: list[Any] | None, stored: Any, completed: Sequence[Any] = ()
+) -> None:
     """Trials scored against other validation targets cannot join one ensemble, and a
     study continued without its targets would lose them (and its ensembles)."""
     if stored is None:
+        _check_targets_can_be_added(storage, targets, completed)
         return
     if targets is None:
         _refuse(storage, f"its trials scored on {len(stored)} validation targets, which "
@@ -178,6 +254,22 @@ def check_same_targets(storage: Storage, targets: list[Any] | None, stored: Any)
     if json.loads(json.dumps(targets)) != stored:
         _refuse(storage, f"its trials scored on other validation targets ({len(stored)} "
                 f"stored, {len(targets)} given)")
+
+
+def _check_targets_can_be_added(
+    storage: Storage, targets: list[Any] | None, completed: Sequence[Any]
+) -> None:
+    """A study stored without validation targets has no predictions for them: its
+    completed trials could never join an ensemble scored on them, and the stored
+    targets would then be required of every later resume."""
+    if targets is None:
+        return
+    unscored = [trial.number for trial in completed if trial.predictions is None]
+    if unscored:
+        shown = ", ".join(map(str, unscored[:10])) + (", ..." if len(unscored) > 10 else "")
+        _refuse(storage, f"it was stored without validation targets and its completed "
+                f"trials ({shown}) have no predictions for the {len(targets)} given; "
+                "continue it without validation_targets=")
 
 
 def check_same_scoring(storage: Storage, scoring: Any, stored: Any) -> None:

@@ -8,6 +8,7 @@ informed, and persists every state change. ``optimize`` runs the loop.
 from __future__ import annotations
 
 import logging
+import numbers
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -33,7 +34,7 @@ from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.ensemble_keeper import EnsembleKeeper, check_strategy_fits
 from ensembo.errors import ExperimentError, TrialError, UnknownComponentError
 from ensembo.loss_fit import check_loss_fits_context, task_the_loss_fits
-from ensembo.objective import InvalidResultError, to_evaluation
+from ensembo.objective import InvalidResultError, NonFiniteLossError, to_evaluation
 from ensembo.progress import ProgressBar
 from ensembo.protocols import Proposer
 from ensembo.registry import Registry
@@ -70,6 +71,28 @@ def _classes(
             f"validation targets {strangers[:10].tolist()} are not among {classes.tolist()}",
         )
     return classes
+
+
+def _unusable(trial: Trial, problem: Exception, verb: str = "is not usable") -> InvalidResultError:
+    """tell()'s refusal of a result: the trial stays running, so a corrected result (or
+    ``state="failed"``) can still be told."""
+    return InvalidResultError(
+        f"tell(): the result of trial {trial.number} {verb}: {problem}; nothing was "
+        "recorded and the trial is still running: tell it again with a usable result, or "
+        'with state="failed"'
+    )
+
+
+def _retries(max_retries: Any) -> int:
+    """``max_retries`` checked before the first trial (as the experiment file's is): a
+    wrong one otherwise fails only when a worker first crashes, hours into a run."""
+    if isinstance(max_retries, bool) or not isinstance(max_retries, numbers.Integral) or (
+        max_retries < 0
+    ):
+        raise ExperimentError(
+            "max_retries", f"must be a non-negative integer, got {max_retries!r}"
+        )
+    return int(max_retries)
 
 
 class Study:
@@ -166,7 +189,9 @@ class Study:
             raise
 
     def _continue_stored(self) -> None:
-        """Claim the storage, check it holds this study (or write it), read its trials."""
+        """Claim the storage, check that it is new or holds this study, read its trials.
+        Every check comes before the first write, so a refused construction leaves the
+        file as it was and the stored study can still be resumed as it was."""
         claim_for_writing(self.storage)  # before reading: a live run's trials are not ours
         classes = stored_study.stored_classes(self.storage, self._given_classes)
         if classes != self._given_classes:
@@ -178,14 +203,18 @@ class Study:
         # Every environment the study ran in, in order: a resumed study may continue on
         # another machine, whose BLAS kernels can round its models differently.
         self.environments = [environment.describe()]
-        self.metadata, self.environments = stored_study.reconcile(self.storage, self._meta())
-        self._recover_interrupted()
+        continuation = stored_study.plan_continuation(
+            self.storage, self._meta(), self.history.completed()
+        )
+        self.metadata, self.environments = continuation.metadata, continuation.environments
         self._model_state = stored_study.ModelState(
             self.storage, components.describe("surrogate", self._specs["surrogate"])
         )
         self._model_state.restore(self.proposer)
         self._keeper = EnsembleKeeper(self.strategy, self.context)
-        self._refresh_ensemble(announce=False)
+        self._refresh_ensemble(announce=False)  # a strategy that cannot use the trials refuses
+        continuation.write(self.storage)
+        self._recover_interrupted()
 
     def close(self) -> None:
         """Close the storage file, releasing it for another process (a study also lets
@@ -317,7 +346,9 @@ class Study:
             queued = self.enqueue(config, skip_if_known=skip_if_known)
             if queued.state is not TrialState.PENDING:
                 return queued
-            return self._tell(queued, evaluation, None, TrialState.COMPLETE, None)
+            return self._tell(
+                queued, evaluation, None, TrialState.COMPLETE, None, fail_unusable=True
+            )
 
     def ask(self) -> Trial:
         """Hand out the next trial (RUNNING) and record it."""
@@ -370,11 +401,21 @@ class Study:
         """Record the outcome of a trial handed out by :meth:`ask`.
 
         ``result`` is a loss, an :class:`Evaluation` or a mapping with ``loss``; pass
-        ``state="failed"`` with ``error`` for a failed evaluation. A non-finite loss
-        makes the trial failed.
+        ``state="failed"`` with ``error`` for a failed evaluation. A result that cannot
+        be used (not a number, predictions of the wrong shape, info that cannot be
+        stored) raises ``InvalidResultError`` and records nothing: the trial stays
+        running, to be told again. A NaN or infinite loss is a failed evaluation: the
+        trial is failed, with a warning.
         """
         with self._lock:
-            return self._tell(trial, result, predictions, state, error)
+            return self._tell(trial, result, predictions, state, error, fail_unusable=False)
+
+    def _tell_returned(self, trial: Trial | int, value: Any) -> Trial:
+        """Record what the objective returned in :meth:`optimize`: there an unusable
+        return is the objective's failure, as an exception would be, and fails the trial
+        with the reason (the loop logs it)."""
+        with self._lock:
+            return self._tell(trial, value, None, TrialState.COMPLETE, None, fail_unusable=True)
 
     def _tell(
         self,
@@ -383,6 +424,8 @@ class Study:
         predictions: np.ndarray | None,
         state: TrialState | str,
         error: str | None,
+        *,
+        fail_unusable: bool,
     ) -> Trial:
         state = TrialState.parse(state)
         if state not in _OUTCOMES:
@@ -392,25 +435,33 @@ class Study:
             raise TrialError(f"a {state.value} trial has no result; tell it without one "
                              "(the reason goes in error=)")
         current = self.history.awaiting_result(trial)
-        number = current.number
         now = time.time()
-        if state is TrialState.COMPLETE:
-            try:
-                evaluation = self._evaluation(result, predictions)
-            except (ValueError, TypeError) as invalid:
-                finished = current.with_failure(str(invalid), now)
-            else:
-                finished = current.with_result(evaluation, now)
-                if evaluation.model is not None:
-                    self.models[number] = evaluation.model
-        else:
-            finished = current.with_failure(error or state.value, now, state)
+        if state is not TrialState.COMPLETE:
+            return self._finish(current.with_failure(error or state.value, now, state))
         try:
-            self._record(finished)
+            evaluation = self._evaluation(result, predictions)
+        except NonFiniteLossError as non_finite:
+            if not fail_unusable:  # the loop logs its own failures
+                logger.warning("trial %d failed: %s", current.number, non_finite)
+            return self._finish(current.with_failure(str(non_finite), now))
+        except (ValueError, TypeError) as invalid:
+            if fail_unusable:
+                return self._finish(current.with_failure(str(invalid), now))
+            raise _unusable(current, invalid) from None
+        try:
+            return self._finish(current.with_result(evaluation, now), evaluation.model)
         except (TypeError, ValueError) as refused:  # e.g. info or predictions not storable
-            finished = current.with_failure(f"the result cannot be stored: {refused}", now)
-            self.models.pop(number, None)
-            self._record(finished)
+            if fail_unusable:
+                reason = f"the result cannot be stored: {refused}"
+                return self._finish(current.with_failure(reason, now))
+            raise _unusable(current, refused, "cannot be stored") from None
+
+    def _finish(self, finished: Trial, model: Any = None) -> Trial:
+        """Record a trial's outcome (and keep its model), then tell the ensemble and the
+        observers. A result the storage refuses raises before anything is kept."""
+        self._record(finished)
+        if model is not None:
+            self.models[finished.number] = model
         if finished.state is TrialState.COMPLETE:
             self._refresh_ensemble()
         self._notify("ensembo_trial_finished", study=self, trial=finished)
@@ -490,6 +541,7 @@ class Study:
             checks.positive_seconds("timeout", timeout)
         if not callable(objective):
             raise TypeError(f"objective must be callable (config -> loss), got {objective!r}")
+        max_retries = _retries(max_retries)
         limits = execution.trial_limits(trial_timeout, memory_limit)
         backend, owned = execution.resolve_backend(n_jobs, executor)
         if show_progress:

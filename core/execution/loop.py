@@ -114,7 +114,7 @@ def record(
     """Tell ``study`` what became of ``trial``; re-raise an objective error not in ``catch``."""
     kind = outcome.kind
     if kind is OutcomeKind.RETURNED:
-        told = study.tell(trial, outcome.value)
+        told = study._tell_returned(trial, outcome.value)  # unusable: the trial failed
         if told.state is TrialState.FAILED:  # an unusable return (None, NaN, a string...)
             # is as much a failure of the objective as an exception: say so as loudly.
             logger.warning("trial %d failed: %s", trial.number, told.error)

@@ -87,7 +87,9 @@ def run_task(
                 logger.warning("trial %d failed: %s", trial.number, outcome)
                 study.tell(trial, state=TrialState.FAILED, error=outcome)
                 continue
-            finished = study.tell(trial, outcome)
+            # As in Study.optimize: a result the study cannot use fails its trial, with the
+            # reason, instead of stopping the search (tell would refuse it and keep it running).
+            finished = study._tell_returned(trial, outcome)
             if finished.state is TrialState.FAILED:  # refused by the study, e.g. its predictions
                 logger.warning("trial %d failed: %s", trial.number, finished.error)
             elif store is not None:

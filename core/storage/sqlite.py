@@ -158,12 +158,14 @@ class SQLiteStorage:
         return None if row is None else json.loads(row[0])
 
     def write_meta(self, meta: dict[str, Any]) -> None:
+        self._check_writable()
         with self._named_errors(), self._transaction():
             self._connection.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('study', ?)", (_dumps(meta),)
             )
 
     def put_trial(self, trial: Trial) -> None:
+        self._check_writable()
         row = (
             trial.number,
             _dumps(trial.config),
@@ -181,6 +183,11 @@ class SQLiteStorage:
                 f"INSERT OR REPLACE INTO trials ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 row,
             )
+
+    def _check_writable(self) -> None:
+        """Refuse to write once another study object of this process took the file over."""
+        if self._claim is not None:
+            self._claim.check_writable()
 
     def trials(self) -> list[Trial]:
         with self._lock, self._named_errors():

@@ -1,4 +1,4 @@
-"""One live study per file.
+"""One live writer per study file.
 
 Two processes continuing the same SQLite study would number new trials from their own
 histories and overwrite each other's results, and each would mark the other's running
@@ -6,9 +6,12 @@ trials interrupted. So a study that writes a file holds an exclusive lock on a s
 file (``study.db.lock``) for as long as it lives; a second process is refused, naming
 the holder. Reading a study (``ensembo report``) takes no lock.
 
-Study objects of one process share the lock (a script may hold a study and
-``Study.load`` it again). ``fcntl`` locks exist on POSIX only; elsewhere nothing is
-locked.
+Two Study objects of one process would collide the same way, so one of them writes at a
+time: a newer one (a script that ``Study.load``s the file again, a re-run notebook
+cell, a refitted estimator) takes the file over, and the older one's later writes are
+refused. A newer one that let go without writing hands the file back (the older one's
+history is still the file's). ``fcntl`` locks exist on POSIX only; elsewhere only the
+objects of one process are kept apart.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import sys
 import threading
 import time
 from pathlib import Path
@@ -30,57 +34,107 @@ try:
 except ImportError:  # Windows
     fcntl = None
 
-_held: dict[Path, _Lock] = {}  # lock file -> the lock this process holds on it
-_guard = threading.Lock()
+_held: dict[Path, _Lock] = {}  # lock file -> this process's hold on it
+_guard = threading.RLock()  # reentrant: a claim's __del__ may run while it is held
 
 
 class _Lock:
-    def __init__(self, handle: IO[str]):
+    """This process's OS lock on one study file (None where nothing can be locked), and
+    the claim that may write the file now."""
+
+    def __init__(self, handle: IO[str] | None):
         self.handle = handle
-        self.users = 0
+        self.writer: _Writer | None = None
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.close()  # closing the file releases the lock
+
+
+class _Writer:
+    """What the lock knows of one claim; kept apart from the claim, so that the lock
+    does not keep a study's claim alive past its study."""
+
+    def __init__(self, predecessor: _Writer | None):
+        self.predecessor = predecessor
+        self.wrote = False
+        self.released = False
+
+    def handed_back_to(self) -> _Writer | None:
+        """The newest earlier writer still live whose history is the file's (no writer
+        since wrote), to take the file back when this one lets go."""
+        current = self
+        while not current.wrote and current.predecessor is not None:
+            current = current.predecessor
+            if not current.released:
+                return current
+        return None
 
 
 class WriterClaim:
-    """This process's claim to write one study file; :meth:`release` it when done
+    """One Study object's claim to write a study file; :meth:`release` it when done
     (a claim that is garbage-collected releases itself)."""
 
-    def __init__(self, lock_path: Path):
+    def __init__(self, lock_path: Path, study_path: Path, writer: _Writer):
         self._lock_path = lock_path
-        self._released = False
+        self._study_path = study_path
+        self._pid = os.getpid()
+        self._writer = writer
+
+    def check_writable(self) -> None:
+        """Refuse a write once a newer claim of this process took the file over: this
+        claim's study numbers trials from a history that is no longer the file's."""
+        with _guard:
+            if self._is_current():
+                self._writer.wrote = True
+                return
+        raise StorageError(
+            f"{self._study_path}: another Study object of this process has opened this file "
+            "since, and writes it now; this one can no longer write it (both would number "
+            "new trials from their own histories and overwrite each other's): use the newer "
+            "one, or close it and Study.load the file again"
+        )
+
+    def _is_current(self) -> bool:
+        lock = _held.get(self._lock_path)
+        if lock is None:  # a forked child let go of its copies; or released, superseded
+            return os.getpid() != self._pid
+        return lock.writer is self._writer
 
     def release(self) -> None:
         with _guard:
-            if self._released:
+            if self._writer.released:
                 return
-            self._released = True
+            self._writer.released = True
             lock = _held.get(self._lock_path)
-            if lock is None:  # a forked child, which let go of its copies
+            if lock is None or lock.writer is not self._writer:  # a forked child; superseded
                 return
-            lock.users -= 1
-            if lock.users == 0:
+            lock.writer = self._writer.handed_back_to()
+            if lock.writer is None:
                 del _held[self._lock_path]
-                lock.handle.close()  # closing the file releases the lock
+                lock.close()
+
+    # Kept on the class: at interpreter exit the module's globals may be gone already
+    # (the process's end releases the lock anyway).
+    _finalizing = staticmethod(sys.is_finalizing)
 
     def __del__(self) -> None:
-        self.release()
+        if not self._finalizing():
+            self.release()
 
 
-def claim_writer(study_path: Path) -> WriterClaim | None:
-    """Claim ``study_path`` for this process; refused if another process holds it.
-    None where nothing can be locked (no ``fcntl``, a filesystem without locks)."""
-    if fcntl is None:
-        return None
+def claim_writer(study_path: Path) -> WriterClaim:
+    """Claim ``study_path`` for a study of this process: refused if another process
+    holds it; a current writer of this process is superseded (see the module's
+    docstring)."""
     resolved = study_path.resolve()  # a symlink to the study locks the study itself
     lock_path = resolved.with_name(resolved.name + ".lock")
     with _guard:
         lock = _held.get(lock_path)
         if lock is None:
-            handle = _acquire(lock_path, study_path)
-            if handle is None:
-                return None
-            lock = _held[lock_path] = _Lock(handle)
-        lock.users += 1
-    return WriterClaim(lock_path)
+            lock = _held[lock_path] = _Lock(_acquire(lock_path, study_path))
+        lock.writer = _Writer(predecessor=lock.writer)
+        return WriterClaim(lock_path, study_path, lock.writer)
 
 
 def _forget_in_child() -> None:
@@ -88,9 +142,9 @@ def _forget_in_child() -> None:
     copies, so the lock goes when the study's process releases it, not when the last
     worker ends."""
     global _guard
-    _guard = threading.Lock()  # another thread may have held it at the fork
+    _guard = threading.RLock()  # another thread may have held it at the fork
     for lock in _held.values():
-        lock.handle.close()
+        lock.close()
     _held.clear()
 
 
@@ -99,6 +153,9 @@ if hasattr(os, "register_at_fork"):
 
 
 def _acquire(lock_path: Path, study_path: Path) -> IO[str] | None:
+    """The locked lock file; None where nothing can be locked."""
+    if fcntl is None:
+        return None
     try:
         handle = open(lock_path, "a+", encoding="utf-8")  # noqa: SIM115 (held while the study lives)
     except OSError as error:

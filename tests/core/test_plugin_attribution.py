@@ -127,9 +127,11 @@ def test_a_callback_with_a_misspelt_hook_is_reported(flat_space, caplog):
     assert "did you mean 'ensembo_trial_finished'" in caplog.text
 
 
-def test_a_trial_without_usable_predictions_fails_alone(flat_space, tmp_path):
-    """Stored as complete, it would break every later ensemble and the resume."""
+def test_a_result_without_usable_predictions_is_refused_alone(flat_space, tmp_path):
+    """Stored as complete, it would break every later ensemble and the resume; tell()
+    refuses it (the trial stays running) and the study goes on."""
     from ensembo import Evaluation, TrialState
+    from ensembo.objective import InvalidResultError
 
     y_valid = np.array([0, 1, 1, 0, 1])
     path = tmp_path / "study.db"
@@ -143,13 +145,20 @@ def test_a_trial_without_usable_predictions_fails_alone(flat_space, tmp_path):
         Evaluation(loss=0.2, predictions=np.full((5, 2), np.nan)),  # a diverged model
         Evaluation(loss=0.2, predictions=np.array([0, 1, 7, 7, 9])),  # labels of no class
     ]
-    told = [study.tell(study.ask(), result) for result in results]
-    assert [t.state for t in told] == [TrialState.COMPLETE] + [TrialState.FAILED] * 5
-    assert "PostHocSelection needs validation predictions" in told[1].error
-    assert "do not match the 5 validation targets" in told[2].error
-    assert "3 class columns but the task has 2 classes" in told[3].error
-    assert "predictions hold 10 NaN or infinite values" in told[4].error
-    assert "predicted labels [7, 9] are not among the task's classes [0, 1]" in told[5].error
+    assert study.tell(study.ask(), results[0]).state is TrialState.COMPLETE
+    refusals = []
+    for result in results[1:]:
+        trial = study.ask()
+        with pytest.raises(InvalidResultError) as refused:
+            study.tell(trial, result)
+        refusals.append(str(refused.value))
+        study.tell(trial, state="failed", error="refused")
+    assert "PostHocSelection needs validation predictions" in refusals[0]
+    assert "do not match the 5 validation targets" in refusals[1]
+    assert "3 class columns but the task has 2 classes" in refusals[2]
+    assert "predictions hold 10 NaN or infinite values" in refusals[3]
+    assert "predicted labels [7, 9] are not among the task's classes [0, 1]" in refusals[4]
+    study.close()
     assert Study.load(path).ensemble.members == (0,)
 
 

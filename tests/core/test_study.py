@@ -17,6 +17,7 @@ from ensembo.errors import (
     TrialError,
     UnknownComponentError,
 )
+from ensembo.objective import InvalidResultError
 from ensembo.storage.memory import MemoryStorage
 
 
@@ -104,6 +105,7 @@ def test_sqlite_storage_round_trip_and_resume(flat_space, tmp_path):
     first.optimize(quadratic, n_trials=5)
     first.tell(first.ask(), Evaluation(loss=1.0, predictions=np.eye(3)))
     dangling = first.ask()  # never told: the process "dies" here
+    first.close()
 
     resumed = Study.load(path)
     assert len(resumed.trials) == 7
@@ -146,9 +148,10 @@ def test_a_study_resumed_with_another_surrogate_starts_it_afresh(flat_space, tmp
     path = tmp_path / "gp.db"
     Study(flat_space, surrogate="gp", n_initial=3, storage=path).optimize(quadratic, n_trials=5)
     other = {"name": "gp", "restarts": 2}
-    resumed = Study(flat_space, surrogate=other, n_initial=3, storage=path)
-    assert resumed.proposer.surrogate.state() is None  # the first GP's optimum not restored
+    with Study(flat_space, surrogate=other, n_initial=3, storage=path) as resumed:
+        assert resumed.proposer.surrogate.state() is None  # the first GP's optimum not restored
     assert Study.load(path, surrogate="gp").proposer.surrogate.state() is not None
+    resumed = Study(flat_space, surrogate=other, n_initial=3, storage=path)
     resumed.optimize(quadratic, n_trials=2)
     assert len(resumed.trials) == 7
 
@@ -219,8 +222,9 @@ def test_a_result_the_storage_cannot_hold_fails_its_trial_only(flat_space, tmp_p
 def test_a_refused_result_keeps_no_model_in_memory(flat_space, tmp_path):
     study = Study(flat_space, surrogate=None, storage=tmp_path / "s.db")
     trial = study.ask()
-    told = study.tell(trial, Evaluation(loss=0.5, model="m", info={"x": object()}))
-    assert told.state is TrialState.FAILED
+    with pytest.raises(InvalidResultError, match="cannot be stored"):
+        study.tell(trial, Evaluation(loss=0.5, model="m", info={"x": object()}))
+    assert study.trials[trial.number].state is TrialState.RUNNING
     assert trial.number not in study.models
 
 

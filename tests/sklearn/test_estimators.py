@@ -137,6 +137,25 @@ def test_a_trial_over_its_time_limit_fails_and_the_search_goes_on():
     assert model.predict(X).shape == (80,)
 
 
+def test_predictions_the_study_refuses_fail_their_trial_and_the_search_goes_on():
+    """The study's tell refuses a malformed result and keeps the trial running, for the
+    caller to tell again; the search loop must fail it instead, as an objective's error."""
+    import tree_spaces
+
+    X, y = make_classification(n_samples=80, n_features=4, random_state=3)
+    model = EnsemboClassifier(
+        tree_spaces.DoubledProbabilitySpace(), n_trials=6, cv=3, surrogate=None,
+        ensemble="posthoc",
+    )
+    model.fit(X, y)
+    pairs = list(zip(model.cv_results_["param_max_depth"], model.cv_results_["state"],
+                     strict=True))
+    assert {state for depth, state in pairs if depth > 3} == {"failed"}
+    assert {state for depth, state in pairs if depth <= 3} == {"complete"}
+    failed = model.study_.history.in_state("failed")
+    assert failed and all("must sum to 1" in trial.error for trial in failed)
+
+
 def test_a_class_the_holdout_lacks_does_not_fail_every_trial(tree_space):
     """A class with one example cannot be stratified; when the holdout rows lack it,
     the predictions still have its column, which the study must expect."""

@@ -48,3 +48,19 @@ class HangingTreeSpace(TreeDepthSpace):
         if config["max_depth"] > 3:
             return _SlowTree(max_depth=config["max_depth"], random_state=0)
         return super().build(config)
+
+
+class _DoubledProbabilityTree(DecisionTreeClassifier):
+    """Reports class probabilities times 2: scores, not a distribution."""
+
+    def predict_proba(self, X, check_input=True):
+        return 2.0 * super().predict_proba(X, check_input=check_input)
+
+
+class DoubledProbabilitySpace(TreeDepthSpace):
+    """Trees deeper than 3 report probabilities that sum to 2; the others are sound."""
+
+    def build(self, config, categorical_features=None, random_state=None):
+        if config["max_depth"] > 3:
+            return _DoubledProbabilityTree(max_depth=config["max_depth"], random_state=0)
+        return super().build(config)

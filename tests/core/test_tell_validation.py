@@ -1,0 +1,70 @@
+"""tell() refuses a result it cannot use, loudly, and leaves the trial running so that
+the corrected result can still be told; a NaN loss is a failed evaluation (warned).
+Inside optimize an unusable return still fails its trial, with the reason."""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+import pytest
+
+from ensembo import Evaluation, Study, TrialState
+from ensembo.objective import InvalidResultError
+
+SPACE = {"params": {"x": {"type": "float", "low": 0.0, "high": 1.0}}}
+TARGETS = np.array([0, 1, 0, 1, 1])
+
+
+@pytest.mark.parametrize(
+    "result",
+    ["0.42", {"accuracy": 0.9}, np.array([0.1, 0.2]), None],
+    ids=["string", "no-loss-key", "several-losses", "none"],
+)
+def test_an_unusable_result_is_refused_and_the_trial_can_be_told_again(tmp_path, result):
+    """tell(t, "0.42") failed the trial without a word; the corrected tell then raised
+    'already failed' and the loss was lost."""
+    study = Study(SPACE, surrogate=None, storage=tmp_path / "s.db")
+    trial = study.ask()
+    with pytest.raises(InvalidResultError, match=f"trial {trial.number} is not usable.*running"):
+        study.tell(trial, result)
+    assert study.trials[trial.number].state is TrialState.RUNNING
+    assert study.tell(trial, 0.42).state is TrialState.COMPLETE
+    assert Study.load(tmp_path / "s.db").trials[trial.number].loss == 0.42
+
+
+def test_predictions_of_the_wrong_shape_are_refused_and_can_be_told_again():
+    study = Study(SPACE, surrogate=None, ensemble="posthoc", loss="zero-one",
+                  validation_targets=TARGETS, task="classification")
+    trial = study.ask()
+    probabilities = np.tile([0.3, 0.7], (len(TARGETS), 1))
+    with pytest.raises(InvalidResultError, match="do not match the 5 validation targets"):
+        study.tell(trial, 0.4, predictions=probabilities.T)  # transposed by mistake
+    told = study.tell(trial, 0.4, predictions=probabilities)
+    assert told.state is TrialState.COMPLETE and study.ensemble.members == (trial.number,)
+
+
+def test_a_result_that_cannot_be_stored_is_refused_and_keeps_no_model(tmp_path):
+    study = Study(SPACE, surrogate=None, storage=tmp_path / "s.db")
+    trial = study.ask()
+    with pytest.raises(InvalidResultError, match="cannot be stored"):
+        study.tell(trial, Evaluation(loss=0.5, model="m", info={"x": object()}))
+    assert trial.number not in study.models
+    assert study.trials[trial.number].state is TrialState.RUNNING
+    study.tell(trial, Evaluation(loss=0.5, model="m"))
+    assert study.models[trial.number] == "m"
+
+
+def test_a_non_finite_loss_fails_the_trial_with_a_warning(caplog):
+    study = Study(SPACE, surrogate=None)
+    with caplog.at_level(logging.WARNING, logger="ensembo"):
+        told = study.tell(study.ask(), math.nan)
+    assert told.state is TrialState.FAILED and "non-finite loss (nan)" in told.error
+    assert caplog.messages == ["trial 0 failed: the objective returned a non-finite loss (nan)"]
+
+
+def test_an_objective_returning_garbage_still_fails_its_trial_in_optimize():
+    study = Study(SPACE, surrogate=None).optimize(lambda config: "0.42", n_trials=2)
+    assert [t.state for t in study.trials] == [TrialState.FAILED] * 2
+    assert "must return a number" in study.trials[0].error
