@@ -82,7 +82,40 @@ class EnsembleContext:
                     f"predicted labels {strangers[:5].tolist()} are not among the task's "
                     f"classes {self.classes.tolist()}"
                 )
+        if len(shape) == 2 and self.task != "regression":
+            return probability_problem(array)
         return None
+
+
+PROBABILITY_TOLERANCE = 1e-2
+"""How far class probabilities may stray from [0, 1] and their rows' sums from 1: wide
+enough for float16 and probabilities rounded to two or three decimals over many classes,
+narrow enough to catch what is not a distribution (scores, logits, counts)."""
+
+
+def probability_problem(probabilities: np.ndarray) -> str | None:
+    """Why the rows of ``probabilities`` (n, k) are not probability distributions, or
+    ``None``. Losses clip and ensembles average them as such, so probabilities times 3
+    or minus 0.5 were stored complete and chose a worse ensemble."""
+    if probabilities.dtype.kind not in "biuf":
+        return f"class probabilities must be real numbers, got dtype {probabilities.dtype}"
+    values = probabilities.astype(float)
+    sums = values.sum(axis=1)
+    off = np.abs(sums - 1.0) > PROBABILITY_TOLERANCE
+    if off.any():
+        row = int(np.flatnonzero(off)[0])
+        return (
+            f"class probabilities must sum to 1 in each row, but {np.count_nonzero(off)} "
+            f"rows do not; row {row} sums to {sums[row]:.6g}"
+        )
+    outside = (values < -PROBABILITY_TOLERANCE) | (values > 1 + PROBABILITY_TOLERANCE)
+    if outside.any():
+        row, column = np.argwhere(outside)[0]
+        return (
+            f"class probabilities must lie in [0, 1], but {np.count_nonzero(outside)} do "
+            f"not; row {row} holds {values[row, column]:.6g} in column {column}"
+        )
+    return None
 
 
 COMBINATIONS = ("vote", "average")

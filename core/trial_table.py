@@ -15,6 +15,8 @@ from ensembo.errors import MissingDependencyError
 from ensembo.trials import Trial, TrialState
 
 TAIL_COLUMNS = ("duration_s", "attempts", "error")
+LEAD_DTYPES = {"loss": "float64", "best_so_far": "float64", "weight": "float64"}
+TAIL_DTYPES = {"duration_s": "float64", "attempts": "int64"}
 
 
 def info_keys(trials: Iterable[Trial]) -> list[str]:
@@ -72,4 +74,18 @@ def dataframe(
     ]
     columns = ["number", "state", "loss", "best_so_far", "weight", *hyperparameters, *metrics,
                *TAIL_COLUMNS]
-    return pandas.DataFrame(rows, columns=columns).set_index("number")
+    return _typed(pandas.DataFrame(rows, columns=columns)).set_index("number")
+
+
+def _typed(table: Any) -> Any:
+    """``table`` with the loss, weight and tail columns of one dtype whatever the trials:
+    pandas infers dtypes from the values, and with none to infer from (no trials, none
+    complete) they were objects holding None. Cast by position (the first of a name
+    before the metrics, the last after them), since a metric may share its name."""
+    names = list(table.columns)
+    positions = {names.index(name): dtype for name, dtype in LEAD_DTYPES.items()}
+    for name, dtype in TAIL_DTYPES.items():
+        positions[len(names) - 1 - names[::-1].index(name)] = dtype
+    for position, dtype in positions.items():
+        table.isetitem(position, table.iloc[:, position].astype(dtype))
+    return table

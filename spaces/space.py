@@ -9,6 +9,8 @@ values, and — for spaces declared in the DSL with estimators — ``build(confi
 from __future__ import annotations
 
 import difflib
+import math
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,6 +21,7 @@ from ConfigSpace.hyperparameters import (
     CategoricalHyperparameter,
     Constant,
     FloatHyperparameter,
+    IntegerHyperparameter,
     NumericalHyperparameter,
     OrdinalHyperparameter,
 )
@@ -238,13 +241,14 @@ class Space:
         """Check ``config`` and return it as a ConfigSpace ``Configuration``; stepped values
         move to their grid (``snap=False`` refuses one off it, see :meth:`validate`)."""
         self._check_names(config)
-        for name, value in config.items():  # ConfigSpace takes True for 1
-            hp = self.configspace[name]
-            if isinstance(value, bool) and isinstance(hp, NumericalHyperparameter):
-                raise SpaceError(f"{self.name}: {name}", _illegal_value(hp, value))
         if not snap:
             self._check_on_grid(config)
-        values = {k: quantize(self.configspace[k], v) for k, v in config.items()}
+        values = {k: _whole(self.configspace[k], quantize(self.configspace[k], v))
+                  for k, v in config.items()}
+        for name, value in values.items():  # what ConfigSpace would let through
+            problem = _not_a_number_it_takes(self.configspace[name], value)
+            if problem:
+                raise SpaceError(f"{self.name}: {name}", problem)
         try:
             return Configuration(self.configspace, values=values)
         except Exception as error:  # ConfigSpace raises several types for bad values
@@ -296,6 +300,7 @@ class Space:
         is a SpaceError.
         """
         self._check_names(partial)
+        partial = {name: _whole(self.configspace[name], value) for name, value in partial.items()}
         full = {hp.name: partial.get(hp.name, hp.default_value) for hp in self._hyperparameters}
         for name, value in partial.items():
             problem = _illegal_value(self.configspace[name], value)
@@ -524,10 +529,40 @@ def _stored(hp: Any, value: Any) -> Any:
     return value
 
 
-def _illegal_value(hp: Any, value: Any) -> str | None:
-    """Why ``value`` is not one ``hp`` takes, in words; ``None`` when it is legal."""
+def _whole(hp: Any, value: Any) -> Any:
+    """A whole float given for an integer hyperparameter as the int it stands for (JSON
+    and arithmetic give 2.0, and the objective's ``range(2.0)`` failed); any other value
+    unchanged, for the legality checks to judge."""
+    if (
+        isinstance(hp, IntegerHyperparameter)
+        and isinstance(value, numbers.Real)
+        and not isinstance(value, bool | numbers.Integral)
+        and math.isfinite(value)
+        and float(value).is_integer()
+    ):
+        return int(value)
+    return value
+
+
+def _not_a_number_it_takes(hp: Any, value: Any) -> str | None:
+    """Why ``value`` is the wrong kind of number for ``hp``, which ConfigSpace accepts:
+    a boolean as 0 or 1, or a fraction (4.0000000001) for an integer."""
     if isinstance(value, bool) and isinstance(hp, NumericalHyperparameter):
         return f"{value!r} is a boolean, not a number in [{hp.lower}, {hp.upper}]"
+    if (
+        isinstance(hp, IntegerHyperparameter)
+        and isinstance(value, numbers.Real)
+        and not isinstance(value, numbers.Integral)
+    ):
+        return f"{value!r} is not a whole number in [{hp.lower}, {hp.upper}]"
+    return None
+
+
+def _illegal_value(hp: Any, value: Any) -> str | None:
+    """Why ``value`` is not one ``hp`` takes, in words; ``None`` when it is legal."""
+    problem = _not_a_number_it_takes(hp, _whole(hp, value))
+    if problem:
+        return problem
     try:
         if hp.legal_value(value):
             return None

@@ -32,6 +32,8 @@ from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception, 
 
 _PR_SET_PDEATHSIG = 1
 _CHUNK = 1 << 16
+_PROPAGATED = (KeyboardInterrupt, SystemExit)
+"""What an objective may raise to stop the run rather than fail its trial."""
 
 
 @attrs.frozen(kw_only=True)
@@ -62,8 +64,9 @@ def evaluate(
 ) -> Outcome:
     """Run ``objective(config)`` here, or in a child process when limits are set.
 
-    This is the function shipped to workers. KeyboardInterrupt and SystemExit propagate
-    so that Ctrl-C stops a serial run; every other exception becomes an outcome.
+    This is the function shipped to workers. KeyboardInterrupt and SystemExit propagate,
+    from the child process too, so that Ctrl-C stops a serial run; every other exception
+    becomes an outcome.
     """
     if limits.any:
         return evaluate_in_child(objective, config, limits)
@@ -115,16 +118,26 @@ def evaluate_in_child(
     status = _reap(pid)
     if payload:
         try:
-            return pickle.loads(payload)
+            outcome = pickle.loads(payload)
         except Exception as error:
             return Outcome(
                 kind=OutcomeKind.RAISED,
                 message=f"unreadable result from the child: {describe_exception(error)}",
             )
+        return _propagating_interrupts(outcome)
     return Outcome(
         kind=OutcomeKind.CRASHED,
         message=f"crashed: the evaluation process {_exit_description(status)}",
     )
+
+
+def _propagating_interrupts(outcome: Outcome) -> Outcome:
+    """The child's outcome, but its KeyboardInterrupt or SystemExit raised here, as
+    :func:`evaluate` lets them through in-process: the run stops and records the trial
+    INTERRUPTED, to be run again (as a failure it was never retried)."""
+    if outcome.kind is OutcomeKind.RAISED and isinstance(outcome.error, _PROPAGATED):
+        raise outcome.error
+    return outcome
 
 
 def _child_main(objective, config, limits: TrialLimits, write_end: int, parent: int) -> None:

@@ -141,11 +141,19 @@ class RandomForestSurrogate:
         return np.log(y - self._shift)
 
     def _from_log(self, mean: np.ndarray, variance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Moments of ``exp(Z) + shift`` for ``Z ~ N(mean, variance)`` (log-normal)."""
+        """Moments of ``exp(Z) + shift`` for ``Z ~ N(mean, variance)`` (log-normal).
+
+        They saturate at the largest float: after a loss of 1e300 the variance of the
+        log-normal is no float, and an infinite one broke every later ask."""
         variance = np.minimum(variance, 50.0)
-        original_mean = np.exp(mean + variance / 2) + self._shift
-        original_variance = np.expm1(variance) * np.exp(2 * mean + variance)
-        return original_mean, np.maximum(original_variance, np.finfo(float).tiny)
+        with np.errstate(over="ignore"):
+            original_mean = np.exp(mean + variance / 2) + self._shift
+            original_variance = np.expm1(variance) * np.exp(2 * mean + variance)
+        largest = np.finfo(float).max
+        return (
+            np.minimum(original_mean, largest),
+            np.clip(original_variance, np.finfo(float).tiny, largest),
+        )
 
 
 def _features(batch: EncodedBatch) -> np.ndarray:

@@ -5,16 +5,26 @@ predictions. Constants written in target units break that: a GP noise floor, a f
 variance floor, scikit-learn's absolute ``EPSILON`` below which a node counts as pure
 (a forest on targets of order 1e-13 grew stumps). Surrogates fit standardized targets
 and scale their predictions back.
+
+The one exception is targets beyond :data:`TARGET_LIMIT`, which are clipped to it: a
+surrogate reports variances in target units, its scale squared times a standardized
+variance, and above about 1e154 that square is no float (one loss of 1e308 made every
+later prediction infinite, and the study could never ask again).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+TARGET_LIMIT = 1e150
+"""Largest target magnitude a surrogate models. Its square, 1e300, leaves a factor 1e8
+below the largest float for standardized variances and their gradients; a loss this
+large is as bad as any larger one for choosing where to search."""
+
 
 def standardize(y: np.ndarray) -> tuple[np.ndarray, float, float]:
     """Finite-ized, standardized targets, their location and scale; failed (infinite)
-    targets count as the worst.
+    targets count as the worst, and huge ones as :data:`TARGET_LIMIT`.
 
     Any spread above rounding (1e-12 of the targets' magnitude) is divided out, however
     small: targets of order 1e-13 are as informative as targets of order 1 (an absolute
@@ -23,14 +33,25 @@ def standardize(y: np.ndarray) -> tuple[np.ndarray, float, float]:
     error, not 0 (three targets of 0.1 give 1.4e-17), and dividing by it would turn them
     into ones; so are targets within rounding of each other.
     """
-    y = np.asarray(y, dtype=float)
-    finite = np.isfinite(y)
-    if not finite.all():
-        worst = float(np.max(y[finite])) if finite.any() else 0.0
-        y = np.where(finite, y, worst)
+    y = _within_limit(_finite(np.asarray(y, dtype=float)))
     location = float(np.mean(y))
     scale = float(np.std(y))
     # relative, so scale-free: targets one ulp apart are rounding, not signal to magnify
     spread = np.ptp(y) > 1e-12 * float(np.max(np.abs(y)))
-    scale = scale if np.isfinite(scale) and spread else 1.0
+    scale = scale if spread else 1.0
     return (y - location) / scale, location, scale
+
+
+def _finite(y: np.ndarray) -> np.ndarray:
+    """Failed (infinite or NaN) targets replaced by the worst finite one, or 0."""
+    finite = np.isfinite(y)
+    if finite.all():
+        return y
+    worst = float(np.max(y[finite])) if finite.any() else 0.0
+    return np.where(finite, y, worst)
+
+
+def _within_limit(y: np.ndarray) -> np.ndarray:
+    """Targets clipped to +-TARGET_LIMIT, so neither their mean, their spread nor the
+    variances in target units can overflow; ordinary targets are returned unchanged."""
+    return np.clip(y, -TARGET_LIMIT, TARGET_LIMIT)

@@ -93,3 +93,51 @@ def test_without_pandas_the_error_says_what_to_install(finished, monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)
     with pytest.raises(ImportError, match=r"needs the 'pandas' package.*ensembo\[data\]"):
         finished.trials_dataframe()
+
+
+NUMERIC_DTYPES = {
+    "loss": "float64", "best_so_far": "float64", "weight": "float64",
+    "duration_s": "float64", "attempts": "int64",
+}
+
+
+def _fail(config):
+    raise ValueError("boom")
+
+
+def _numeric_dtypes(table) -> dict[str, str]:
+    return {name: str(table[name].dtype) for name in NUMERIC_DTYPES}
+
+
+@pytest.mark.parametrize(
+    ("objective", "n_trials"),
+    [(None, 0), (_fail, 3), (lambda config: config["x"], 3)],
+    ids=["no-trials", "all-failed", "complete"],
+)
+def test_the_numeric_columns_have_one_dtype_whatever_the_trials(objective, n_trials):
+    """No value to infer from (no trials, none complete) made them objects of None."""
+    study = Study({"params": {"x": {"type": "float", "low": 0.0, "high": 1.0}}},
+                  surrogate=None, seed=0)
+    if n_trials:
+        study.optimize(objective, n_trials=n_trials)
+    table = study.trials_dataframe()
+    assert _numeric_dtypes(table) == NUMERIC_DTYPES
+    assert table["loss"].isna().sum() == (n_trials if objective is _fail else 0)
+
+
+def test_a_pending_trial_has_nan_numbers():
+    study = Study({"params": {"x": {"type": "float", "low": 0.0, "high": 1.0}}},
+                  surrogate=None, seed=0)
+    study.enqueue({"x": 0.5})
+    table = study.trials_dataframe()
+    assert _numeric_dtypes(table) == NUMERIC_DTYPES
+    assert table[["loss", "best_so_far", "weight", "duration_s"]].isna().all(axis=None)
+
+
+def test_a_metric_named_like_a_column_keeps_its_values():
+    study = Study({"params": {"x": {"type": "float", "low": 0.0, "high": 1.0}}},
+                  surrogate=None, seed=0)
+    study.optimize(lambda config: Evaluation(loss=config["x"], info={"loss": "low"}), n_trials=2)
+    table = study.trials_dataframe()
+    assert str(table.iloc[:, 1].dtype) == "float64"  # the study's loss
+    assert list(table.iloc[:, -4]) == ["low", "low"]  # the metric, before the tail
