@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ensembo import components, environment, trial_table
-from ensembo.report.data import ReportData
+from ensembo.report.data import MIN_ACTIVE, ReportData
 
 
 def _number(value: float | None) -> str:
@@ -140,6 +140,16 @@ def summary_markdown(data: ReportData, figures: Sequence[Path] = ()) -> str:
                 "explains (bias-corrected correlation ratio over categories, or over quantile "
                 "bins of numeric values; 0 = no more than chance), over the trials where it is "
                 "active."
+            ),
+            "",
+        ]
+    else:  # the section is left out: say why rather than leave the reader guessing
+        lines += [
+            "## Hyperparameters most associated with the loss",
+            "",
+            (
+                f"Not shown: no hyperparameter was active in at least {MIN_ACTIVE} completed "
+                "trials (and 10 % of them) with varying values and losses."
             ),
             "",
         ]

@@ -133,3 +133,19 @@ def test_strategy_of_an_uninstalled_plugin_is_named_and_no_empty_ensemble_shown(
     assert "is the plugin that provides it installed?" in text
     assert "ensemble (0 members)" not in text
     assert ".." not in text.split("Note:")[1].splitlines()[0]
+
+
+def test_a_report_of_too_few_trials_says_why_it_ranks_no_hyperparameter(tmp_path):
+    """The section vanished without a word below eight completed trials."""
+    from ensembo import Study
+    from ensembo.report.data import MIN_ACTIVE
+
+    path = tmp_path / "short.db"
+    study = Study({"params": {"x": {"type": "float", "low": 0.0, "high": 1.0}}},
+                  surrogate=None, storage=path, seed=0)
+    study.optimize(lambda config: config["x"], n_trials=MIN_ACTIVE - 1)
+    study.close()
+    out = tmp_path / "out"
+    assert main(["report", "--no-plots", str(path), "--out", str(out)]) == 0
+    text = (out / "report.md").read_text()
+    assert f"Not shown: no hyperparameter was active in at least {MIN_ACTIVE}" in text
