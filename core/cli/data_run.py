@@ -15,11 +15,13 @@ from typing import Any
 
 from ensembo import spaces
 from ensembo.cli.run_command import print_budget_reached
+from ensembo.errors import TrialError
 from ensembo.execution import TrialLimits
 from ensembo.experiment import Experiment
 from ensembo.hookspecs import hookimpl
 from ensembo.ml.data_run import DataSettings, format_report, prepare, run_and_report, study_options
 from ensembo.ml.loop import finished_count
+from ensembo.objective import failure_summary
 from ensembo.progress import ProgressBar, is_terminal
 from ensembo.stored_study import SCORING
 from ensembo.study import Study
@@ -37,16 +39,16 @@ class TrialLines:
 
     def __init__(self, total: int):
         self.total = total
-        self.best: float | None = None
 
     @hookimpl
     def ensembo_trial_finished(self, study: Study, trial: Trial) -> None:
         if trial.state is TrialState.COMPLETE:
-            self.best = trial.loss if self.best is None else min(self.best, trial.loss)
             outcome = f"loss {trial.loss:.4f}"
         else:
             outcome = f"{trial.state.value}: {(trial.error or '')[:80]}"
-        best = "" if self.best is None else f" (best {self.best:.4f})"
+        # the study's best, so a continued study's earlier trials count (as in ProgressBar)
+        best_trial = study.best_trial
+        best = "" if best_trial is None else f" (best {best_trial.loss:.4f})"
         done = len(study.history.in_state(TrialState.COMPLETE, TrialState.FAILED))
         print(
             f"trial {trial.number} [{done}/{self.total} done] {outcome}{best}",
@@ -134,7 +136,25 @@ def run_data_experiment(
             storage=storage,
             limits=_trial_limits(experiment),
         )
+    except TrialError:
+        if not _none_completed(study):
+            raise
+        return 1
     finally:
         _close(observers, study)
     print(json.dumps(summary, indent=2, default=str) if as_json else format_report(summary))
     return 0
+
+
+def _none_completed(study: Study) -> bool:
+    """Trials ran and none completed: as an objective run, exit 1, not 2 (no mistake in
+    the experiment file is known; scripts and CI must notice), the errors on stderr."""
+    failed = study.history.in_state(TrialState.FAILED)
+    if study.history.completed() or not failed:
+        return False
+    print(
+        f"ensembo: error: no trial completed ({len(failed)} failed); the trials' errors:\n"
+        f"{failure_summary(failed)}",
+        file=sys.stderr,
+    )
+    return True

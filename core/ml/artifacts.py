@@ -23,6 +23,8 @@ class ArtifactStore(Protocol):
 
     def get(self, number: int) -> Any: ...
 
+    def discard(self, number: int) -> None: ...
+
     def __contains__(self, number: object) -> bool: ...
 
 
@@ -39,16 +41,28 @@ class MemoryArtifactStore:
         except KeyError:
             raise StorageError(f"no model kept for trial {number}") from None
 
+    def discard(self, number: int) -> None:
+        self._models.pop(number, None)
+
     def __contains__(self, number: object) -> bool:
         return number in self._models
 
 
 class DiskArtifactStore:
-    """``directory/trial-00012.joblib`` per trial."""
+    """``directory/trial-00012.joblib`` per trial.
+
+    A model is written to ``trial-00012.tmp`` and renamed, so a killed run leaves at
+    most a stray ``.tmp`` file, never half a model; stray ones are removed on opening
+    (the study's lock keeps a second run from writing to the same folder)."""
 
     def __init__(self, directory: str | PathLike):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
+        self._remove_partial_writes()
+
+    def _remove_partial_writes(self) -> None:
+        for stray in self.directory.glob("trial-*.tmp"):
+            stray.unlink(missing_ok=True)
 
     def _path(self, number: int) -> Path:
         return self.directory / f"trial-{number:05d}.joblib"
@@ -63,6 +77,9 @@ class DiskArtifactStore:
         if not path.is_file():
             raise StorageError(f"{path}: no model kept for trial {number}")
         return joblib.load(path)
+
+    def discard(self, number: int) -> None:
+        self._path(number).unlink(missing_ok=True)
 
     def __contains__(self, number: object) -> bool:
         return isinstance(number, int) and self._path(number).is_file()

@@ -27,6 +27,7 @@ rebuilds the same task and continues the stored study.
 from __future__ import annotations
 
 import difflib
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,8 +45,16 @@ from ensembo.ml.final import ensemble_validation_loss, finalize
 from ensembo.ml.loop import finished_count, run_task
 from ensembo.ml.selection import SELECTIONS
 from ensembo.ml.task import Task
-from ensembo.ml.validation import ValidationScheme, validation_scheme
+from ensembo.ml.validation import (
+    ValidationScheme,
+    fraction,
+    true_or_false,
+    validation_scheme,
+    whole_number,
+)
 from ensembo.study import Study
+
+logger = logging.getLogger(__name__)
 
 _DATA_KEYS = (
     "dataset",
@@ -60,34 +69,38 @@ _DATA_KEYS = (
     "threads",
 )
 
-_FRACTION = [
-    attrs.validators.instance_of((int, float)),
-    attrs.validators.gt(0.0),
-    attrs.validators.lt(1.0),
-]
+
+def _text(what: str) -> Any:
+    """A validator of text: ``dataset: 5`` failed with an AttributeError deep in the
+    loader."""
+
+    def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+        if not isinstance(value, str):
+            raise TypeError(f"{what} (text), got {value!r}")
+
+    return check
+
+
+_COLUMN = _text("a column name")
 
 
 @attrs.frozen(kw_only=True)
 class DataSettings:
     """The validated ``data:`` mapping of an experiment."""
 
-    dataset: str
-    target: str | None = None
-    groups: str | None = attrs.field(
-        default=None, validator=attrs.validators.optional(attrs.validators.instance_of(str))
-    )
+    dataset: str = attrs.field(validator=_text("a dataset name or a file path"))
+    target: str | None = attrs.field(default=None, validator=attrs.validators.optional(_COLUMN))
+    groups: str | None = attrs.field(default=None, validator=attrs.validators.optional(_COLUMN))
     task: str | None = None
-    test: float = attrs.field(default=0.25, validator=_FRACTION)
+    test: float = attrs.field(default=0.25, validator=fraction)
     validation: Any = 0.33
     selection_split: float | None = attrs.field(
         default=None,
-        validator=attrs.validators.optional(_FRACTION),
+        validator=attrs.validators.optional(fraction),
     )
     final: str = attrs.field(default="argmin", validator=attrs.validators.in_(SELECTIONS))
-    refit: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
-    threads: int = attrs.field(
-        default=1, validator=[attrs.validators.instance_of(int), attrs.validators.ge(0)]
-    )
+    refit: bool = attrs.field(default=True, validator=true_or_false)
+    threads: int = attrs.field(default=1, validator=whole_number(0))
 
     @classmethod
     def from_document(cls, document: Any) -> DataSettings:
@@ -207,7 +220,11 @@ def prepare(
         base_dir=base_dir,
         groups=settings.groups,
     )
+    _check_targets(dataset, settings)
     train, test = train_and_test_rows(dataset, settings.test, seed)
+    if dataset.task == "classification":
+        _check_test_labels_seen(dataset.y[train], dataset.y[test])
+        _warn_if_classes_look_like_numbers(dataset.y)
     task = Task(
         dataset.X[train],
         dataset.y[train],
@@ -224,6 +241,67 @@ def prepare(
     return PreparedData(
         dataset=dataset, task=task, X_test=dataset.X[test], y_test=dataset.y[test], test_rows=test
     )
+
+
+def _target_key(settings: DataSettings) -> str:
+    """The key to fix a target problem: the column of a table, else the dataset."""
+    return "data.dataset" if settings.target is None else "data.target"
+
+
+def _check_targets(dataset: Dataset, settings: DataSettings) -> None:
+    """Targets no trial can learn from, refused before the budget is spent: every
+    trial failed on an infinite regression target, and a single class scored 0.0."""
+    if dataset.task == "regression":
+        bad = ~np.isfinite(np.asarray(dataset.y, dtype=float))
+        if bad.any():
+            raise ExperimentError(
+                _target_key(settings),
+                f"{dataset.name}: {int(bad.sum())} of {bad.size} rows have a target that is "
+                f"not a finite number (e.g. {float(dataset.y[bad][0])} in row "
+                f"{int(np.argmax(bad))}); remove them or mark them missing",
+            )
+        return
+    classes = np.unique(dataset.y)
+    if classes.size < 2:
+        raise ExperimentError(
+            _target_key(settings),
+            f"one class only ({classes.tolist()[0]!r} in all {len(dataset.y)} rows): a "
+            "classifier has nothing to learn",
+        )
+
+
+def _check_test_labels_seen(y_train: np.ndarray, y_test: np.ndarray) -> None:
+    """A test label no model was trained on cannot be predicted or scored; it failed
+    after every trial had run. Labels seen once are typical of a regression target."""
+    unseen = np.setdiff1d(np.unique(y_test), np.unique(y_train))
+    if unseen.size == 0:
+        return
+    shown = ", ".join(map(repr, unseen[:5].tolist())) + (", ..." if unseen.size > 5 else "")
+    numeric = np.asarray(y_test).dtype.kind in "iuf"
+    hint = (
+        "is this a regression target? set data.task: regression"
+        if numeric
+        else "classes this rare cannot be both trained on and tested: remove or merge them"
+    )
+    raise ExperimentError(
+        "data.task" if numeric else "data.test",
+        f"{unseen.size} class label(s) of the test rows never occur in the training rows "
+        f"({shown}); {hint}",
+    )
+
+
+_MANY_CLASSES = 50
+
+
+def _warn_if_classes_look_like_numbers(y: np.ndarray) -> None:
+    """Many classes, most of one or two rows: likely a numeric target read as labels."""
+    _, counts = np.unique(y, return_counts=True)
+    if counts.size > _MANY_CLASSES and np.mean(counts <= 2) > 0.5:
+        logger.warning(
+            "classification with %d classes, %d of them of at most 2 rows: is this a "
+            "regression target? set data.task: regression",
+            counts.size, int(np.sum(counts <= 2)),
+        )
 
 
 def study_options(prepared: PreparedData, options: Mapping[str, Any]) -> dict[str, Any]:

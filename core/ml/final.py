@@ -9,6 +9,7 @@ models, never which configurations were selected.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import attrs
@@ -21,6 +22,8 @@ from ensembo.ml.task import Task
 from ensembo.plugins.losses.ensemble_loss import ensemble_loss_of, member_contributions
 from ensembo.study import Study
 from ensembo.trials import Trial
+
+logger = logging.getLogger(__name__)
 
 
 @attrs.frozen(kw_only=True)
@@ -50,9 +53,8 @@ def finalize(
 
     def model_of(number: int) -> Any:
         if number not in cache:
-            cache[number] = (
-                task.fit(dict(study.history[number].config)) if refit else store.get(number)
-            )
+            config = dict(study.history[number].config)
+            cache[number] = task.fit(config) if refit else kept_model(store, task, number, config)
         return cache[number]
 
     estimator = FittedEnsemble(
@@ -68,6 +70,23 @@ def finalize(
         ensemble_estimator=estimator,
         refit=refit,
     )
+
+
+def kept_model(store: ArtifactStore, task: Task, number: int, config: dict[str, Any]) -> Any:
+    """The model trial ``number`` trained during the search. One that was never kept
+    (a run killed between finishing the trial and writing its model, or a deleted file)
+    is trained again as the trial trained it, on the same rows (its splits are drawn
+    from the trial number), and kept: the run goes on instead of failing on every
+    later resume."""
+    if number in store:
+        return store.get(number)
+    logger.warning(
+        "no model kept for trial %d (killed run or deleted file): training it again on "
+        "the rows it was trained on", number,
+    )
+    model = task.evaluate(config, iteration=number).model
+    store.put(number, model)
+    return model
 
 
 def ensemble_validation_loss(study: Study, task: Task, ensemble: Ensemble) -> float | None:

@@ -24,7 +24,7 @@ from ensembo.execution import NO_LIMITS, OutcomeKind, TrialLimits, evaluate_in_c
 from ensembo.ml.artifacts import ArtifactStore
 from ensembo.ml.task import Task
 from ensembo.study import Study
-from ensembo.trials import Evaluation, TrialState
+from ensembo.trials import Evaluation, Trial, TrialState
 
 logger = logging.getLogger(__name__)
 
@@ -87,12 +87,22 @@ def run_task(
                 logger.warning("trial %d failed: %s", trial.number, outcome)
                 study.tell(trial, state=TrialState.FAILED, error=outcome)
                 continue
-            # As in Study.optimize: a result the study cannot use fails its trial, with the
-            # reason, instead of stopping the search (tell would refuse it and keep it running).
-            finished = study._tell_returned(trial, outcome)
-            if finished.state is TrialState.FAILED:  # refused by the study, e.g. its predictions
-                logger.warning("trial %d failed: %s", trial.number, finished.error)
-            elif store is not None:
-                store.put(trial.number, outcome.model)
+            _record(study, trial, outcome, store)
         done += len(batch)
     return study
+
+
+def _record(study: Study, trial: Trial, outcome: Evaluation, store: ArtifactStore | None) -> None:
+    """Keep the trial's model, then tell the study. In this order a run killed in
+    between leaves a model of a trial still marked running (re-run on resume), never a
+    complete trial without its model (a final model that cannot be loaded).
+
+    As in Study.optimize, a result the study cannot use (e.g. its predictions) fails
+    its trial with the reason instead of stopping the search; its model is dropped."""
+    if store is not None:
+        store.put(trial.number, outcome.model)
+    finished = study._tell_returned(trial, outcome)
+    if finished.state is TrialState.FAILED:
+        logger.warning("trial %d failed: %s", trial.number, finished.error)
+        if store is not None:
+            store.discard(trial.number)

@@ -68,6 +68,33 @@ def _refuse_groups(groups: np.ndarray | None, scheme: str, hint: str = "") -> No
         )
 
 
+def true_or_false(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    """A switch given as text (``reshuffle: 'no'``) would be truthy: refuse it."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"true or false, got {value!r}")
+
+
+def whole_number(minimum: int) -> Any:
+    """``folds: three`` or ``folds: 2.5`` said "'>=' not supported ..." or split oddly."""
+
+    def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool | np.bool_):
+            raise TypeError(f"a whole number >= {minimum}, got {value!r}")
+        if value < minimum:
+            raise ValueError(f"a whole number >= {minimum}, got {value!r}")
+
+    return check
+
+
+def fraction(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    """A number strictly between 0 and 1 (``True`` is no fraction, though Python
+    counts it as 1)."""
+    if not isinstance(value, numbers.Real) or isinstance(value, bool | np.bool_):
+        raise TypeError(f"a fraction between 0 and 1 (exclusive), got {value!r}")
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"a fraction between 0 and 1 (exclusive), got {value!r}")
+
+
 def _split_seed(seed: int, iteration: int, reshuffle: bool) -> int:
     entropy = [seed, iteration] if reshuffle else [seed]
     return int(np.random.default_rng(entropy).integers(2**31 - 1))
@@ -77,11 +104,9 @@ def _split_seed(seed: int, iteration: int, reshuffle: bool) -> int:
 class Holdout:
     """One split: ``ratio`` of the rows are held out for validation."""
 
-    ratio: float = attrs.field(
-        default=0.33, validator=[attrs.validators.gt(0.0), attrs.validators.lt(1.0)]
-    )
-    stratify: bool = True
-    reshuffle: bool = False
+    ratio: float = attrs.field(default=0.33, validator=fraction)
+    stratify: bool = attrs.field(default=True, validator=true_or_false)
+    reshuffle: bool = attrs.field(default=False, validator=true_or_false)
 
     @property
     def covers_all_rows(self) -> bool:
@@ -129,10 +154,10 @@ class CrossValidation:
     repeats of its out-of-fold predictions.
     """
 
-    folds: int = attrs.field(default=5, validator=attrs.validators.ge(2))
-    repeats: int = attrs.field(default=1, validator=attrs.validators.ge(1))
-    stratify: bool = True
-    reshuffle: bool = False
+    folds: int = attrs.field(default=5, validator=whole_number(2))
+    repeats: int = attrs.field(default=1, validator=whole_number(1))
+    stratify: bool = attrs.field(default=True, validator=true_or_false)
+    reshuffle: bool = attrs.field(default=False, validator=true_or_false)
 
     @property
     def covers_all_rows(self) -> bool:
@@ -315,7 +340,7 @@ class GroupCrossValidation:
     so a model is never scored on a group it was trained on. The groups are dealt to
     the folds from the seed, the same for every trial."""
 
-    folds: int = attrs.field(default=5, validator=attrs.validators.ge(2))
+    folds: int = attrs.field(default=5, validator=whole_number(2))
 
     @property
     def covers_all_rows(self) -> bool:
@@ -358,9 +383,7 @@ class GroupHoldout:
     """One split holding out whole groups, ``ratio`` of the groups (not of the rows),
     drawn from the seed: every trial is validated on the same groups."""
 
-    ratio: float = attrs.field(
-        default=0.33, validator=[attrs.validators.gt(0.0), attrs.validators.lt(1.0)]
-    )
+    ratio: float = attrs.field(default=0.33, validator=fraction)
 
     @property
     def covers_all_rows(self) -> bool:
@@ -459,7 +482,18 @@ def _scheme(kind: object, options: dict) -> ValidationScheme:
             f"unknown {kind} option(s) {', '.join(map(str, unknown))}; valid: scheme, "
             f"{', '.join(valid)}",
         )
+    _check_options(_SCHEMES[kind], options)
     try:
         return _SCHEMES[kind](**options)
     except (TypeError, ValueError) as error:
         raise ExperimentError("validation", f"invalid {kind} options {options}: {error}") from error
+
+
+def _check_options(scheme: type, options: Mapping[str, Any]) -> None:
+    """Each option by its field's validator, so that the error names the option."""
+    for field in attrs.fields(scheme):
+        if field.name in options and field.validator is not None:
+            try:
+                field.validator(None, field, options[field.name])
+            except (TypeError, ValueError) as error:
+                raise ExperimentError(f"validation.{field.name}", str(error)) from error

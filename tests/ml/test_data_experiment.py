@@ -64,9 +64,9 @@ def test_a_data_experiment_evaluates_its_queued_configs_first(tmp_path, capsys):
     [
         ("validation", 1, "data.validation: k-fold cross-validation needs at least 2 folds"),
         ("validation", 1.5, "data.validation: a holdout ratio must be between 0 and 1"),
-        ("test", 1.5, "data.test: 'test' must be < 1.0"),
-        ("selection_split", 2, "data.selection_split: 'selection_split' must be < 1.0"),
-        ("refit", "maybe", "data.refit: 'refit' must be <class 'bool'>"),
+        ("test", 1.5, "data.test: a fraction between 0 and 1 (exclusive), got 1.5"),
+        ("selection_split", 2, "data.selection_split: a fraction between 0 and 1 (exclusive)"),
+        ("refit", "maybe", "data.refit: true or false, got 'maybe'"),
         # failed only after every trial: "give the task a selection split"
         ("final", "selection-split", ("data.final: selection-split chooses by the loss on rows "
          "held out from the search: give data.selection_split")),

@@ -181,7 +181,7 @@ SUGGESTION = "use {scheme: group-kfold, folds: 5}"
         ),
         (
             {**GROUPED, "groups": 3, "validation": GROUP_KFOLD},
-            "data.groups: 'groups' must be <class 'str'>",
+            "data.groups: a column name (text), got 3",
         ),
         (
             {**GROUPED, "validation": {"scheme": "loo"}},
@@ -190,7 +190,7 @@ SUGGESTION = "use {scheme: group-kfold, folds: 5}"
         ),
         (
             {**GROUPED, "validation": {"scheme": "group-kfold", "folds": 1}},
-            "data.validation: invalid group-kfold options",
+            "data.validation.folds: a whole number >= 2, got 1",
         ),
     ],
 )

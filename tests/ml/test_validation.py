@@ -61,7 +61,7 @@ def test_specs():
     )
     with pytest.raises(ExperimentError, match="unknown scheme 'loo'; valid: holdout, kfold"):
         validation_scheme({"scheme": "loo"})
-    with pytest.raises(ExperimentError, match="invalid holdout options"):
+    with pytest.raises(ExperimentError, match="validation.ratio: a fraction between 0 and 1"):
         validation_scheme({"scheme": "holdout", "ratio": 1.5})
 
 
