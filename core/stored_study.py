@@ -93,10 +93,12 @@ def check_same_study(
         _refuse(storage, f"seed {stored.get('seed')} (given {current['seed']})")
     if not same_space(current["space"], stored.get("space")):
         _refuse(storage, _another_space(current["space"], stored.get("space")))
-    check_same_targets(storage, current["validation_targets"], stored.get("validation_targets"),
-                       completed)
+    # the scoring record first: it names what the user changed (data.dataset), of
+    # which other validation targets are only the consequence
     check_same_scoring(storage, current["metadata"].get(SCORING),
                        stored.get("metadata", {}).get(SCORING))
+    check_same_targets(storage, current["validation_targets"], stored.get("validation_targets"),
+                       completed)
 
 
 def _changed_settings(stored: dict[str, Any], updated: dict[str, Any]) -> list[str]:

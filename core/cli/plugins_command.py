@@ -47,12 +47,15 @@ def register(subparsers) -> None:
         "NAME; exit 1 if one fails",
     )
     parser.add_argument("--task", choices=("classification", "regression"),
-                        help="the task to check a loss for (--check)")
+                        help="the task to check a loss or an ensemble strategy for (--check)")
     parser.set_defaults(handler=run)
 
 
 def run(args) -> int:
     reg = registry()
+    if args.task and not args.check:
+        raise EnsemboError("--task goes with --check (the task to check a loss or an "
+                           "ensemble strategy for)")
     if args.check:
         if not args.name:
             raise EnsemboError("--check needs the NAME of the component to check")
@@ -147,7 +150,8 @@ def check(reg: Registry, name: str, *, task: str | None, as_json: bool) -> int:
         "acquisition": conformance.check_acquisition,
         "acquisition_optimizer": conformance.check_acquisition_optimizer,
         "initial_design": conformance.check_initial_design,
-        "ensemble_strategy": conformance.check_ensemble_strategy,
+        "ensemble_strategy": partial(conformance.check_ensemble_strategy,
+                                     tasks=None if task is None else (task,)),
         "loss": partial(conformance.check_loss, task=task),
     }
     found = _named(reg.entries(), name)
@@ -158,11 +162,15 @@ def check(reg: Registry, name: str, *, task: str | None, as_json: bool) -> int:
                            "for every plugin kind but estimators and spaces")
     if task is None and any(e.kind == "loss" for e in checkable):
         raise EnsemboError(f"loss {name!r}: give --task classification or --task regression")
+    if task is not None and not any(e.kind in _TASK_KINDS for e in checkable):
+        raise EnsemboError(f"--task applies to losses and ensemble strategies; {name!r} is "
+                           f"{article(checkable[0].kind)} {checkable[0].kind.replace('_', ' ')}")
     results = []
     for entry in checkable:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", conformance.ConformanceNote)
             try:
+                _refuse_other_task(entry, task)
                 passed, failures = checkers[entry.kind](name, registry=reg), []
             except conformance.ConformanceError as error:
                 passed, failures = [], error.failures
@@ -183,6 +191,26 @@ def check(reg: Registry, name: str, *, task: str | None, as_json: bool) -> int:
         for note in result["notes"]:
             print(f"  note: {note}")
     return 1 if any(result["failures"] for result in results) else 0
+
+
+_TASK_KINDS = ("loss", "ensemble_strategy")
+
+
+def _refuse_other_task(entry: PluginEntry, task: str | None) -> None:
+    """A strategy for one task (``eo``) checked for the other would fail every check
+    for that one reason, or pass unchecked: one failure that says so."""
+    declared = _declared_task(entry)
+    if entry.kind == "ensemble_strategy" and task and declared and declared != task:
+        from ensembo.conformance import ConformanceError
+
+        problem = f"ensemble strategy {entry.name!r} is for {declared} only, not {task}"
+        raise ConformanceError(f"ensemble strategy {entry.name!r}", [("fits the task", problem)])
+
+
+def _declared_task(entry: PluginEntry) -> str | None:
+    """The one task a component is for, as its ``task`` attribute says (``eo``)."""
+    task = getattr(entry.factory, "task", None)
+    return task if isinstance(task, str) else None
 
 
 def _notes_kept_apart(caught: list[warnings.WarningMessage], note: type) -> list[str]:

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+from ensembo import spaces
+from ensembo.attribution import CALL_NOTE
 from ensembo.ensemble import members_text
-from ensembo.errors import ExperimentError
-from ensembo.experiment import Experiment, load_experiment, parse_experiment
+from ensembo.errors import (
+    EnsemboError,
+    ExperimentError,
+    PluginContractError,
+    SpaceError,
+    StorageError,
+)
+from ensembo.experiment import Experiment, ExperimentProblems, load_experiment, parse_experiment
 from ensembo.objective import failure_summary
 from ensembo.stored_study import SCORING
 from ensembo.study import Study
@@ -36,12 +47,32 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     experiment = load_experiment(args.experiment)
+    with naming_the_file(args.experiment):
+        return _run_parsed(experiment, args)
+
+
+def _run_parsed(experiment: Experiment, args) -> int:
     storage = experiment.storage_path(args.storage)
+    check_queued(experiment)  # before a study file exists: a typo must not leave one
     if "data" in experiment.source:
         from ensembo.cli.data_run import run_data_experiment  # imports scikit-learn
 
         return run_data_experiment(experiment, storage, args.json, _wants_progress(args))
-    study = Study(
+    objective = experiment.objective()  # likewise: a misspelt objective leaves no file
+    created = storage is not None and not storage.exists()
+    study = None
+    try:
+        study = _start_study(experiment, storage)
+        experiment.queue_into(study)
+        return _finish(study, experiment, objective, args.json, _wants_progress(args))
+    except BaseException:
+        if created and study is not None:
+            _discard_if_nothing_ran(study, storage)
+        raise
+
+
+def _start_study(experiment: Experiment, storage: Path | None) -> Study:
+    return Study(
         experiment.space_source(),
         storage=storage,
         metadata={
@@ -52,12 +83,75 @@ def run(args) -> int:
         },
         **experiment.study_options(),
     )
-    experiment.queue_into(study)
-    return _finish(study, experiment, args.json, _wants_progress(args))
+
+
+def check_queued(experiment: Experiment) -> None:
+    """The ``enqueue:`` entries must fit the space; checked before the study (and its
+    file) exists, with the message :meth:`Experiment.queue_into` gives."""
+    queued = experiment.source.get("enqueue") or []
+    if not queued:
+        return
+    space = spaces.load(experiment.space_source())
+    for index, config in enumerate(queued):
+        try:
+            space.complete(config)
+        except SpaceError as error:
+            raise ExperimentError(f"enqueue[{index}]", str(error)) from None
+
+
+def _discard_if_nothing_ran(study: Study, storage: Path) -> None:
+    """A study file this run created holds only its settings while no trial has run;
+    kept after a failure, it would refuse the corrected experiment as another study."""
+    if study.history.in_state(TrialState.RUNNING, TrialState.COMPLETE, TrialState.FAILED):
+        return
+    study.close()
+    for path in (storage, *(storage.with_name(storage.name + s) for s in ("-wal", "-shm"))):
+        path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def naming_the_file(experiment_file: str | Path) -> Iterator[None]:
+    """Name the experiment file in a mistake found after it was parsed (an unknown
+    surrogate, a bad ``data:`` value), as a parse error does; a plugin's broken contract
+    stays the plugin's bug, and a storage error names its study file already."""
+    try:
+        yield
+    except ExperimentProblems as error:
+        raise ExperimentProblems(
+            [ExperimentError(_within(experiment_file, p.path), p.message) for p in error.problems]
+        ) from error
+    except StorageError:
+        raise
+    except EnsemboError as error:
+        if _broke_contract_in_call(error):
+            raise
+        path = getattr(error, "path", "") if isinstance(error, ExperimentError | SpaceError) else ""
+        message = getattr(error, "message", str(error)) if path else str(error)
+        named = ExperimentError(_within(experiment_file, path), message)
+        for note in getattr(error, "__notes__", ()):
+            named.add_note(note)
+        raise named from error
+
+
+def _broke_contract_in_call(error: EnsemboError) -> bool:
+    """As the command's handler tells a plugin's bug (exit 1) from a user's mistake."""
+    notes = getattr(error, "__notes__", ())
+    return isinstance(error, PluginContractError) and any(n.startswith(CALL_NOTE) for n in notes)
+
+
+def _within(experiment_file: str | Path, path: str) -> str:
+    """'bad.yaml: surrogate', as load_experiment names a key of the file."""
+    prefix = f"{experiment_file}: "
+    if path.startswith(prefix) or path == str(experiment_file):
+        return path
+    return f"{experiment_file}: {path}" if path else str(experiment_file)
 
 
 def resume(args) -> int:
     path = Path(args.storage)
+    if path.is_dir():
+        raise ExperimentError(str(path), "is a directory; resume takes a study's storage file "
+                              "(.db)")
     if not path.is_file():
         raise ExperimentError(str(path), "no such study file")
     if path.suffix.lower() in (".yaml", ".yml", ".json"):  # else "file is not a database"
@@ -76,7 +170,8 @@ def resume(args) -> int:
         from ensembo.cli.data_run import run_data_experiment  # imports scikit-learn
 
         return run_data_experiment(experiment, path, args.json, _wants_progress(args), study=study)
-    return _finish(study, experiment, args.json, _wants_progress(args))
+    objective = experiment.objective()
+    return _finish(study, experiment, objective, args.json, _wants_progress(args))
 
 
 def _wants_progress(args) -> bool:
@@ -85,10 +180,13 @@ def _wants_progress(args) -> bool:
 
 
 def _finish(
-    study: Study, experiment: Experiment, as_json: bool, show_progress: bool = False
+    study: Study,
+    experiment: Experiment,
+    objective: Callable[[dict[str, Any]], Any],
+    as_json: bool,
+    show_progress: bool = False,
 ) -> int:
-    objective = experiment.objective()
-    finished = len(study.history.in_state(TrialState.COMPLETE, TrialState.FAILED))
+    finished = _finished_count(study)
     remaining = max(experiment.budget - finished, 0)
     if not remaining:
         print_budget_reached(finished, experiment.budget)
@@ -103,6 +201,7 @@ def _finish(
                 executor=backend,
                 **execution.limit_options(),
             )
+        print_timeout_stop(_finished_count(study), experiment)
     summary = summarize(study)
     if as_json:
         print(json.dumps(summary, indent=2, default=str))
@@ -111,11 +210,27 @@ def _finish(
     return _exit_status(study)
 
 
+def _finished_count(study: Study) -> int:
+    return len(study.history.in_state(TrialState.COMPLETE, TrialState.FAILED))
+
+
+def print_timeout_stop(finished: int, experiment: Experiment) -> None:
+    """A run cut short by ``timeout:`` looks finished in its summary: say it stopped."""
+    if experiment.timeout is None or finished >= experiment.budget:
+        return
+    print(
+        f"ensembo: stopped by timeout ({experiment.timeout:g} s) after {finished} of "
+        f"{experiment.budget} trials; run it again to continue",
+        file=sys.stderr,
+    )
+
+
 def print_budget_reached(finished: int, budget: int) -> None:
     """A rerun of a finished study prints its results again: say why nothing ran."""
     print(
         f"ensembo: the study already has {finished} finished trials (budget {budget}); "
-        "nothing to run. Raise budget: in the experiment to continue it",
+        "nothing to run. To continue it, raise budget: in its experiment file and "
+        "'ensembo run' that file again",
         file=sys.stderr,
     )
 

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
+from pathlib import Path
 
 from ensembo import spaces
+from ensembo.errors import EnsemboError, SpaceError
+from ensembo.spaces.document import read_document_and_duplicates
 
 VALIDATION_FAILED = 2
+EXPERIMENT_KEYS = ("space", "data", "objective", "budget")  # none is a space file's key
 
 
 def register(subparsers) -> None:
@@ -24,6 +29,7 @@ def register(subparsers) -> None:
 
 
 def run_show(args) -> int:
+    _refuse_directory(args.source)
     space = spaces.load(args.source)
     if args.json:
         import json
@@ -35,6 +41,14 @@ def run_show(args) -> int:
 
 
 def run_validate(args) -> int:
+    _refuse_directory(args.path)
+    experiment_keys = _experiment_keys(args.path)
+    if experiment_keys:
+        listed = ", ".join(f"{key}:" for key in experiment_keys)
+        print(f"{args.path}: this looks like an experiment file (it has {listed}), not a "
+              "space file; give its space's file or library name, or 'ensembo run' it "
+              "(which checks an inline space)", file=sys.stderr)
+        return VALIDATION_FAILED
     problems = spaces.problems_in(args.path)
     for problem in problems:
         print(problem, file=sys.stderr)
@@ -44,3 +58,25 @@ def run_validate(args) -> int:
     space = spaces.load(args.path)
     print(f"{args.path}: valid ({space.dimension} hyperparameters)")
     return 0
+
+
+def _refuse_directory(source: str) -> None:
+    """A folder has no suffix: "unknown file type ''" would not say what is wrong."""
+    if Path(source).is_dir():
+        raise SpaceError(source, "is a directory; give a space file (.yaml, .yml, .json, "
+                         ".toml) or a library space's name")
+
+
+def _experiment_keys(source: str) -> list[str]:
+    """The experiment keys of ``source``'s top level when it has at least two and no
+    ``params:``: an experiment file, whose keys would each be reported as unknown."""
+    if not Path(source).is_file():
+        return []
+    try:
+        document, _ = read_document_and_duplicates(source)
+    except EnsemboError:
+        return []
+    if not isinstance(document, Mapping) or "params" in document:
+        return []
+    found = [key for key in EXPERIMENT_KEYS if key in document]
+    return found if len(found) >= 2 else []

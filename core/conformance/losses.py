@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from ensembo import components
 from ensembo.conformance.check_run import CheckRun, ConformanceNote, require
 from ensembo.conformance.synthetic import CLASSES, EXAMPLES, synthetic_predictions
+from ensembo.errors import ExperimentError
+from ensembo.loss_fit import check_loss_fits_task
 from ensembo.protocols import EnsembleLoss, Loss
 from ensembo.registry import Registry
 
@@ -43,9 +47,11 @@ def check_loss(
     else:
         y = rng.normal(size=EXAMPLES)
         perfect = y.copy()
-    members = np.stack([synthetic_predictions(task, rng, y) for _ in range(4)])
     if per_example is None:
         per_example = getattr(first, "per_example", True)
+    if not _fits_the_task(checks, first, task, per_example):
+        return checks.done()
+    members = np.stack([synthetic_predictions(task, rng, y) for _ in range(4)])
     if per_example:
         _per_example_checks(checks, first, y, perfect, members[0])
     if isinstance(first, EnsembleLoss):
@@ -56,6 +62,46 @@ def check_loss(
 
 
 _ENSEMBLE_SIDE = ("contributions", "ensemble_loss")
+
+
+def _fits_the_task(checks: CheckRun, loss: Any, task: str, per_example: bool) -> bool:
+    """A loss for the other task (``zero-one`` on regression values) would fail every
+    later check for that one reason, or raise outside them: one failed check names the
+    task. A loss that takes neither task's predictions is left to the checks that follow."""
+    label = _label(checks.spec)
+    problem = _misfit(loss, label, task, per_example)
+    other = "regression" if task == "classification" else "classification"
+    if problem is not None and _misfit(loss, label, other, per_example) is not None:
+        return True
+    with checks.check("fits the task"):
+        require(problem is None, str(problem))
+    return problem is None
+
+
+def _misfit(loss: Any, label: str, task: str, per_example: bool) -> str | None:
+    """Why ``loss`` refuses perfect predictions in ``task``'s format, or None."""
+    if task == "classification":
+        y = np.arange(EXAMPLES) % CLASSES
+        perfect = np.eye(CLASSES)[y]
+    else:
+        y = np.linspace(-1.0, 1.0, EXAMPLES)
+        perfect = y.copy()
+    try:
+        if per_example:
+            check_loss_fits_task(loss, label, task, y, CLASSES)
+        else:  # defined on ensembles only: it combines predictions, it scores no model
+            loss.contributions(perfect)
+    except ExperimentError as error:
+        return error.message
+    except Exception as error:
+        return f"loss {label!r} does not fit a {task} task: {error}"
+    return None
+
+
+def _label(spec: Any) -> str:
+    """The loss as the user named it: its registered name, else its factory's name."""
+    parts = components.split_spec("loss", spec) if isinstance(spec, str | Mapping) else None
+    return parts[0] if parts else getattr(spec, "__qualname__", repr(spec))
 
 
 def _single_model_side_only(checks: CheckRun, loss: Any) -> None:

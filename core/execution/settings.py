@@ -14,6 +14,7 @@ execution:
 from __future__ import annotations
 
 import contextlib
+import difflib
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -69,6 +70,17 @@ def trial_limits(
     )
 
 
+def _refuse_unknown_keys(document: Mapping[str, Any], path: str) -> None:
+    """A misspelt key names its likely meaning, as every other key of an experiment does."""
+    unknown = sorted(str(key) for key in set(document) - set(_KEYS))
+    if not unknown:
+        return
+    close = difflib.get_close_matches(unknown[0], _KEYS, n=1)
+    valid = ", ".join(_KEYS)
+    hint = f"did you mean {close[0]!r}? Valid keys: {valid}" if close else f"valid keys: {valid}"
+    raise ExperimentError(f"{path}.{unknown[0]}", f"unknown key; {hint}")
+
+
 @attrs.frozen(kw_only=True)
 class ExecutionSettings:
     """How and where an experiment evaluates its trials."""
@@ -88,11 +100,7 @@ class ExecutionSettings:
             raise ExperimentError(
                 path, f"must be a mapping with keys {', '.join(_KEYS)}; got {document!r}"
             )
-        unknown = sorted(set(document) - set(_KEYS))
-        if unknown:
-            raise ExperimentError(
-                f"{path}.{unknown[0]}", f"unknown key; valid keys: {', '.join(_KEYS)}"
-            )
+        _refuse_unknown_keys(document, path)
         n_jobs = document.get("n_jobs")
         if n_jobs is not None and (
             not isinstance(n_jobs, int) or isinstance(n_jobs, bool) or (n_jobs < 1 and n_jobs != -1)

@@ -60,7 +60,7 @@ def test_built_in_losses_pass(loss, task):
 
 def test_the_c_bound_is_checked_as_an_ensemble_loss_only():
     passed = check_loss("c-bound", task="classification")  # it declares per_example = False
-    assert passed == ["protocol", "ensemble loss of a batch of candidates",
+    assert passed == ["protocol", "fits the task", "ensemble loss of a batch of candidates",
                       "a perfect ensemble loses least"]
     with pytest.raises(ConformanceError, match="one finite loss per example: LossInputError"):
         check_loss("c-bound", task="classification", per_example=True)

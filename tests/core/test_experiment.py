@@ -189,5 +189,6 @@ def test_a_rerun_of_a_finished_study_says_why_nothing_ran(tmp_path, capsys):
     assert main(["run", "--no-progress", str(path)]) == 0
     assert "nothing to run" not in capsys.readouterr().err
     assert main(["run", "--no-progress", str(path)]) == 0
-    assert ("the study already has 2 finished trials (budget 2); nothing to run. Raise "
-            "budget: in the experiment to continue it") in capsys.readouterr().err
+    assert ("the study already has 2 finished trials (budget 2); nothing to run. To "
+            "continue it, raise budget: in its experiment file and 'ensembo run' that file "
+            "again") in capsys.readouterr().err
