@@ -14,7 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from ensembo import spaces
-from ensembo.cli.run_command import print_budget_reached
+from ensembo.cli.run_command import (
+    discard_if_nothing_ran,
+    print_budget_reached,
+    print_timeout_stop,
+)
 from ensembo.errors import TrialError
 from ensembo.execution import TrialLimits
 from ensembo.experiment import Experiment
@@ -108,6 +112,7 @@ def run_data_experiment(
         base_dir=experiment.base_dir,
     )
     observers = _observers(experiment.budget, show_progress)
+    created = study is None and storage is not None and not storage.exists()
     if study is None:
         study = Study(
             space,
@@ -140,8 +145,13 @@ def run_data_experiment(
         if not _none_completed(study):
             raise
         return 1
+    except BaseException:
+        if created:  # a file holding only settings would refuse the corrected experiment
+            discard_if_nothing_ran(study, storage)
+        raise
     finally:
         _close(observers, study)
+    print_timeout_stop(finished_count(study), experiment)
     print(json.dumps(summary, indent=2, default=str) if as_json else format_report(summary))
     return 0
 

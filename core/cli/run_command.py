@@ -67,7 +67,7 @@ def _run_parsed(experiment: Experiment, args) -> int:
         return _finish(study, experiment, objective, args.json, _wants_progress(args))
     except BaseException:
         if created and study is not None:
-            _discard_if_nothing_ran(study, storage)
+            discard_if_nothing_ran(study, storage)
         raise
 
 
@@ -99,7 +99,7 @@ def check_queued(experiment: Experiment) -> None:
             raise ExperimentError(f"enqueue[{index}]", str(error)) from None
 
 
-def _discard_if_nothing_ran(study: Study, storage: Path) -> None:
+def discard_if_nothing_ran(study: Study, storage: Path) -> None:
     """A study file this run created holds only its settings while no trial has run;
     kept after a failure, it would refuse the corrected experiment as another study."""
     if study.history.in_state(TrialState.RUNNING, TrialState.COMPLETE, TrialState.FAILED):

@@ -212,3 +212,43 @@ def test_a_run_stopped_by_its_timeout_says_so(tmp_path, capsys):
 
 
 # --- 8. no finalizer noise at exit ---------------------------------------------------------
+
+
+DATA_EXPERIMENT = """\
+space: {{name: tree, estimator: sklearn.tree.DecisionTreeClassifier,
+         params: {{max_depth: {{type: int, low: 1, high: 4}}}}}}
+data: {{dataset: iris, validation: 3}}
+surrogate: null
+budget: {budget}
+seed: 0
+storage: data.db
+{extra}"""
+
+
+def _write_data_experiment(folder: Path, budget: int = 2, extra: str = "") -> Path:
+    path = folder / "data.yaml"
+    path.write_text(DATA_EXPERIMENT.format(budget=budget, extra=extra))
+    return path
+
+
+def test_a_data_run_failing_before_its_first_trial_removes_the_file_it_created(
+    tmp_path, capsys, monkeypatch
+):
+    from ensembo.cli import data_run
+
+    def refuse(*args, **kwargs):
+        raise ExperimentError("data", "refused before any trial")
+
+    path = _write_data_experiment(tmp_path)
+    monkeypatch.setattr(data_run, "run_and_report", refuse)
+    assert run(path) == 2
+    assert "refused before any trial" in capsys.readouterr().err
+    assert not (tmp_path / "data.db").exists()
+    monkeypatch.undo()
+    assert run(path) == 0, capsys.readouterr().err
+
+
+def test_a_data_run_stopped_by_its_timeout_says_so(tmp_path, capsys):
+    path = _write_data_experiment(tmp_path, budget=500, extra="timeout: 0.01\n")
+    assert run(path) == 0
+    assert "stopped by timeout (0.01 s) after" in capsys.readouterr().err
