@@ -8,7 +8,6 @@ informed, and persists every state change. ``optimize`` runs the loop.
 from __future__ import annotations
 
 import logging
-import numbers
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -81,18 +80,6 @@ def _unusable(trial: Trial, problem: Exception, verb: str = "is not usable") -> 
         "recorded and the trial is still running: tell it again with a usable result, or "
         'with state="failed"'
     )
-
-
-def _retries(max_retries: Any) -> int:
-    """``max_retries`` checked before the first trial (as the experiment file's is): a
-    wrong one otherwise fails only when a worker first crashes, hours into a run."""
-    if isinstance(max_retries, bool) or not isinstance(max_retries, numbers.Integral) or (
-        max_retries < 0
-    ):
-        raise ExperimentError(
-            "max_retries", f"must be a non-negative integer, got {max_retries!r}"
-        )
-    return int(max_retries)
 
 
 class Study:
@@ -541,7 +528,8 @@ class Study:
             checks.positive_seconds("timeout", timeout)
         if not callable(objective):
             raise TypeError(f"objective must be callable (config -> loss), got {objective!r}")
-        max_retries = _retries(max_retries)
+        # checked before the first trial: a wrong one would fail at the first crash
+        max_retries = checks.whole_number("max_retries", max_retries, 0)
         limits = execution.trial_limits(trial_timeout, memory_limit)
         backend, owned = execution.resolve_backend(n_jobs, executor)
         if show_progress:

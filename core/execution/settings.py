@@ -127,21 +127,10 @@ class ExecutionSettings:
                 f"{path}.address", f"only the dask backend connects to an address, not {backend!r}"
             )
         trial_timeout = document.get("trial_timeout")
-        if trial_timeout is not None and (
-            isinstance(trial_timeout, bool)
-            or not isinstance(trial_timeout, int | float)
-            or trial_timeout <= 0
-        ):
-            raise ExperimentError(
-                f"{path}.trial_timeout",
-                f"must be a positive number of seconds, got {trial_timeout!r}",
-            )
+        if trial_timeout is not None:
+            checks.positive_seconds(f"{path}.trial_timeout", trial_timeout)
         memory = document.get("memory_limit")
-        max_retries = document.get("max_retries", 2)
-        if not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 0:
-            raise ExperimentError(
-                f"{path}.max_retries", f"must be a non-negative integer, got {max_retries!r}"
-            )
+        max_retries = checks.whole_number(f"{path}.max_retries", document.get("max_retries", 2), 0)
         return cls(
             backend=backend,
             n_jobs=n_jobs,

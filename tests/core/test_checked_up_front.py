@@ -21,7 +21,7 @@ def quadratic(config):
 def test_max_retries_is_checked_before_any_trial(max_retries):
     """'2' failed with a TypeError after the first crash; -1 was accepted."""
     study = Study(SPACE, surrogate=None)
-    message = f"max_retries: must be a non-negative integer, got {max_retries!r}"
+    message = f"max_retries: must be an integer >= 0, got {max_retries!r}"
     with pytest.raises(ExperimentError, match=f"^{re.escape(message)}$"):
         study.optimize(quadratic, 2, max_retries=max_retries)
     assert len(study.trials) == 0

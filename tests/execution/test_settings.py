@@ -38,7 +38,7 @@ def test_defaults_follow_what_is_given():
             {"memory_limit": "2 parsecs"},
             r"execution\.memory_limit: expected a positive number of bytes",
         ),
-        ({"max_retries": "often"}, r"execution\.max_retries: must be a non-negative integer"),
+        ({"max_retries": "often"}, r"execution\.max_retries: must be an integer >= 0"),
         (
             {"backend": "processes", "address": "tcp://x:1"},
             r"execution\.address: only the dask backend",
