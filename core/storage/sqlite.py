@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -79,7 +80,7 @@ def _tables(path: Path) -> set[str]:
                 for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")
             }
     except sqlite3.DatabaseError as error:
-        raise StorageError(f"{path}: not a usable ensembo study file ({error})") from error
+        raise StorageError(f"{path}: {_cannot_open(path, error)}") from error
 
 
 def _holds_study(path: Path) -> bool:
@@ -125,7 +126,7 @@ class SQLiteStorage:
             self._connection.execute("PRAGMA synchronous=NORMAL")
             self._connection.executescript(_SCHEMA)
         except sqlite3.DatabaseError as error:
-            raise StorageError(f"{self.path}: not a usable ensembo study file ({error})") from error
+            raise StorageError(f"{self.path}: {_cannot_open(self.path, error)}") from error
 
     def claim_writer(self) -> None:
         """Hold the file for this process while the storage lives (see
@@ -223,12 +224,28 @@ class SQLiteStorage:
             self._claim.release()
 
 
+def _cannot_open(path: Path, error: sqlite3.DatabaseError) -> str:
+    """Why a study file cannot be opened: a folder or file this process may not write
+    is not a damaged file (sqlite3 says "unable to open database file" for both)."""
+    folder = path.parent
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return (f"cannot write in its folder {folder} (permission denied): choose a "
+                f"writable storage path ({error})")
+    if path.exists() and not os.access(path, os.R_OK | os.W_OK):
+        return f"cannot read and write this file (permission denied) ({error})"
+    if "readonly" in str(error):
+        return f"the file or its folder is read-only ({error}); a study writes its file"
+    return f"not a usable ensembo study file ({error})"
+
+
 def _explain(error: sqlite3.DatabaseError) -> str:
     text = str(error)
     if "malformed" in text or "not a database" in text:
         return f"the study file is damaged ({text}); restore it from a copy"
     if "locked" in text:
         return f"another process kept the study file locked for 30 s ({text})"
+    if "readonly" in text:
+        return f"the file or its folder is read-only ({text}); a study writes its file"
     return f"cannot read or write the study file ({text})"
 
 

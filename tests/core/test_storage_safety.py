@@ -173,3 +173,25 @@ def test_with_closes_the_study():
     with ensembo.Study(SPACE, surrogate=None) as study:
         study.optimize(quadratic, 2)
     assert len(study.trials) == 2
+
+
+def test_a_folder_or_file_without_permission_is_not_called_damaged(tmp_path, monkeypatch):
+    """sqlite3 says "unable to open database file" or "attempt to write a readonly
+    database" for a folder or file the process may not write; the study said "not a
+    usable ensembo study file", as for a damaged one."""
+    from ensembo.storage import sqlite as sqlite_storage
+
+    refused = sqlite3.OperationalError("unable to open database file")
+    monkeypatch.setattr(sqlite_storage.os, "access", lambda path, mode: path != tmp_path)
+    message = sqlite_storage._cannot_open(tmp_path / "x.db", refused)
+    assert message.startswith(f"cannot write in its folder {tmp_path} (permission denied)")
+    study_file = tmp_path / "y.db"
+    study_file.write_bytes(b"")
+    monkeypatch.setattr(sqlite_storage.os, "access", lambda path, mode: path != study_file)
+    assert "cannot read and write this file (permission denied)" in (
+        sqlite_storage._cannot_open(study_file, refused))
+    monkeypatch.undo()
+    read_only = sqlite3.OperationalError("attempt to write a readonly database")
+    assert "read-only" in sqlite_storage._cannot_open(study_file, read_only)
+    assert "not a usable" in sqlite_storage._cannot_open(
+        study_file, sqlite3.DatabaseError("file is not a database"))
