@@ -20,6 +20,7 @@ from ensembo.errors import PluginContractError, StorageError
 from ensembo.protocols import Resumable
 from ensembo.storage import Storage
 from ensembo.storage.memory import MemoryStorage
+from ensembo.trials import History
 
 logger = logging.getLogger(__name__)
 
@@ -340,12 +341,29 @@ def check_no_live_objects(storage: Any, arguments: dict[str, Any]) -> None:
 _LIVE_WHEN_NONE = ("acquisition", "ensemble")
 
 
+def stored_history(storage: Any) -> History:
+    """The stored trials as a history; a missing trial (a row deleted by hand or lost)
+    would misnumber every later one, so the file is named as damaged."""
+    try:
+        return History(storage.trials())
+    except ValueError as error:
+        where = getattr(storage, "path", storage)
+        raise StorageError(
+            f"{where}: the stored trials are not numbered 0, 1, 2, ... ({error}); the file "
+            "is damaged: restore it from a copy"
+        ) from error
+
+
 def resume_arguments(storage: Any, meta: dict[str, Any] | None) -> dict[str, Any]:
     """The ``Study`` arguments (all but the space) that a stored description records."""
     if meta is None:
         raise StorageError(f"{storage}: no study stored here")
     if meta.get("format") != FORMAT:
         raise StorageError(f"{storage}: storage format {meta.get('format')} is not supported")
+    missing = [key for key in ("n_initial", "seed", "components", "space") if key not in meta]
+    if missing:  # a hand-edited or damaged file; a KeyError named neither
+        raise StorageError(f"{storage}: the stored settings lack {', '.join(missing)}; the "
+                           "file is damaged: restore it from a copy")
     arguments: dict[str, Any] = {
         "n_initial": meta["n_initial"],
         "seed": meta["seed"],

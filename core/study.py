@@ -39,7 +39,7 @@ from ensembo.protocols import Proposer
 from ensembo.registry import Registry
 from ensembo.storage import Storage, claim_for_writing, open_existing_storage, open_storage
 from ensembo.suggestion import Suggester
-from ensembo.trials import Evaluation, History, Trial, TrialState
+from ensembo.trials import Evaluation, Trial, TrialState
 
 logger = logging.getLogger(__name__)
 
@@ -186,7 +186,7 @@ class Study:
             self.context = attrs.evolve(
                 self.context, classes=_classes(classes, self.context.y_true, self.context.task)
             )
-        self.history = History(self.storage.trials())
+        self.history = stored_study.stored_history(self.storage)
         # Every environment the study ran in, in order: a resumed study may continue on
         # another machine, whose BLAS kernels can round its models differently.
         self.environments = [environment.describe()]

@@ -156,7 +156,25 @@ class SQLiteStorage:
     def read_meta(self) -> dict[str, Any] | None:
         with self._lock, self._named_errors():
             row = self._connection.execute("SELECT value FROM meta WHERE key = 'study'").fetchone()
-        return None if row is None else json.loads(row[0])
+        if row is None:
+            return None
+        with self._damaged("its settings (table meta)"):
+            meta = json.loads(row[0])
+            if not isinstance(meta, dict):
+                raise ValueError(f"a {type(meta).__name__}, not a mapping")
+        return meta
+
+    @contextlib.contextmanager
+    def _damaged(self, what: str):
+        """A row that does not decode (edited by hand, a disk error) names the file and
+        the row, not a bare JSONDecodeError or a KeyError deep in the study."""
+        try:
+            yield
+        except (ValueError, TypeError, KeyError, AttributeError) as error:
+            raise StorageError(
+                f"{self.path}: {what} cannot be read ({type(error).__name__}: {error}); the "
+                "file is damaged: restore it from a copy"
+            ) from error
 
     def write_meta(self, meta: dict[str, Any]) -> None:
         self._check_writable()
@@ -195,8 +213,12 @@ class SQLiteStorage:
             rows = self._connection.execute(
                 f"SELECT {_COLUMNS} FROM trials ORDER BY number"
             ).fetchall()
-        return [
-            Trial(
+        return [self._trial(row) for row in rows]
+
+    def _trial(self, row: tuple) -> Trial:
+        number, config, state, loss, predictions, info, error, started, finished, attempts = row
+        with self._damaged(f"trial {number}"):
+            return Trial(
                 number=number,
                 config=json.loads(config),
                 state=TrialState(state),
@@ -204,15 +226,10 @@ class SQLiteStorage:
                 predictions=_blob_to_array(predictions),
                 info=json.loads(info),
                 error=error,
-                started_at=started_at,
-                finished_at=finished_at,
+                started_at=started,
+                finished_at=finished,
                 attempts=attempts,
             )
-            for (
-                number, config, state, loss, predictions, info, error, started_at, finished_at,
-                attempts,
-            ) in rows
-        ]
 
     def _transaction(self):
         return _Transaction(self._connection, self._lock)
