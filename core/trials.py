@@ -54,6 +54,15 @@ def _copied_dict(value: Mapping[str, Any]) -> dict[str, Any]:
     return dict(value)
 
 
+def _info_dict(value: Mapping[Any, Any]) -> dict[str, Any]:
+    """A private copy with text keys, as storage keeps them (JSON): ``{3: 4}`` came back
+    from a resumed study as ``{"3": 4}``, so one study saw both."""
+    info = {str(key): item for key, item in dict(value).items()}
+    if len(info) != len(value):
+        raise ValueError(f"info keys that differ only in type collide as text: {list(value)}")
+    return info
+
+
 @attrs.frozen(kw_only=True)
 class Evaluation:
     """What an objective returns when a float is not enough.
@@ -67,7 +76,7 @@ class Evaluation:
     loss: float = attrs.field(converter=float)
     predictions: np.ndarray | None = attrs.field(default=None, converter=_optional_array, eq=False)
     model: Any = attrs.field(default=None, eq=False)
-    info: dict[str, Any] = attrs.field(factory=dict, converter=_copied_dict)
+    info: dict[str, Any] = attrs.field(factory=dict, converter=_info_dict)
 
 
 @attrs.frozen(kw_only=True)
@@ -83,7 +92,7 @@ class Trial:
     state: TrialState = attrs.field(default=TrialState.PENDING, converter=TrialState)
     loss: float | None = None
     predictions: np.ndarray | None = attrs.field(default=None, converter=_optional_array, eq=False)
-    info: dict[str, Any] = attrs.field(factory=dict, converter=_copied_dict)
+    info: dict[str, Any] = attrs.field(factory=dict, converter=_info_dict)
     error: str | None = None
     started_at: float | None = None
     finished_at: float | None = None

@@ -100,3 +100,16 @@ def test_member_weights_print_with_three_significant_digits():
     from ensembo.ensemble import members_text
 
     assert members_text([1, 3, 8], [0.5, 0.0015, 0.4985]) == "1:0.5, 3:0.0015, 8:0.498"
+
+
+def test_info_keys_are_text_before_and_after_a_resume(tmp_path):
+    """``{3: 4}`` was kept as is in memory and came back as ``{"3": 4}`` from storage."""
+    import ensembo
+    from ensembo import Evaluation
+
+    space = {"params": {"x": {"type": "float", "low": 0.0, "high": 1.0}}}
+    path = tmp_path / "s.db"
+    with ensembo.Study(space, surrogate=None, storage=path) as study:
+        study.optimize(lambda c: Evaluation(loss=c["x"], info={3: 4, "epochs": 2}), n_trials=1)
+        live = study.trials[0].info
+    assert live == {"3": 4, "epochs": 2} == ensembo.Study.load(path).trials[0].info
