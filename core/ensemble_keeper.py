@@ -7,6 +7,7 @@ strategy returns that would only fail later, after the whole budget was spent.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,8 @@ from ensembo.errors import ExperimentError, TrialError
 from ensembo.loss_fit import check_loss_fits_context
 from ensembo.protocols import EnsembleLoss
 from ensembo.trials import Evaluation, History
+
+logger = logging.getLogger(__name__)
 
 
 def check_strategy_fits(
@@ -80,6 +83,7 @@ class EnsembleKeeper:
         self.context = context
         self.current: Ensemble | None = None
         self._updated: set[int] = set()  # trials the strategy's ``update`` has seen
+        self._said_labels_count_as_one_hot = False
 
     def _describe(self) -> str:
         return describe_component("ensemble strategy", self.strategy)
@@ -107,6 +111,24 @@ class EnsembleKeeper:
         problem = self.context.prediction_problem(evaluation.predictions)
         if problem is not None:
             raise ValueError(f"{self._describe()} needs validation predictions: {problem}")
+        self._say_if_labels_meet_log_loss(evaluation.predictions)
+
+    def _say_if_labels_meet_log_loss(self, predictions: Any) -> None:
+        """Labels are taken as one-hot probabilities, which log-loss charges -log(eps)
+        per error: an ensemble of them is chosen by error counts. Allowed (a model without
+        predict_proba), but said once, as a data experiment says it."""
+        if (
+            self._said_labels_count_as_one_hot
+            or self.context.loss != "log-loss"
+            or np.ndim(predictions) != 1
+        ):
+            return
+        self._said_labels_count_as_one_hot = True
+        logger.warning(
+            "a trial gave class labels as predictions while the loss is log-loss: they count "
+            "as one-hot probabilities, so every error costs -log(eps) and the ensemble is "
+            "chosen by error counts; give class probabilities (predict_proba) instead"
+        )
 
     def refresh(self, history: History) -> Ensemble | None:
         """Let the strategy see the new results; return its ensemble if it changed."""

@@ -70,3 +70,16 @@ def test_eo_without_its_own_loss_needs_a_study_loss_that_scores_an_ensemble(flat
         Study(flat_space, surrogate=None, ensemble={"name": "segor", "loss": None},
               loss="per-example-only", task="regression", validation_targets=np.zeros(4),
               registry=registry)
+
+
+def test_labels_under_log_loss_are_said_once_to_count_as_one_hot(flat_space, caplog):
+    y = np.array([0, 1, 0, 1])
+    study = Study(flat_space, surrogate=None, ensemble="posthoc", loss="log-loss",
+                  validation_targets=y)
+    with caplog.at_level("WARNING", logger="ensembo.ensemble_keeper"):
+        for labels in ([0, 1, 1, 1], [0, 1, 0, 0]):
+            study.tell(study.ask(), {"loss": 1.0, "predictions": np.array(labels)})
+        study.tell(study.ask(), {"loss": 0.5, "predictions": np.eye(2)[y] * 0.8 + 0.1})
+    said = [r.message for r in caplog.records if "count as one-hot" in r.message]
+    assert len(said) == 1 and "predict_proba" in said[0]
+    assert [t.state.value for t in study.trials] == ["complete"] * 3
