@@ -323,7 +323,9 @@ class Study:
     ) -> Trial:
         """Record a configuration evaluated elsewhere, as :meth:`enqueue` then
         :meth:`tell` would: to warm-start a study from earlier results. A result that
-        is not usable raises ``InvalidResultError`` and records nothing.
+        is not usable raises ``InvalidResultError`` and records nothing; one the storage
+        cannot keep (``info`` values that are not JSON) is recorded as a failed trial
+        with the reason, as :meth:`optimize` records it.
         ``skip_if_known`` returns the trial that already has this configuration instead."""
         try:  # a result that cannot be used is the caller's mistake: record nothing
             evaluation = self._evaluation(result, predictions)
@@ -435,18 +437,25 @@ class Study:
             if fail_unusable:
                 return self._finish(current.with_failure(str(invalid), now))
             raise _unusable(current, invalid) from None
+        completed = current.with_result(evaluation, now)
         try:
-            return self._finish(current.with_result(evaluation, now), evaluation.model)
+            self._record(completed)
         except (TypeError, ValueError) as refused:  # e.g. info or predictions not storable
             if fail_unusable:
                 reason = f"the result cannot be stored: {refused}"
                 return self._finish(current.with_failure(reason, now))
             raise _unusable(current, refused, "cannot be stored") from None
+        # Only the storage's refusal above is the result's fault: an error of the strategy
+        # or of an observer below propagates as it is, the trial recorded complete.
+        return self._announce(completed, evaluation.model)
 
-    def _finish(self, finished: Trial, model: Any = None) -> Trial:
-        """Record a trial's outcome (and keep its model), then tell the ensemble and the
-        observers. A result the storage refuses raises before anything is kept."""
+    def _finish(self, finished: Trial) -> Trial:
+        """Record a trial's outcome, then announce it."""
         self._record(finished)
+        return self._announce(finished)
+
+    def _announce(self, finished: Trial, model: Any = None) -> Trial:
+        """Keep a recorded trial's model, then tell the ensemble and the observers."""
         if model is not None:
             self.models[finished.number] = model
         if finished.state is TrialState.COMPLETE:

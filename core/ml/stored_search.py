@@ -30,9 +30,14 @@ def data_fingerprint(X: np.ndarray, y: np.ndarray, groups: np.ndarray | None = N
     scored on other rows and must not be reused (a cloned estimator in
     ``cross_val_score`` or a re-run notebook cell keeps the same ``storage``).
 
-    Other groups give other splits, so they count when given; left out without them,
-    so that a study stored before ``groups`` existed still resumes."""
-    return joblib.hash((X, y) if groups is None else (X, y, groups))
+    Other groups give other splits, so they count when given, as the partition they
+    make (codes of their sorted labels): a list of strings and a pandas Series of the
+    same strings, or int32 and int64 labels, are the same groups. Left out without
+    them, so that a study stored before ``groups`` existed still resumes."""
+    if groups is None:
+        return joblib.hash((X, y))
+    codes = np.unique(np.asarray(groups), return_inverse=True)[1].ravel()
+    return joblib.hash((X, y, codes))
 
 
 def _stored_meta(storage: Any) -> dict[str, Any] | None:

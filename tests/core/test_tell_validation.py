@@ -68,3 +68,28 @@ def test_an_objective_returning_garbage_still_fails_its_trial_in_optimize():
     study = Study(SPACE, surrogate=None).optimize(lambda config: "0.42", n_trials=2)
     assert [t.state for t in study.trials] == [TrialState.FAILED] * 2
     assert "must return a number" in study.trials[0].error
+
+
+def _callback_failing_once(calls):
+    def callback(study, trial):
+        calls.append(trial.state.value)
+        if len(calls) == 1:
+            raise ValueError("bug in my callback")
+    return callback
+
+
+@pytest.mark.parametrize("how", ["tell", "optimize"])
+def test_an_observer_error_after_the_record_is_its_own_not_the_results(tmp_path, how):
+    """A callback's ValueError was taken for a result the storage refused: tell() said
+    "nothing was recorded" of a stored trial, and optimize rewrote it as failed."""
+    calls = []
+    space = {"params": {"x": {"type": "float", "low": 0.0, "high": 1.0}}}
+    study = Study(space, callbacks=[_callback_failing_once(calls)], storage=tmp_path / "s.db")
+    with pytest.raises(ValueError, match="bug in my callback") as raised:
+        if how == "tell":
+            study.tell(study.ask(), 0.25)
+        else:
+            study.optimize(lambda config: config["x"], n_trials=1)
+    assert not isinstance(raised.value, InvalidResultError)
+    assert study.trials[0].state is TrialState.COMPLETE and calls == ["complete"]
+    assert Study.load(tmp_path / "s.db").trials[0].state is TrialState.COMPLETE

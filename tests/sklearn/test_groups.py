@@ -186,3 +186,16 @@ def test_a_stored_search_resumes_with_the_same_groups_only(tmp_path, tree_space)
     with pytest.raises(StorageError, match="X, y or groups differ"):
         clone(first).set_params(n_trials=4).fit(X, y, groups=regrouped)
     assert len(clone(first).fit(X, y, groups=GROUPS).study_.trials) == 3  # left as it was
+
+
+def test_the_same_groups_in_another_container_resume_the_stored_search(tmp_path):
+    """A list of strings and a pandas Series of them hashed differently, so the refit
+    was refused as "different data"."""
+    pandas = pytest.importorskip("pandas")
+    X, y = _data()
+    labels = [f"patient-{g}" for g in GROUPS]
+    storage = tmp_path / "search.db"
+    _search(cv=GroupKFold(3), storage=storage).fit(X, y, groups=labels)
+    again = _search(cv=GroupKFold(3), storage=storage, n_trials=4)
+    again.fit(X, y, groups=pandas.Series(labels))
+    assert len(again.study_.trials) == 4
