@@ -177,14 +177,13 @@ class SQLiteStorage:
             ) from error
 
     def write_meta(self, meta: dict[str, Any]) -> None:
-        self._check_writable()
-        with self._named_errors(), self._transaction():
+        value = _dumps(meta)
+        with self._writing():
             self._connection.execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES ('study', ?)", (_dumps(meta),)
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('study', ?)", (value,)
             )
 
     def put_trial(self, trial: Trial) -> None:
-        self._check_writable()
         row = (
             trial.number,
             _dumps(trial.config),
@@ -197,16 +196,22 @@ class SQLiteStorage:
             trial.finished_at,
             trial.attempts,
         )
-        with self._named_errors(), self._transaction():
+        with self._writing():
             self._connection.execute(
                 f"INSERT OR REPLACE INTO trials ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 row,
             )
 
-    def _check_writable(self) -> None:
-        """Refuse to write once another study object of this process took the file over."""
-        if self._claim is not None:
-            self._claim.check_writable()
+    @contextlib.contextmanager
+    def _writing(self):
+        """One write: refused once another study object of this process took the file
+        over, checked and committed under the file's write mutex, which a takeover takes
+        too (so none comes in between). The mutex comes before ``_lock`` (the order is in
+        :mod:`ensembo.storage.writer_lock`); rows are serialised before either."""
+        claim = self._claim
+        with (claim.writing() if claim is not None else contextlib.nullcontext(),
+              self._named_errors(), self._transaction()):
+            yield
 
     def trials(self) -> list[Trial]:
         with self._lock, self._named_errors():

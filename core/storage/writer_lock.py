@@ -12,6 +12,14 @@ cell, a refitted estimator) takes the file over, and the older one's later write
 refused. A newer one that let go without writing hands the file back (the older one's
 history is still the file's). ``fcntl`` locks exist on POSIX only; elsewhere only the
 objects of one process are kept apart.
+
+Locks, always taken in this order (never the other way round, so no two threads wait
+on each other): a Study's own lock if its caller holds one; a file's write mutex
+(:func:`_write_mutex`: a write's check and commit, and a takeover, one at a time); the
+storage's own ``_lock`` (its connection); ``_guard`` (this module's state) last, held
+only briefly and never while waiting for anything else. A takeover (a new Study claiming
+its storage) holds no storage's ``_lock``. A claim's release takes only ``_guard``: it
+may run from a garbage collection anywhere, even inside a write.
 """
 
 from __future__ import annotations
@@ -22,6 +30,8 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
@@ -35,7 +45,37 @@ except ImportError:  # Windows
     fcntl = None
 
 _held: dict[Path, _Lock] = {}  # lock file -> this process's hold on it
-_guard = threading.RLock()  # reentrant: a claim's __del__ may run while it is held
+_mutexes: dict[Path, threading.Lock] = {}  # lock file -> its write mutex (see the docstring)
+
+
+class _Guard:
+    """The lock over this module's state. A garbage collection may run a dead claim's
+    ``__del__`` inside a guarded section (any allocation can trigger one); releasing it
+    there would change ``_held`` under the feet of the code that holds the guard, so such
+    releases wait in ``pending`` until the outermost guarded section ends."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._local = threading.local()
+        self.pending: list[tuple[Path, _Writer]] = []
+
+    def held_here(self) -> bool:
+        return getattr(self._local, "depth", 0) > 0
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+        self._local.depth = getattr(self._local, "depth", 0) + 1
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            while self._local.depth == 1 and self.pending:
+                _release(*self.pending.pop())
+        finally:
+            self._local.depth -= 1
+            self._lock.release()
+
+
+_guard = _Guard()
 
 
 class _Lock:
@@ -81,9 +121,24 @@ class WriterClaim:
         self._pid = os.getpid()
         self._writer = writer
 
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the file's write mutex around a write, checked first: a takeover (which
+        takes the mutex too) cannot come between this claim's check and its commit."""
+        with _write_mutex(self._lock_path):
+            self.check_writable()
+            yield
+
     def check_writable(self) -> None:
-        """Refuse a write once a newer claim of this process took the file over: this
-        claim's study numbers trials from a history that is no longer the file's."""
+        """Refuse a write once a newer claim of this process took the file over (this
+        claim's study numbers trials from a history that is no longer the file's), and
+        in any other process than the one that made the claim."""
+        if os.getpid() != self._pid:
+            raise StorageError(
+                f"{self._study_path}: a study writes its file only from the process that "
+                f"opened it (pid {self._pid}), not from a child process (pid {os.getpid()}) "
+                "such as a parallel worker: record results in the study's own process"
+            )
         with _guard:
             if self._is_current():
                 self._writer.wrote = True
@@ -97,30 +152,45 @@ class WriterClaim:
 
     def _is_current(self) -> bool:
         lock = _held.get(self._lock_path)
-        if lock is None:  # a forked child let go of its copies; or released, superseded
-            return os.getpid() != self._pid
-        return lock.writer is self._writer
+        return lock is not None and lock.writer is self._writer
 
     def release(self) -> None:
-        with _guard:
-            if self._writer.released:
-                return
-            self._writer.released = True
-            lock = _held.get(self._lock_path)
-            if lock is None or lock.writer is not self._writer:  # a forked child; superseded
-                return
-            lock.writer = self._writer.handed_back_to()
-            if lock.writer is None:
-                del _held[self._lock_path]
-                lock.close()
+        if os.getpid() == self._pid:  # a forked child holds no lock of the parent's
+            _release(self._lock_path, self._writer)
 
     # Kept on the class: at interpreter exit the module's globals may be gone already
     # (the process's end releases the lock anyway).
     _finalizing = staticmethod(sys.is_finalizing)
 
     def __del__(self) -> None:
-        if not self._finalizing():
+        if self._finalizing() or os.getpid() != self._pid:
+            return
+        if _guard.held_here():  # a collection inside a guarded section: see _Guard
+            _guard.pending.append((self._lock_path, self._writer))
+        else:
             self.release()
+
+
+def _release(lock_path: Path, writer: _Writer) -> None:
+    """Let go of ``writer``'s claim: the file goes back to the writer whose history is
+    still the file's, or is unlocked when there is none."""
+    with _guard:
+        if writer.released:
+            return
+        writer.released = True
+        lock = _held.get(lock_path)
+        if lock is None or lock.writer is not writer:  # superseded
+            return
+        lock.writer = writer.handed_back_to()
+        if lock.writer is None:
+            del _held[lock_path]
+            lock.close()
+
+
+def _write_mutex(lock_path: Path) -> threading.Lock:
+    """The mutex of one study file's writes and takeovers in this process."""
+    with _guard:
+        return _mutexes.setdefault(lock_path, threading.Lock())
 
 
 def claim_writer(study_path: Path) -> WriterClaim:
@@ -129,7 +199,7 @@ def claim_writer(study_path: Path) -> WriterClaim:
     docstring)."""
     resolved = study_path.resolve()  # a symlink to the study locks the study itself
     lock_path = resolved.with_name(resolved.name + ".lock")
-    with _guard:
+    with _write_mutex(lock_path), _guard:  # no write of the file is between check and commit
         lock = _held.get(lock_path)
         if lock is None:
             lock = _held[lock_path] = _Lock(_acquire(lock_path, study_path))
@@ -142,10 +212,11 @@ def _forget_in_child() -> None:
     copies, so the lock goes when the study's process releases it, not when the last
     worker ends."""
     global _guard
-    _guard = threading.RLock()  # another thread may have held it at the fork
+    _guard = _Guard()  # another thread may have held it at the fork
     for lock in _held.values():
         lock.close()
     _held.clear()
+    _mutexes.clear()  # likewise
 
 
 if hasattr(os, "register_at_fork"):
