@@ -334,17 +334,12 @@ def _require_groups(groups: np.ndarray | None, scheme: str) -> np.ndarray:
     return groups
 
 
-@attrs.frozen(kw_only=True)
-class GroupCrossValidation:
-    """k-fold over whole groups: all the rows of a group are validated in the same fold,
-    so a model is never scored on a group it was trained on. The groups are dealt to
-    the folds from the seed, the same for every trial."""
+class _ByGroups:
+    """What the group schemes share: the seed, not the trial, decides the split (every
+    trial is validated on the same groups), and the groups go to a scikit-learn group
+    splitter, checked as any splitter is."""
 
-    folds: int = attrs.field(default=5, validator=whole_number(2))
-
-    @property
-    def covers_all_rows(self) -> bool:
-        return True
+    name = ""
 
     @property
     def fixed_validation(self) -> bool:
@@ -363,7 +358,30 @@ class GroupCrossValidation:
         iteration: int,
         groups: np.ndarray | None = None,
     ) -> tuple[Split, ...]:
-        groups = _require_groups(groups, "group-kfold")
+        groups = _require_groups(groups, self.name)
+        splitter = self._splitter(groups, _split_seed(seed, iteration, reshuffle=False))
+        return SplitterScheme(splitter=splitter).splits(
+            y, classification=classification, seed=seed, iteration=iteration, groups=groups
+        )
+
+    def _splitter(self, groups: np.ndarray, random_state: int) -> Any:
+        raise NotImplementedError
+
+
+@attrs.frozen(kw_only=True)
+class GroupCrossValidation(_ByGroups):
+    """k-fold over whole groups: all the rows of a group are validated in the same fold,
+    so a model is never scored on a group it was trained on. The groups are dealt to
+    the folds from the seed."""
+
+    name = "group-kfold"
+    folds: int = attrs.field(default=5, validator=whole_number(2))
+
+    @property
+    def covers_all_rows(self) -> bool:
+        return True
+
+    def _splitter(self, groups: np.ndarray, random_state: int) -> GroupKFold:
         n_groups = len(np.unique(groups))
         if n_groups < self.folds:
             raise ExperimentError(
@@ -371,47 +389,22 @@ class GroupCrossValidation:
                 f"{self.folds} folds of whole groups need at least {self.folds} groups, "
                 f"got {n_groups}",
             )
-        random_state = _split_seed(seed, iteration, reshuffle=False)
-        splitter = GroupKFold(n_splits=self.folds, shuffle=True, random_state=random_state)
-        return SplitterScheme(splitter=splitter).splits(  # checked as any splitter is
-            y, classification=classification, seed=seed, iteration=iteration, groups=groups
-        )
+        return GroupKFold(n_splits=self.folds, shuffle=True, random_state=random_state)
 
 
 @attrs.frozen(kw_only=True)
-class GroupHoldout:
-    """One split holding out whole groups, ``ratio`` of the groups (not of the rows),
-    drawn from the seed: every trial is validated on the same groups."""
+class GroupHoldout(_ByGroups):
+    """One split holding out whole groups, ``ratio`` of the groups (not of the rows)."""
 
+    name = "group-holdout"
     ratio: float = attrs.field(default=0.33, validator=fraction)
 
     @property
     def covers_all_rows(self) -> bool:
         return False
 
-    @property
-    def fixed_validation(self) -> bool:
-        return True
-
-    @property
-    def splits_by_groups(self) -> bool:
-        return True
-
-    def splits(
-        self,
-        y: np.ndarray,
-        *,
-        classification: bool,
-        seed: int,
-        iteration: int,
-        groups: np.ndarray | None = None,
-    ) -> tuple[Split, ...]:
-        groups = _require_groups(groups, "group-holdout")
-        random_state = _split_seed(seed, iteration, reshuffle=False)
-        splitter = GroupShuffleSplit(n_splits=1, test_size=self.ratio, random_state=random_state)
-        return SplitterScheme(splitter=splitter).splits(  # checked as any splitter is
-            y, classification=classification, seed=seed, iteration=iteration, groups=groups
-        )
+    def _splitter(self, groups: np.ndarray, random_state: int) -> GroupShuffleSplit:
+        return GroupShuffleSplit(n_splits=1, test_size=self.ratio, random_state=random_state)
 
 
 ValidationScheme = (
