@@ -37,7 +37,13 @@ from ensembo.objective import InvalidResultError, NonFiniteLossError, to_evaluat
 from ensembo.progress import ProgressBar
 from ensembo.protocols import Proposer
 from ensembo.registry import Registry
-from ensembo.storage import Storage, claim_for_writing, open_existing_storage, open_storage
+from ensembo.storage import (
+    Storage,
+    claim_for_writing,
+    open_existing_storage,
+    open_storage,
+    shared_object,
+)
 from ensembo.suggestion import Suggester
 from ensembo.trials import Evaluation, Trial, TrialState
 
@@ -200,6 +206,7 @@ class Study:
         self._model_state.restore(self.proposer)
         self._keeper = EnsembleKeeper(self.strategy, self.context)
         self._refresh_ensemble(announce=False)  # a strategy that cannot use the trials refuses
+        self._writer_token = shared_object.take_over(self.storage)
         continuation.write(self.storage)
         self._recover_interrupted()
 
@@ -351,6 +358,7 @@ class Study:
             return self._ask_batch(n)
 
     def _ask_batch(self, n: int) -> list[Trial]:
+        shared_object.check_still_writer(self.storage, self._writer_token)  # it writes state
         waiting = self.history.in_state(TrialState.INTERRUPTED) + self.history.in_state(
             TrialState.PENDING
         )
@@ -476,6 +484,7 @@ class Study:
         return observers.notify(self._observer_manager, hook_name, **kwargs)
 
     def _record(self, trial: Trial) -> None:
+        shared_object.check_still_writer(self.storage, self._writer_token)
         try:
             self.storage.put_trial(trial)
         except (KeyboardInterrupt, SystemExit):

@@ -76,3 +76,21 @@ def test_a_closed_or_collected_study_releases_the_file(tmp_path, let_go):
     resumed = Study.load(path)
     assert resumed.trials[0].state is TrialState.INTERRUPTED
     assert resumed.ask().number == 0
+
+
+def test_two_studies_handed_one_storage_object_do_not_overwrite_each_other(tmp_path):
+    """They shared the object's one claim: both wrote trial 0, and the file kept the
+    second's. The newer study writes; the older one is refused, as for a file."""
+    from ensembo.storage import MemoryStorage, SQLiteStorage
+
+    space = {"params": {"x": {"type": "float", "low": 0.0, "high": 1.0}}}
+    for storage in (SQLiteStorage(tmp_path / "s.db"), MemoryStorage()):
+        older = Study(space, storage=storage)
+        newer = Study.load(storage)
+        newer.add({"x": 0.2}, 0.2)
+        with pytest.raises(StorageError, match="another Study has opened this storage object"):
+            older.add({"x": 0.1}, 0.1)
+        assert [t.config["x"] for t in storage.trials()] == [0.2]
+        storage_close = getattr(storage, "close", None)
+        if storage_close:
+            storage_close()
