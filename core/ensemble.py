@@ -14,6 +14,8 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ensembo.errors import ExperimentError
+
 
 def members_text(members: Sequence[int], weights: Sequence[float]) -> str:
     """``"1:0.2, 4:0.0015"``: trial:weight with three significant digits, so a small
@@ -26,6 +28,31 @@ def _normalized(weights: Sequence[float]) -> tuple[float, ...]:
     if array.size and (np.any(array < 0) or array.sum() <= 0):
         raise ValueError(f"ensemble weights must be non-negative and not all zero, got {array}")
     return tuple((array / array.sum()).tolist()) if array.size else ()
+
+
+def context_classes(
+    given: Sequence[Any] | None, validation_targets: Any, task: str | None
+) -> np.ndarray | None:
+    """The labels class predictions' columns stand for (:attr:`EnsembleContext.classes`):
+    ``given`` (the training classes, some of which a holdout may lack, checked against
+    the targets), else those among the validation targets."""
+    if validation_targets is None or task != "classification":
+        return None
+    if given is None:
+        return np.unique(validation_targets)
+    classes = np.unique(np.asarray(given))
+    if len(classes) != len(given):
+        raise ExperimentError("classes", f"labels are listed twice in {list(given)!r}")
+    if classes.tolist() != np.asarray(given).tolist():  # the columns' order
+        raise ExperimentError("classes", f"must be in sorted order, as the columns of class "
+                                         f"probabilities are, got {list(given)!r}")
+    strangers = np.setdiff1d(np.asarray(validation_targets), classes)
+    if strangers.size:
+        raise ExperimentError(
+            "classes",
+            f"validation targets {strangers[:10].tolist()} are not among {classes.tolist()}",
+        )
+    return classes
 
 
 @attrs.frozen(kw_only=True)

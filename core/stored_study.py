@@ -16,7 +16,7 @@ import attrs
 
 from ensembo import components, spaces
 from ensembo.attribution import calling
-from ensembo.errors import PluginContractError, StorageError
+from ensembo.errors import PluginContractError, StorageError, UnknownComponentError
 from ensembo.protocols import Resumable
 from ensembo.storage import Storage
 from ensembo.storage.memory import MemoryStorage
@@ -339,6 +339,17 @@ def check_no_live_objects(storage: Any, arguments: dict[str, Any]) -> None:
 
 
 _LIVE_WHEN_NONE = ("acquisition", "ensemble")
+
+
+def plugin_not_installed(error: UnknownComponentError) -> UnknownComponentError:
+    """A stored study's component whose plugin is not installed here: say so, and the
+    way out (install it, or pass another to ``Study.load``)."""
+    stored = (
+        f"the stored study uses {error.kind} {error.name!r}: install the plugin that "
+        "provides it, or pass another to Study.load"
+    )
+    hint = f"{error.hint}; {stored}" if error.hint else stored
+    return UnknownComponentError(error.kind, error.name, error.available, hint)
 
 
 def stored_history(storage: Any) -> History:

@@ -29,9 +29,9 @@ from ensembo import (
     trial_table,
     wiring,
 )
-from ensembo.ensemble import Ensemble, EnsembleContext
+from ensembo.ensemble import Ensemble, EnsembleContext, context_classes
 from ensembo.ensemble_keeper import EnsembleKeeper, check_strategy_fits
-from ensembo.errors import ExperimentError, TrialError, UnknownComponentError
+from ensembo.errors import TrialError, UnknownComponentError
 from ensembo.loss_fit import check_loss_fits_context, task_the_loss_fits
 from ensembo.objective import InvalidResultError, NonFiniteLossError, to_evaluation
 from ensembo.progress import ProgressBar
@@ -52,30 +52,6 @@ logger = logging.getLogger(__name__)
 _OUTCOMES = (TrialState.COMPLETE, TrialState.FAILED, TrialState.INTERRUPTED)
 
 TASKS = ("classification", "regression")
-
-
-def _classes(
-    given: Sequence[Any] | None, validation_targets: Any, task: str | None
-) -> np.ndarray | None:
-    """The labels class predictions' columns stand for: ``given`` (the training classes,
-    some of which a holdout may lack), else those among the validation targets."""
-    if validation_targets is None or task != "classification":
-        return None
-    if given is None:
-        return np.unique(validation_targets)
-    classes = np.unique(np.asarray(given))
-    if len(classes) != len(given):
-        raise ExperimentError("classes", f"labels are listed twice in {list(given)!r}")
-    if classes.tolist() != np.asarray(given).tolist():  # the columns' order
-        raise ExperimentError("classes", f"must be in sorted order, as the columns of class "
-                                         f"probabilities are, got {list(given)!r}")
-    strangers = np.setdiff1d(np.asarray(validation_targets), classes)
-    if strangers.size:
-        raise ExperimentError(
-            "classes",
-            f"validation targets {strangers[:10].tolist()} are not among {classes.tolist()}",
-        )
-    return classes
 
 
 def _unusable(trial: Trial, problem: Exception, verb: str = "is not usable") -> InvalidResultError:
@@ -147,7 +123,7 @@ class Study:
             y_true=None if validation_targets is None else np.asarray(validation_targets),
             loss=loss,
             task=task,
-            classes=_classes(classes, validation_targets, task),
+            classes=context_classes(classes, validation_targets, task),
             budget=budget,
             seed=self.seed,
         )
@@ -190,7 +166,8 @@ class Study:
         if classes != self._given_classes:
             self._given_classes = classes
             self.context = attrs.evolve(
-                self.context, classes=_classes(classes, self.context.y_true, self.context.task)
+                self.context,
+                classes=context_classes(classes, self.context.y_true, self.context.task),
             )
         self.history = stored_study.stored_history(self.storage)
         # Every environment the study ran in, in order: a resumed study may continue on
@@ -273,13 +250,7 @@ class Study:
                 opened.close()
             if not isinstance(failed, UnknownComponentError):
                 raise
-            error = failed  # its plugin is not installed here
-            stored = (
-                f"the stored study uses {error.kind} {error.name!r}: install the plugin that "
-                "provides it, or pass another to Study.load"
-            )
-            hint = f"{error.hint}; {stored}" if error.hint else stored
-            raise UnknownComponentError(error.kind, error.name, error.available, hint) from None
+            raise stored_study.plugin_not_installed(failed) from None
 
     # --- ask / tell ---------------------------------------------------------------------
 
