@@ -45,7 +45,7 @@ except ImportError:  # Windows
     fcntl = None
 
 _held: dict[Path, _Lock] = {}  # lock file -> this process's hold on it
-_mutexes: dict[Path, threading.Lock] = {}  # lock file -> its write mutex (see the docstring)
+_mutexes: dict[Path, threading.RLock] = {}  # lock file -> its write mutex (see the docstring)
 
 
 class _Guard:
@@ -187,10 +187,13 @@ def _release(lock_path: Path, writer: _Writer) -> None:
             lock.close()
 
 
-def _write_mutex(lock_path: Path) -> threading.Lock:
-    """The mutex of one study file's writes and takeovers in this process."""
+def _write_mutex(lock_path: Path) -> threading.RLock:
+    """The mutex of one study file's writes and takeovers in this process. Re-entrant:
+    Ctrl-C can land just after ``with mutex:`` acquired it and before the block that
+    releases it begins, and the interrupt's own writes (trials marked interrupted) come
+    from the same thread; a plain lock would then wait for itself for ever."""
     with _guard:
-        return _mutexes.setdefault(lock_path, threading.Lock())
+        return _mutexes.setdefault(lock_path, threading.RLock())
 
 
 def claim_writer(study_path: Path) -> WriterClaim:

@@ -166,3 +166,28 @@ def _locked_for_other_processes(path) -> bool:
             return True
         fcntl.flock(handle, fcntl.LOCK_UN)
         return False
+
+
+def test_a_write_mutex_left_held_by_an_interrupt_does_not_block_the_same_thread(tmp_path):
+    """Ctrl-C landing right after ``with mutex:`` acquired the file's write mutex (before
+    the block that releases it) left it held; the interrupt's own writes, from the same
+    thread, then waited for it for ever (a run hung after SIGINT in CI)."""
+    from ensembo import Study
+    from ensembo.storage import writer_lock
+
+    space = {"params": {"x": {"type": "float", "low": 0.0, "high": 1.0}}}
+    study = Study(space, surrogate=None, storage=tmp_path / "s.db")
+    trial = study.ask()
+    resolved = (tmp_path / "s.db").resolve()
+    mutex = writer_lock._write_mutex(resolved.with_name(resolved.name + ".lock"))
+
+    def interrupted_then_recorded():
+        mutex.acquire()  # as the interrupted ``with`` left it, in this thread
+        study.tell(trial, state="interrupted", error="KeyboardInterrupt")
+
+    worker = threading.Thread(target=interrupted_then_recorded, daemon=True)
+    worker.start()
+    worker.join(timeout=10)
+    assert not worker.is_alive(), "the thread holding the mutex waited for itself"
+    assert study.trials[0].state.value == "interrupted"
+    study.close()
