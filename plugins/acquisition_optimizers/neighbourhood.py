@@ -30,6 +30,10 @@ from ConfigSpace.hyperparameters import (
 from ensembo.spaces import Space
 
 
+MIN_MOVE = 1e-6
+"""Smallest continuous move (vector scale, a range is [0, 1]) that makes a neighbour."""
+
+
 @attrs.frozen(kw_only=True)
 class Neighbours:
     """Neighbour vectors (m, d) and, per row, the index of the configuration it came from."""
@@ -99,19 +103,36 @@ class OneExchangeNeighbourhood:
             return values[keep], owners[keep]
         stepped = [np.clip(current - step, 0.0, 1.0), np.clip(current + step, 0.0, 1.0)]
         if isinstance(hp, IntegerHyperparameter):
-            integers = np.asarray(hp.to_value(current), dtype=float)
-            unit = [
-                np.clip(integers - 1, hp.lower, hp.upper),
-                np.clip(integers + 1, hp.lower, hp.upper),
-            ]
-            candidates = [np.asarray(hp.to_value(s), dtype=float) for s in stepped] + unit
-            values = np.concatenate([np.asarray(hp.to_vector(c), dtype=float) for c in candidates])
-            owners = np.tile(rows, len(candidates))
-        else:
-            values = np.concatenate(stepped)
-            owners = np.concatenate([rows, rows])
-        moved = np.abs(values - np.tile(current, len(values) // len(current))) > 1e-12
+            return self._integer_moves(hp, current, stepped, rows)
+        values = np.concatenate(stepped)
+        owners = np.concatenate([rows, rows])
+        # A step clipped at a bound from right beside it moves nowhere worth scoring.
+        moved = np.abs(values - np.tile(current, 2)) > MIN_MOVE
         return values[moved], owners[moved]
+
+    @staticmethod
+    def _integer_moves(hp, current: np.ndarray, stepped: list, rows: np.ndarray):
+        """Plus and minus one, and the continuous steps rounded, as distinct integers.
+
+        Moves are compared as integers, not vectors: a sampled vector is any point of
+        its integer's cell, so the canonical vector of the *same* integer differs from
+        it and would pass for a move.
+        """
+        integers = np.asarray(hp.to_value(current), dtype=float)
+        candidates = [np.asarray(hp.to_value(s), dtype=float) for s in stepped] + [
+            np.clip(integers - 1, hp.lower, hp.upper),
+            np.clip(integers + 1, hp.lower, hp.upper),
+        ]
+        table = np.stack(candidates, axis=1)  # (rows, candidates)
+        keep = table != integers[:, None]
+        # The rounded step often lands on plus or minus one; keep one of each value.
+        ordered = np.sort(table, axis=1)
+        first = np.concatenate(
+            [np.ones((len(table), 1), dtype=bool), ordered[:, 1:] != ordered[:, :-1]], axis=1
+        )
+        keep = np.take_along_axis(keep, np.argsort(table, axis=1), axis=1) & first
+        values, owners = ordered[keep], np.broadcast_to(rows[:, None], table.shape)[keep]
+        return np.asarray(hp.to_vector(values), dtype=float), owners
 
     # --- conditions and forbidden clauses ------------------------------------------------
 

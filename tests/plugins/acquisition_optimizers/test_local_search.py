@@ -8,7 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ensembo.plugins.acquisition_optimizers.local_search import LocalSearchOptimizer
-from ensembo.plugins.acquisition_optimizers.neighbourhood import OneExchangeNeighbourhood
+from ensembo.plugins.acquisition_optimizers.neighbourhood import (
+    MIN_MOVE,
+    OneExchangeNeighbourhood,
+)
 from ensembo.plugins.acquisition_optimizers.random_search import RandomSearchOptimizer
 from ensembo.protocols import AcquisitionOptimizer
 from ensembo.registry import registry
@@ -77,12 +80,26 @@ def test_neighbours_change_exactly_one_active_hyperparameter(conditional_spaces,
     for row, origin_index in zip(neighbours.vectors, neighbours.origin, strict=True):
         origin = origins[origin_index]
         both_active = ~np.isnan(row) & ~np.isnan(origin)
-        changed = both_active & ~np.isclose(row, origin)
+        changed = both_active & (row != origin)
         assert changed.sum() == 1
+        assert np.abs(row - origin)[changed] > MIN_MOVE
         # A valid configuration whose activity is exactly the neighbour's NaN pattern.
         np.testing.assert_allclose(
             space.vectors(space.from_vectors(row)), row[None, :], rtol=0, atol=1e-6
         )
+
+
+def test_integer_neighbours_are_other_integers_each_once():
+    """A sampled vector lies anywhere in its integer's cell, not at the cell's canonical
+    vector: the same integer must not come back as a neighbour, nor one twice."""
+    from ConfigSpace import ConfigurationSpace, Integer
+
+    space = Space(ConfigurationSpace(space={"k": Integer("k", (1, 40))}))
+    hp = space.configspace["k"]
+    origins = np.array([[0.9999], [0.0001], [0.5]])  # 40, 1 and 20, off their canonical vectors
+    found = OneExchangeNeighbourhood(space).neighbours(origins, np.full(3, 0.001))
+    values = [(int(o), int(hp.to_value(row[0]))) for row, o in zip(found.vectors, found.origin)]
+    assert sorted(values) == [(0, 39), (1, 2), (2, 19), (2, 21)]
 
 
 def test_neighbourhood_of_each_type(tree_space):
