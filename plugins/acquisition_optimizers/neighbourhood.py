@@ -29,7 +29,6 @@ from ConfigSpace.hyperparameters import (
 
 from ensembo.spaces import Space
 
-
 MIN_MOVE = 1e-6
 """Smallest continuous move (vector scale, a range is [0, 1]) that makes a neighbour."""
 

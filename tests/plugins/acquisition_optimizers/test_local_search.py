@@ -98,7 +98,10 @@ def test_integer_neighbours_are_other_integers_each_once():
     hp = space.configspace["k"]
     origins = np.array([[0.9999], [0.0001], [0.5]])  # 40, 1 and 20, off their canonical vectors
     found = OneExchangeNeighbourhood(space).neighbours(origins, np.full(3, 0.001))
-    values = [(int(o), int(hp.to_value(row[0]))) for row, o in zip(found.vectors, found.origin)]
+    values = [
+        (int(o), int(hp.to_value(row[0])))
+        for row, o in zip(found.vectors, found.origin, strict=True)
+    ]
     assert sorted(values) == [(0, 39), (1, 2), (2, 19), (2, 21)]
 
 
