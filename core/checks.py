@@ -1,7 +1,9 @@
 """Small argument checks shared by the Python API and experiment files.
 
-Each raises :class:`ExperimentError` whose path is the argument's name (the same word as
-the experiment-file key), so a bad value reads the same from either entry point.
+The functions raise :class:`ExperimentError` whose path is the argument's name (the same
+word as the experiment-file key), so a bad value reads the same from either entry point.
+The ``is_*`` validators make the same checks for attrs settings classes, whose builders
+name the key.
 """
 
 from __future__ import annotations
@@ -10,6 +12,9 @@ import math
 import numbers
 from collections.abc import Iterable
 from typing import Any
+
+import attrs
+import numpy as np
 
 from ensembo.errors import ExperimentError
 
@@ -39,3 +44,33 @@ def one_of(name: str, value: Any, valid: Iterable[Any]) -> Any:
         listing = ", ".join(str(v) for v in valid)
         raise ExperimentError(name, f"unknown value {value!r}; valid: {listing}")
     return value
+
+
+# --- the same checks as attrs validators, for settings classes ----------------------
+
+
+def is_bool(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    """A switch given as text (``reshuffle: 'no'``) would be truthy: refuse it."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"true or false, got {value!r}")
+
+
+def is_whole_number(minimum: int) -> Any:
+    """``folds: three`` or ``folds: 2.5`` said "'>=' not supported ..." or split oddly."""
+
+    def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool | np.bool_):
+            raise TypeError(f"a whole number >= {minimum}, got {value!r}")
+        if value < minimum:
+            raise ValueError(f"a whole number >= {minimum}, got {value!r}")
+
+    return check
+
+
+def is_fraction(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    """A number strictly between 0 and 1 (``True`` is no fraction, though Python
+    counts it as 1)."""
+    if not isinstance(value, numbers.Real) or isinstance(value, bool | np.bool_):
+        raise TypeError(f"a fraction between 0 and 1 (exclusive), got {value!r}")
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"a fraction between 0 and 1 (exclusive), got {value!r}")

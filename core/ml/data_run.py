@@ -35,6 +35,7 @@ import attrs
 import numpy as np
 from sklearn.model_selection import GroupShuffleSplit, train_test_split
 
+from ensembo.checks import is_bool, is_fraction, is_whole_number
 from ensembo.components import split_spec
 from ensembo.datasets import Dataset, load_dataset
 from ensembo.ensemble import members_text
@@ -45,13 +46,7 @@ from ensembo.ml.final import ensemble_validation_loss, finalize
 from ensembo.ml.loop import finished_count, run_task
 from ensembo.ml.selection import SELECTIONS
 from ensembo.ml.task import Task
-from ensembo.ml.validation import (
-    ValidationScheme,
-    fraction,
-    true_or_false,
-    validation_scheme,
-    whole_number,
-)
+from ensembo.ml.validation import ValidationScheme, validation_scheme
 from ensembo.study import Study
 
 logger = logging.getLogger(__name__)
@@ -92,15 +87,15 @@ class DataSettings:
     target: str | None = attrs.field(default=None, validator=attrs.validators.optional(_COLUMN))
     groups: str | None = attrs.field(default=None, validator=attrs.validators.optional(_COLUMN))
     task: str | None = None
-    test: float = attrs.field(default=0.25, validator=fraction)
+    test: float = attrs.field(default=0.25, validator=is_fraction)
     validation: Any = 0.33
     selection_split: float | None = attrs.field(
         default=None,
-        validator=attrs.validators.optional(fraction),
+        validator=attrs.validators.optional(is_fraction),
     )
     final: str = attrs.field(default="argmin", validator=attrs.validators.in_(SELECTIONS))
-    refit: bool = attrs.field(default=True, validator=true_or_false)
-    threads: int = attrs.field(default=1, validator=whole_number(0))
+    refit: bool = attrs.field(default=True, validator=is_bool)
+    threads: int = attrs.field(default=1, validator=is_whole_number(0))
 
     @classmethod
     def from_document(cls, document: Any) -> DataSettings:

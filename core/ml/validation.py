@@ -39,6 +39,7 @@ from sklearn.model_selection import (
     StratifiedShuffleSplit,
 )
 
+from ensembo.checks import is_bool, is_fraction, is_whole_number
 from ensembo.errors import ExperimentError
 
 
@@ -68,33 +69,6 @@ def _refuse_groups(groups: np.ndarray | None, scheme: str, hint: str = "") -> No
         )
 
 
-def true_or_false(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-    """A switch given as text (``reshuffle: 'no'``) would be truthy: refuse it."""
-    if not isinstance(value, bool | np.bool_):
-        raise TypeError(f"true or false, got {value!r}")
-
-
-def whole_number(minimum: int) -> Any:
-    """``folds: three`` or ``folds: 2.5`` said "'>=' not supported ..." or split oddly."""
-
-    def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-        if not isinstance(value, numbers.Integral) or isinstance(value, bool | np.bool_):
-            raise TypeError(f"a whole number >= {minimum}, got {value!r}")
-        if value < minimum:
-            raise ValueError(f"a whole number >= {minimum}, got {value!r}")
-
-    return check
-
-
-def fraction(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-    """A number strictly between 0 and 1 (``True`` is no fraction, though Python
-    counts it as 1)."""
-    if not isinstance(value, numbers.Real) or isinstance(value, bool | np.bool_):
-        raise TypeError(f"a fraction between 0 and 1 (exclusive), got {value!r}")
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"a fraction between 0 and 1 (exclusive), got {value!r}")
-
-
 def _split_seed(seed: int, iteration: int, reshuffle: bool) -> int:
     entropy = [seed, iteration] if reshuffle else [seed]
     return int(np.random.default_rng(entropy).integers(2**31 - 1))
@@ -104,9 +78,9 @@ def _split_seed(seed: int, iteration: int, reshuffle: bool) -> int:
 class Holdout:
     """One split: ``ratio`` of the rows are held out for validation."""
 
-    ratio: float = attrs.field(default=0.33, validator=fraction)
-    stratify: bool = attrs.field(default=True, validator=true_or_false)
-    reshuffle: bool = attrs.field(default=False, validator=true_or_false)
+    ratio: float = attrs.field(default=0.33, validator=is_fraction)
+    stratify: bool = attrs.field(default=True, validator=is_bool)
+    reshuffle: bool = attrs.field(default=False, validator=is_bool)
 
     @property
     def covers_all_rows(self) -> bool:
@@ -154,10 +128,10 @@ class CrossValidation:
     repeats of its out-of-fold predictions.
     """
 
-    folds: int = attrs.field(default=5, validator=whole_number(2))
-    repeats: int = attrs.field(default=1, validator=whole_number(1))
-    stratify: bool = attrs.field(default=True, validator=true_or_false)
-    reshuffle: bool = attrs.field(default=False, validator=true_or_false)
+    folds: int = attrs.field(default=5, validator=is_whole_number(2))
+    repeats: int = attrs.field(default=1, validator=is_whole_number(1))
+    stratify: bool = attrs.field(default=True, validator=is_bool)
+    reshuffle: bool = attrs.field(default=False, validator=is_bool)
 
     @property
     def covers_all_rows(self) -> bool:
@@ -375,7 +349,7 @@ class GroupCrossValidation(_ByGroups):
     the folds from the seed."""
 
     name = "group-kfold"
-    folds: int = attrs.field(default=5, validator=whole_number(2))
+    folds: int = attrs.field(default=5, validator=is_whole_number(2))
 
     @property
     def covers_all_rows(self) -> bool:
@@ -397,7 +371,7 @@ class GroupHoldout(_ByGroups):
     """One split holding out whole groups, ``ratio`` of the groups (not of the rows)."""
 
     name = "group-holdout"
-    ratio: float = attrs.field(default=0.33, validator=fraction)
+    ratio: float = attrs.field(default=0.33, validator=is_fraction)
 
     @property
     def covers_all_rows(self) -> bool:
