@@ -12,7 +12,13 @@ DEFAULT_LOSS = {"classification": "zero-one", "regression": "mse"}
 
 
 def check_loss_fits_task(
-    loss: Any, name: Any, task: str, targets: np.ndarray, n_classes: int
+    loss: Any,
+    name: Any,
+    task: str,
+    targets: np.ndarray,
+    n_classes: int,
+    *,
+    of_ensembles: bool = False,
 ) -> None:
     """Score a few perfect predictions in the task's format with ``loss`` (and combine
     them as ensembles do, when it can), so a loss for the other task (``mse`` on class
@@ -20,7 +26,9 @@ def check_loss_fits_task(
     failing every trial.
 
     ``targets`` are class indices for classification. Losses declare no task; trying one
-    on well-formed input is what tells."""
+    on well-formed input is what tells. With ``of_ensembles`` (a strategy's ensemble
+    loss), a loss defined only on whole ensembles (the C-bound, ``per_example = False``)
+    is tried on a one-member ensemble instead of per example."""
     sample = targets[:5]
     if task == "classification" and len(sample) == n_classes:  # (m, m) could pass as (m,)
         sample = np.append(sample, sample[:1])
@@ -31,10 +39,14 @@ def check_loss_fits_task(
         predictions = sample.astype(float)
         expected = "predicted values of shape (m,)"
     try:
-        loss(sample, predictions)
+        whole_ensembles_only = of_ensembles and not getattr(loss, "per_example", True)
+        if not whole_ensembles_only:
+            loss(sample, predictions)
         contributions = getattr(loss, "contributions", None)
         if contributions is not None:
-            contributions(predictions)
+            totals = contributions(predictions)
+            if whole_ensembles_only:
+                loss.ensemble_loss(sample, totals, 1)
     except Exception as error:  # whatever the loss raises, the user must hear which loss
         suggestion = DEFAULT_LOSS[task]
         raise ExperimentError(
@@ -44,16 +56,19 @@ def check_loss_fits_task(
         ) from error
 
 
-def check_loss_fits_context(loss: Any, name: Any, context: Any) -> None:
+def check_loss_fits_context(
+    loss: Any, name: Any, context: Any, *, of_ensembles: bool = False
+) -> None:
     """:func:`check_loss_fits_task` on a study's validation targets, when the study
     knows its task and has targets (classification targets become class indices)."""
     y_true, task, classes = context.y_true, context.task, context.classes
     if y_true is None or task is None or not len(y_true):
         return
     if task == "classification":
-        check_loss_fits_task(loss, name, task, np.searchsorted(classes, y_true), len(classes))
+        targets, n_classes = np.searchsorted(classes, y_true), len(classes)
     else:
-        check_loss_fits_task(loss, name, task, np.asarray(y_true, dtype=float), 0)
+        targets, n_classes = np.asarray(y_true, dtype=float), 0
+    check_loss_fits_task(loss, name, task, targets, n_classes, of_ensembles=of_ensembles)
 
 
 def task_the_loss_fits(loss: Any, name: Any, targets: np.ndarray) -> str | None:
