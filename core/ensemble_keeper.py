@@ -28,10 +28,10 @@ def check_strategy_fits(
 ) -> None:
     """Refuse, before the first trial is spent, a strategy that cannot work in this
     study: one that scores predictions (``needs_predictions``) without validation
-    targets, one for the other task (its ``task`` attribute), one whose own losses
-    (its optional ``loss_options()``, option name -> spec, ``None`` for the study's) do
-    not fit the task, or whose losses named in ``combining_losses`` cannot score an
-    ensemble (no :class:`~ensembo.protocols.EnsembleLoss` side).
+    targets or without a task, one for the other task (its ``task`` attribute), one
+    whose own losses (its optional ``loss_options()``, option name -> spec, ``None``
+    for the study's) do not fit the task, or whose losses named in ``combining_losses``
+    cannot score an ensemble (no :class:`~ensembo.protocols.EnsembleLoss` side).
     ``name`` is the registry name the user wrote, which messages use."""
     label = (
         f"ensemble strategy {name!r}" if name
@@ -42,6 +42,14 @@ def check_strategy_fits(
             "ensemble", f"{label} scores the trials' validation predictions: give the study "
             "validation_targets= (and return Evaluation(predictions=...)), or use "
             "ensemble='best'"
+        )
+    if getattr(strategy, "needs_predictions", False) and context.task is None:
+        # Label predictions (m,) read as values: the ensemble averaged class labels.
+        raise ExperimentError(
+            "task", f"{label} combines the trials' validation predictions as votes for "
+            "classes or as values, so the study must know which: give it "
+            "task='classification' or task='regression' (or a loss that fits one task, "
+            "such as 'zero-one' or 'mse')"
         )
     own = getattr(strategy, "task", None)
     if own is not None and context.task is not None and own != context.task:

@@ -71,3 +71,14 @@ def test_the_c_bound_is_an_ensemble_loss_of_eo_and_posthoc(ensemble):
     with pytest.raises(ExperimentError, match="'c-bound' is defined on a whole ensemble"):
         Study(space, surrogate=None, ensemble=ensemble, loss="c-bound",
               validation_targets=y, task="classification")
+
+
+@pytest.mark.parametrize("ensemble", ["posthoc", "agnostic-bayes", "esmbo", "eo", "segor"])
+def test_a_strategy_that_combines_predictions_needs_the_task(ensemble):
+    """Without task= or a loss the strategies guessed it from each trial's predictions:
+    class labels (m,) read as values, and posthoc averaged them under mse."""
+    space = ConfigurationSpace(space={"x": (0.1, 3.0)})
+    with pytest.raises(ExperimentError, match=r"^task: .*give it task='classification'"):
+        Study(space, surrogate=None, ensemble=ensemble, validation_targets=np.arange(9) % 3)
+    study = Study(space, surrogate=None, ensemble="best", validation_targets=np.arange(9) % 3)
+    assert study.context.task is None  # the single best trial needs no task
