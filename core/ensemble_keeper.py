@@ -16,7 +16,7 @@ from ensembo import components
 from ensembo.attribution import calling, describe_component
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.errors import ExperimentError, TrialError
-from ensembo.loss_fit import check_loss_fits_context
+from ensembo.loss_fit import DEFAULT_LOSS, check_loss_fits_context
 from ensembo.protocols import EnsembleLoss
 from ensembo.trials import Evaluation, History
 
@@ -31,7 +31,8 @@ def check_strategy_fits(
     targets or without a task, one for the other task (its ``task`` attribute), one
     whose own losses (its optional ``loss_options()``, option name -> spec, ``None``
     for the study's) do not fit the task, or whose losses named in ``combining_losses``
-    cannot score an ensemble (no :class:`~ensembo.protocols.EnsembleLoss` side).
+    cannot score an ensemble (no :class:`~ensembo.protocols.EnsembleLoss` side), or
+    that its optional ``check_loss(option, loss, context)`` refuses (a ``ValueError``).
     ``name`` is the registry name the user wrote, which messages use."""
     label = (
         f"ensemble strategy {name!r}" if name
@@ -59,6 +60,8 @@ def check_strategy_fits(
     combining = set(getattr(strategy, "combining_losses", ()))
     for option, spec in (options() if callable(options) else {}).items():
         used = context.loss if spec is None else spec  # None: the study's loss
+        if used is None:  # and none given: the task's default
+            used = DEFAULT_LOSS.get(context.task)
         if used is None:
             continue
         loss = components.build("loss", used, registry)
@@ -70,6 +73,12 @@ def check_strategy_fits(
                 raise ExperimentError(where, error.message) from None
         if option in combining and not isinstance(loss, EnsembleLoss):
             raise ExperimentError(where, _cannot_combine(label, used, loss))
+        check_loss = getattr(strategy, "check_loss", None)
+        if callable(check_loss):  # what only the strategy knows (an option needing 0/1 losses)
+            try:
+                check_loss(option, loss, context)
+            except ValueError as error:
+                raise ExperimentError(where, str(error)) from None
 
 
 def _cannot_combine(label: str, spec: Any, loss: Any) -> str:

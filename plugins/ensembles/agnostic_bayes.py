@@ -19,12 +19,13 @@ import numpy as np
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.plugins.ensembles.best_model_posterior import (
     SAMPLERS,
+    require_zero_one,
     resample_counts,
     sample_risks,
     win_shares,
 )
 from ensembo.plugins.ensembles.bootstrap_wins import BootstrapWins
-from ensembo.plugins.ensembles.option_checks import non_negative, whole
+from ensembo.plugins.ensembles.option_checks import non_negative, positive, whole
 from ensembo.plugins.ensembles.pool import (
     Pool,
     TrialCache,
@@ -57,9 +58,13 @@ class AgnosticBayes:
         if sampler not in SAMPLERS:
             raise ValueError(
                 f"agnostic-bayes: unknown sampler {sampler!r}; valid: {', '.join(SAMPLERS)}")
-        if rho != "tune" and not (isinstance(rho, (int, float)) and rho > 0):
-            raise ValueError(
-                f"agnostic-bayes: rho must be a positive number or 'tune', got {rho!r}")
+        if rho != "tune":
+            try:
+                rho = positive("agnostic-bayes", "rho", rho)
+            except ValueError:
+                raise ValueError(
+                    f"agnostic-bayes: rho must be a finite number > 0 or 'tune', got {rho!r}"
+                ) from None
         self.sampler, self.rho = sampler, rho
         self.n_samples = whole("agnostic-bayes", "n_samples", n_samples, 1)
         self.alpha, self.loss = non_negative("agnostic-bayes", "alpha", alpha), loss
@@ -76,6 +81,19 @@ class AgnosticBayes:
     def loss_options(self) -> dict[str, Any]:
         """Its own loss option, checked against the study's task before any trial."""
         return {"loss": self.loss}
+
+    def check_loss(self, option: str, loss: Any, context: EnsembleContext) -> None:
+        """The Dirichlet prior (``alpha`` > 0) is over right/wrong patterns: refuse, before
+        any trial, a loss that scores a wrong prediction other than 1."""
+        if self.sampler != "dirichlet" or self.alpha <= 0 or context.y_true is None:
+            return
+        y = np.asarray(context.y_true)
+        if context.task == "classification":
+            classes = np.searchsorted(context.classes, y)
+            wrong = np.eye(len(context.classes))[(classes + 1) % len(context.classes)]
+        else:
+            wrong = y.astype(float) + 1.0
+        require_zero_one(np.asarray(loss(y, wrong), dtype=float))
 
     def targets(self, history: History, context: EnsembleContext) -> np.ndarray:
         return history.losses()

@@ -4,6 +4,7 @@ failed in a comparison, ``post: "no"`` read as true, ``n_samples: 0`` gave no en
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -20,7 +21,28 @@ def flag(strategy: str, option: str, value: Any) -> bool:
     return value
 
 
+def _finite(value: Any) -> bool:
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, numbers.Real)
+        and math.isfinite(value)
+    )
+
+
 def non_negative(strategy: str, option: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:
-        raise ValueError(f"{strategy}: {option} must be a number >= 0, got {value!r}")
+    if not _finite(value) or value < 0:
+        raise ValueError(f"{strategy}: {option} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+def positive(strategy: str, option: str, value: Any) -> float:
+    if not _finite(value) or value <= 0:
+        raise ValueError(f"{strategy}: {option} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def share(strategy: str, option: str, value: Any) -> float:
+    """A fraction of a whole, more than none and at most all of it."""
+    if not _finite(value) or not 0 < value <= 1:
+        raise ValueError(f"{strategy}: {option} must be a number in (0, 1], got {value!r}")
     return float(value)

@@ -26,6 +26,7 @@ from ensembo.plugins.ensembles.greedy import (
     run_greedy,
     updated_trace,
 )
+from ensembo.plugins.ensembles.option_checks import share, whole
 from ensembo.plugins.ensembles.pool import (
     TrialCache,
     build_pool,
@@ -53,15 +54,11 @@ class PostHocSelection:
         n_bags: int = 0,
         bag_fraction: float = 0.5,
     ):
-        if start < 1 or iterations < 0 or n_bags < 0 or not 0 < bag_fraction <= 1:
-            raise ValueError(
-                f"posthoc: need start >= 1, iterations >= 0, n_bags >= 0 and 0 < bag_fraction"
-                f" <= 1, got start={start}, iterations={iterations}, n_bags={n_bags}, "
-                f"bag_fraction={bag_fraction}"
-            )
         self.loss = loss
-        self.start, self.iterations = int(start), int(iterations)
-        self.n_bags, self.bag_fraction = int(n_bags), float(bag_fraction)
+        self.start = whole("posthoc", "start", start, 1)
+        self.iterations = whole("posthoc", "iterations", iterations, 0)
+        self.n_bags = whole("posthoc", "n_bags", n_bags, 0)
+        self.bag_fraction = share("posthoc", "bag_fraction", bag_fraction)
         self._cache = TrialCache()
         self._trace: GreedyTrace | None = None
         self._trace_key: tuple | None = None

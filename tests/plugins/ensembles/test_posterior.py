@@ -127,3 +127,28 @@ def test_agnostic_bayes_names_the_options_when_its_dirichlet_prior_meets_log_los
     with pytest.raises(ComponentOptionError, match="use loss: zero-one, alpha: 0"):
         strategy.ensemble(history, context)
     assert AgnosticBayes(sampler="dirichlet", alpha=0.1).ensemble(history, context) is not None
+
+
+@pytest.mark.parametrize(
+    ("loss", "ensemble_loss", "task"),
+    [("log-loss", None, "classification"), (None, "log-loss", "classification"),
+     (None, None, "regression")],  # the regression default, mse
+)
+def test_a_dirichlet_prior_with_a_loss_beyond_zero_one_is_refused_before_any_trial(
+    loss, ensemble_loss, task
+):
+    """It was accepted, and every tell then raised, leaving its trial recorded complete."""
+    from ConfigSpace import ConfigurationSpace
+
+    from ensembo.errors import ExperimentError
+    from ensembo.study import Study
+
+    accepted = {"name": "agnostic-bayes", "sampler": "dirichlet", "alpha": 0.5}
+    spec = {**accepted, "loss": ensemble_loss} if ensemble_loss else accepted
+    targets = np.arange(12) % 3 if task == "classification" else np.linspace(0.0, 1.0, 12)
+    space = ConfigurationSpace(space={"x": (0.0, 1.0)})
+    with pytest.raises(ExperimentError, match="needs zero-one losses"):
+        Study(space, surrogate=None, ensemble=spec, loss=loss, task=task,
+              validation_targets=targets)
+    Study(space, surrogate=None, ensemble=accepted, loss="zero-one", validation_targets=targets)
+
