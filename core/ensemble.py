@@ -241,14 +241,20 @@ class Ensemble:
             raise ValueError(
                 f"expected {len(self.members)} prediction arrays, got {len(predictions)}"
             )
-        stacked = np.stack([np.asarray(p) for p in predictions])
-        labels = vote_classes is not None and stacked.ndim == 2
-        if labels:  # each member's label is its vote
-            stacked = stacked[..., None] == np.asarray(vote_classes)
+        arrays = [np.asarray(p) for p in predictions]
+        if vote_classes is not None:  # a member's label is its vote, a one-hot row
+            arrays = [p[:, None] == np.asarray(vote_classes) if p.ndim == 1 else p for p in arrays]
+        if len({p.shape for p in arrays}) > 1:
+            raise ValueError(
+                "members' predictions differ in shape "
+                f"({sorted({p.shape for p in arrays})}): labels (m,) combine with class "
+                "probabilities (m, k) only given vote_classes"
+            )
+        stacked = np.stack(arrays).astype(float)
         weights = np.asarray(self.weights)
-        mean = np.tensordot(weights, stacked.astype(float), axes=1)
+        mean = np.tensordot(weights, stacked, axes=1)
         totals = mean
-        if self.combination == "vote" and stacked.ndim == 3 and not labels:
+        if self.combination == "vote" and stacked.ndim == 3:
             from ensembo.plugins.losses.votes import one_hot_votes  # the losses' own vote
 
             totals = np.tensordot(weights, np.stack([one_hot_votes(p) for p in stacked]), axes=1)

@@ -45,6 +45,20 @@ def test_a_tied_vote_goes_where_the_fitted_ensemble_sends_it():
     assert ensemble.combine(labels, vote_classes=np.array([0, 1])).tolist() == [0]
 
 
+@pytest.mark.parametrize("combination", ["vote", "average"])
+def test_labels_and_probabilities_of_members_combine_given_the_classes(combination):
+    """A study accepts either per trial, and every strategy ensembles them; combine
+    stacked them as they were and failed on the shapes."""
+    labels = np.array([0, 2, 1, 1])
+    probabilities = np.array([[0.6, 0.3, 0.1], [0.1, 0.1, 0.8], [0.2, 0.7, 0.1], [0.1, 0.2, 0.7]])
+    third = np.array([0, 2, 2, 1])
+    ensemble = Ensemble.from_counts({0: 1, 1: 1, 2: 1}, combination=combination)
+    combined = ensemble.combine([labels, probabilities, third], vote_classes=np.array([0, 1, 2]))
+    assert combined.tolist() == [0, 2, 1, 1]
+    with pytest.raises(ValueError, match="only given vote_classes"):
+        ensemble.combine([labels, probabilities, third])
+
+
 def test_the_size_counts_members_with_multiplicity():
     counted = Ensemble.from_counts({3: 2, 5: 1, 7: 0})
     assert counted.members == (3, 5) and counted.size == 3
