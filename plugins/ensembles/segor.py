@@ -33,6 +33,13 @@ class SEGOR(RoundRobinEnsemble):
         max_size: int | None = None,
         start: int = 0,
     ):
+        # Options that would change nothing are refused rather than silently ignored.
+        if max_size is not None and size == "fixed":
+            raise ValueError("segor: max_size bounds size grow or dynamic; a fixed ensemble "
+                             "has its slots (slots: N)")
+        if start != 0 and post is not True:
+            raise ValueError(f"segor: start {start!r} is where the post-hoc rebuild starts, "
+                             "so it needs post: true")
         super().__init__(
             target_loss=loss, refill_loss=loss, slots=slots, size=size, post=post,
             post_loss=post_loss, post_start=start, max_size=max_size,

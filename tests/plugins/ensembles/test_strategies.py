@@ -270,7 +270,10 @@ def test_label_predictions_are_turned_into_votes(make_history):
      ({"name": "eo", "size": "3"}, "eo: size must be an integer >= 1, got '3'"),
      ({"name": "esmbo", "n_bootstraps": "4"}, "n_bootstraps must be an integer >= 1, got '4'"),
      ({"name": "eo", "post": "no"}, "eo: post must be true or false, got 'no'"),
-     ({"name": "segor", "start": -1}, "segor: start must be an integer >= 0, got -1")],
+     ({"name": "segor", "start": -1, "post": True}, "segor: start must be an integer >= 0"),
+     # options that change nothing were silently ignored
+     ({"name": "segor", "max_size": 2}, "segor: max_size bounds size grow or dynamic"),
+     ({"name": "segor", "start": 5}, "segor: start 5 is where the post-hoc rebuild starts")],
 )
 def test_bad_strategy_options_are_refused_when_built(spec, message):
     """They failed after trials (a string size in a comparison, a negative sample count),
