@@ -25,7 +25,6 @@ from ensembo.plugins.ensembles.best_model_posterior import (
     win_shares,
 )
 from ensembo.plugins.ensembles.bootstrap_wins import BootstrapWins
-from ensembo.plugins.ensembles.option_checks import non_negative, positive, whole
 from ensembo.plugins.ensembles.pool import (
     Pool,
     TrialCache,
@@ -34,6 +33,7 @@ from ensembo.plugins.ensembles.pool import (
     resolve_loss,
 )
 from ensembo.plugins.losses.ensemble_loss import combination_of
+from ensembo.plugins.option_checks import non_negative, positive, whole
 from ensembo.trials import History, Trial
 
 RHO_GRID = tuple(np.linspace(0.1, 0.8, 20).tolist())

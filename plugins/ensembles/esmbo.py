@@ -19,9 +19,9 @@ import numpy as np
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.plugins.ensembles.best_model_posterior import resample_counts
 from ensembo.plugins.ensembles.bootstrap_wins import BootstrapWins
-from ensembo.plugins.ensembles.option_checks import whole
 from ensembo.plugins.ensembles.pool import Pool, TrialCache, build_pool, resolve_loss
 from ensembo.plugins.losses.ensemble_loss import combination_of
+from ensembo.plugins.option_checks import whole
 from ensembo.trials import History, Trial
 
 FALLBACK_BOOTSTRAPS = 10

@@ -26,7 +26,6 @@ from ensembo.plugins.ensembles.greedy import (
     run_greedy,
     updated_trace,
 )
-from ensembo.plugins.ensembles.option_checks import share, whole
 from ensembo.plugins.ensembles.pool import (
     TrialCache,
     build_pool,
@@ -34,6 +33,7 @@ from ensembo.plugins.ensembles.pool import (
     resolve_loss,
 )
 from ensembo.plugins.losses.ensemble_loss import combination_of
+from ensembo.plugins.option_checks import share, whole
 from ensembo.trials import History, Trial
 
 

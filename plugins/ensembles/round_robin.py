@@ -35,7 +35,6 @@ import numpy as np
 
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.plugins.ensembles.greedy import forward_greedy
-from ensembo.plugins.ensembles.option_checks import flag, whole
 from ensembo.plugins.ensembles.pool import (
     Pool,
     TrialCache,
@@ -45,6 +44,7 @@ from ensembo.plugins.ensembles.pool import (
 )
 from ensembo.plugins.ensembles.ties import first_lowest
 from ensembo.plugins.losses.ensemble_loss import EnsembleLoss, combination_of
+from ensembo.plugins.option_checks import flag, whole
 from ensembo.trials import History, Trial
 
 SIZES = ("fixed", "grow", "dynamic")
