@@ -235,6 +235,7 @@ class _EnsemboSearch(BaseEstimator):
         that splits by groups, such as ``GroupKFold(5)``."""
         self._check_params()
         limits = execution.trial_limits(self.trial_timeout, self.memory_limit)
+        self._forget_fit()
         self.text_columns_ = TextColumns.learn(X)
         X, y = validate_data(
             self, self._encoded(X), y, ensure_all_finite="allow-nan",
@@ -242,9 +243,10 @@ class _EnsemboSearch(BaseEstimator):
         )
         if self._task_type == "classification":
             check_classification_targets(y)
-            self.classes_ = np.unique(y)
-            if len(self.classes_) < 2:
-                raise _single_class_error(self.classes_)
+            classes = np.unique(y)
+            if len(classes) < 2:
+                raise _single_class_error(classes)
+            self.classes_ = classes
         space = spaces.load(copy.deepcopy(self.space))  # sampling reseeds it; keep ours intact
         task = self._build_task(X, y, groups, space)
         fingerprint = data_fingerprint(X, y, task.groups_all)
@@ -268,11 +270,14 @@ class _EnsemboSearch(BaseEstimator):
         self.study_ = study
         store = artifact_store_for(self.storage)
         remaining = max(int(self.n_trials) - finished_count(study), 0)
-        run_task(
-            study, task, remaining, store=store, timeout=self.timeout, n_jobs=self.n_jobs,
-            limits=limits,
-        )
-        final = finalize(study, task, store, selection=self.selection, refit=self.refit)
+        try:
+            run_task(
+                study, task, remaining, store=store, timeout=self.timeout, n_jobs=self.n_jobs,
+                limits=limits,
+            )
+            final = finalize(study, task, store, selection=self.selection, refit=self.refit)
+        finally:  # the search is over: let another process load or resume the file
+            study.close()
         self.best_estimator_ = final.best_estimator
         self.ensemble_ = final.ensemble_estimator
         self.best_params_ = dict(final.best_trial.config)
@@ -281,6 +286,12 @@ class _EnsemboSearch(BaseEstimator):
         self.cv_results_ = cv_results(study)
         self.n_failed_ = len(study.history.in_state(TrialState.FAILED))
         return self
+
+    def _forget_fit(self) -> None:
+        """Drop what an earlier fit learned, so that a refused or failed fit leaves an
+        unfitted estimator, not the old ensemble behind new feature counts and classes."""
+        for name in [n for n in vars(self) if n.endswith("_") and not n.startswith("_")]:
+            delattr(self, name)
 
     def _build_task(self, X: np.ndarray, y: np.ndarray, groups: Any, space: Any) -> Task:
         """The task of this fit; column names in ``categorical_features`` are those of

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import time
 
 import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
+from sklearn.exceptions import NotFittedError
 
 from ensembo.errors import ExperimentError
 from ensembo.ml import FittedEnsemble
@@ -65,6 +68,35 @@ def test_regressor_with_storage_keeps_models_on_disk(tmp_path, tree_regression_s
     again = clone(model).fit(X, y)
     assert len(again.study_.trials) == 4
     np.testing.assert_allclose(again.predict(X), model.predict(X))
+
+
+def test_the_storage_is_released_when_fit_returns(tmp_path, tree_regression_space):
+    """The fitted estimator kept the file's writer lock for as long as it lived: another
+    process could not load or resume the finished study, and was told to wait for it."""
+    X, y = make_regression(n_samples=60, n_features=3, noise=1.0, random_state=0)
+    path = tmp_path / "reg.db"
+    model = EnsemboRegressor(
+        tree_regression_space, n_trials=3, cv=0.3, surrogate=None, storage=path
+    ).fit(X, y)
+    load = f"from ensembo import Study; print(len(Study.load({str(path)!r}).history))"
+    other = subprocess.run(
+        [sys.executable, "-c", load], capture_output=True, text=True, timeout=120
+    )
+    assert other.returncode == 0, other.stderr
+    assert other.stdout.split() == ["3"]
+    assert len(model.study_.history) == 3  # still readable
+
+
+def test_a_refused_fit_leaves_no_half_fitted_estimator(tree_space):
+    """It kept the old ensemble behind the new fit's feature count and classes, so every
+    predict failed on either shape of X."""
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    model = EnsemboClassifier(tree_space, n_trials=2, cv=0.3, surrogate=None).fit(X, y)
+    with pytest.raises(ExperimentError, match="at least 2 classes"):
+        model.fit(X[:, :2], np.zeros(len(y)))
+    with pytest.raises(NotFittedError):
+        model.predict(X)
+    assert not hasattr(model, "classes_")
 
 
 def test_invalid_parameters_are_reported_at_fit(tree_space):
