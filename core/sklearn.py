@@ -41,6 +41,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ensembo import checks, components, defaults, execution, spaces
 from ensembo.errors import ExperimentError
+from ensembo.loss_fit import DEFAULT_LOSS
 from ensembo.ml.artifacts import artifact_store_for
 from ensembo.ml.categorical_columns import categorical_mask
 from ensembo.ml.final import finalize
@@ -222,7 +223,9 @@ class _EnsemboSearch(BaseEstimator):
         ``loss``, categorical handling or selection split on the same storage is refused
         rather than mixing losses. The last two are recorded only when set, so that a
         study stored before they were recorded still resumes."""
-        record = {"cv": described(self.cv), "loss": described(self.loss)}
+        # The task's default loss given by name scores as the default (None) does.
+        loss = None if self.loss == DEFAULT_LOSS[self._task_type] else self.loss
+        record = {"cv": described(self.cv), "loss": described(loss)}
         columns = [] if categorical is None else np.flatnonzero(categorical).tolist()
         if columns:
             record["categorical_features"] = columns
@@ -250,7 +253,7 @@ class _EnsemboSearch(BaseEstimator):
         space = spaces.load(copy.deepcopy(self.space))  # sampling reseeds it; keep ours intact
         task = self._build_task(X, y, groups, space)
         fingerprint = data_fingerprint(X, y, task.groups_all)
-        check_same_data(self.storage, fingerprint, task.validation_targets())
+        check_same_data(self.storage, (X, y, task.groups_all), task.validation_targets())
         _check_fixed_validation(self.ensemble, task.validation_targets())
         study = Study(
             space,

@@ -7,6 +7,7 @@ settings may change between runs and are updated in place.
 
 from __future__ import annotations
 
+import ast
 import json
 import logging
 from collections.abc import Sequence
@@ -285,7 +286,7 @@ def check_same_scoring(storage: Storage, scoring: Any, stored: Any) -> None:
         # a key the stored record lacks was not recorded then (an older version): not a
         # difference; a stored key the new record lacks is one (its value is now unset)
         given = {key: given.get(key) for key in stored}
-    if given != stored:
+    if _differences(stored, given):
         listing = "; ".join(f"{key} {old!r} stored, {new!r} given"
                             for key, old, new in _differences(stored, given))
         _refuse(storage, f"its trials were scored otherwise ({listing})")
@@ -299,7 +300,20 @@ def _differences(stored: Any, given: Any, prefix: str = "") -> list[tuple[str, A
             for key in sorted(set(stored) | set(given), key=str)
             for difference in _differences(stored.get(key), given.get(key), f"{prefix}{key}.")
         ]
-    return [] if stored == given else [(prefix.rstrip(".") or "scoring", stored, given)]
+    if stored == given or _same_mapping_text(stored, given):
+        return []
+    return [(prefix.rstrip(".") or "scoring", stored, given)]
+
+
+def _same_mapping_text(stored: Any, given: Any) -> bool:
+    """Two reprs of one mapping with its keys in another order: the estimators recorded
+    a ``cv`` mapping in the order it was written until 28 Nov 2026 (sorted since)."""
+    if not (isinstance(stored, str) and isinstance(given, str) and stored.startswith("{")):
+        return False
+    try:
+        return ast.literal_eval(stored) == ast.literal_eval(given)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
 
 
 def stored_classes(storage: Storage, given: list[Any] | None) -> list[Any] | None:

@@ -30,14 +30,34 @@ def data_fingerprint(X: np.ndarray, y: np.ndarray, groups: np.ndarray | None = N
     scored on other rows and must not be reused (a cloned estimator in
     ``cross_val_score`` or a re-run notebook cell keeps the same ``storage``).
 
-    Other groups give other splits, so they count when given, as the partition they
-    make (codes of their sorted labels): a list of strings and a pandas Series of the
-    same strings, or int32 and int64 labels, are the same groups. Left out without
-    them, so that a study stored before ``groups`` existed still resumes."""
+    ``y`` counts by its values, not its dtype: labels as a NumPy string array or a
+    pandas Series of objects, or as int32 and int64, are the same targets. Other groups
+    give other splits, so they count when given, as the partition they make (codes of
+    their sorted labels). Left out without them, so that a study stored before
+    ``groups`` existed still resumes."""
+    targets = _same_values(y)
+    if groups is None:
+        return joblib.hash((X, targets))
+    return joblib.hash((X, targets, _partition(groups)))
+
+
+def _same_values(y: np.ndarray) -> Any:
+    """``y`` in a form that equal values share, whatever their dtype."""
+    y = np.asarray(y)
+    if y.dtype.kind in "biuf":
+        return y.astype(np.float64)
+    return [str(label) for label in y.tolist()]
+
+
+def _partition(groups: Any) -> np.ndarray:
+    return np.unique(np.asarray(groups), return_inverse=True)[1].ravel()
+
+
+def _legacy_fingerprint(X: np.ndarray, y: np.ndarray, groups: np.ndarray | None) -> str:
+    """The digest studies stored before 28 Nov 2026 kept (``y`` with its dtype)."""
     if groups is None:
         return joblib.hash((X, y))
-    codes = np.unique(np.asarray(groups), return_inverse=True)[1].ravel()
-    return joblib.hash((X, y, codes))
+    return joblib.hash((X, y, _partition(groups)))
 
 
 def _stored_meta(storage: Any) -> dict[str, Any] | None:
@@ -81,28 +101,33 @@ def _data_differs(storage: Any) -> StorageError:
 
 def described(value: Any) -> Any:
     """``value`` as stored JSON: a number, string or None as it is (``np.int64(3)`` as
-    3), a mapping as the repr of its dict, else its repr (a splitter such as ``KFold(5)``,
-    whose repr lists all its parameters)."""
+    3), a mapping as the repr of its dict with sorted keys (the order it was written in
+    does not matter), else its repr (a splitter such as ``KFold(5)``, whose repr lists
+    all its parameters)."""
     if value is None or isinstance(value, str | bool):
         return value
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, numbers.Real):
         return float(value)
-    return repr(dict(value) if isinstance(value, Mapping) else value)
+    return repr(dict(sorted(value.items())) if isinstance(value, Mapping) else value)
 
 
-def check_same_data(storage: Any, fingerprint: str, validation_targets: Any) -> None:
-    """Refuse, before any trial, to resume a stored search on other data.
+def check_same_data(
+    storage: Any, data: tuple[np.ndarray, np.ndarray, np.ndarray | None], validation_targets: Any
+) -> None:
+    """Refuse, before any trial, to resume a stored search on other ``data`` (X, y,
+    groups).
 
-    The stored digest of X and y decides; a study stored without one (not started by
-    these estimators) is compared by its validation targets instead."""
+    The stored digest of the data decides (the current one, or the one studies stored
+    before it kept); a study stored without one (not started by these estimators) is
+    compared by its validation targets instead."""
     meta = _stored_meta(storage)
     if meta is None:
         return
     stored = (meta.get("metadata") or {}).get(DATA_KEY)
     if stored is not None:
-        same = stored == fingerprint
+        same = stored in (data_fingerprint(*data), _legacy_fingerprint(*data))
     else:
         targets = meta.get("validation_targets")
         same = (targets is None) == (validation_targets is None) and (

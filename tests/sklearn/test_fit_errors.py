@@ -6,6 +6,7 @@ import re
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_classification
@@ -61,6 +62,53 @@ def test_the_same_data_resumes_the_stored_search(tmp_path, tree_space, data):
     again = EnsemboClassifier(tree_space, n_trials=3, cv=3, surrogate=None, storage=path)
     again.fit(X.copy(), y.copy())
     assert len(again.study_.trials) == 3  # two resumed, one new
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [({"y": lambda y: y.astype(str)}, {"y": lambda y: pd.Series(y.astype(str), dtype=object)}),
+     ({"y": lambda y: y.astype(np.int64)}, {"y": lambda y: y.astype(np.int32)}),
+     ({"loss": None}, {"loss": "zero-one"}),
+     ({"cv": {"scheme": "kfold", "folds": 3}}, {"cv": {"folds": 3, "scheme": "kfold"}})],
+    ids=["str-then-object-labels", "int64-then-int32", "default-loss-by-name", "cv-key-order"],
+)
+def test_the_same_data_and_scoring_spelled_otherwise_resume(tmp_path, tree_space, data,
+                                                           first, second):
+    """Each was refused as other data or other scoring, although the docs say the same
+    data resumes."""
+    X, y = data
+    path = tmp_path / "skl.db"
+
+    def fit(spelling, n_trials):
+        options = {"cv": 3, **{k: v for k, v in spelling.items() if k != "y"}}
+        labels = spelling.get("y", lambda y: y)(y)
+        return EnsemboClassifier(tree_space, n_trials=n_trials, surrogate=None, storage=path,
+                                 **options).fit(X, labels)
+
+    fit(first, 2)
+    assert len(fit(second, 3).study_.trials) == 3  # two resumed, one new
+
+
+def test_studies_stored_with_the_earlier_digest_and_cv_record_resume(tmp_path, tree_space, data):
+    """Studies stored before the digest ignored the labels' dtype, and the cv mapping's
+    keys were sorted, kept the old forms: they must still resume."""
+    import joblib
+
+    from ensembo.ml.stored_search import DATA_KEY
+    from ensembo.storage import open_existing_storage
+
+    X, y = data
+    path = tmp_path / "skl.db"
+    cv = {"scheme": "kfold", "folds": 3}
+    EnsemboClassifier(tree_space, n_trials=2, cv=cv, surrogate=None, storage=path).fit(X, y)
+    storage = open_existing_storage(path)
+    meta = storage.read_meta()
+    meta["metadata"][DATA_KEY] = joblib.hash((X, y))
+    meta["metadata"]["scoring"]["cv"] = repr(cv)  # in the order it was written
+    storage.write_meta(meta)
+    storage.close()
+    again = EnsemboClassifier(tree_space, n_trials=3, cv=cv, surrogate=None, storage=path)
+    assert len(again.fit(X, y).study_.trials) == 3
 
 
 def test_another_cv_on_the_same_storage_is_refused(tmp_path, tree_space, data):
