@@ -59,6 +59,20 @@ def test_labels_and_probabilities_of_members_combine_given_the_classes(combinati
         ensemble.combine([labels, probabilities, third])
 
 
+def test_predict_proba_names_the_class_predict_names_on_a_tied_vote():
+    """The shares stayed tied (0.5 / 0.5), so argmax named class 0 where predict named 1,
+    which scikit-learn's classifier checks assert against."""
+    predictions = [np.array([[0.05, 0.95], [0.9, 0.1]]), np.array([[0.55, 0.45], [0.8, 0.2]])]
+    fitted = FittedEnsemble(members=[_Fixed(p) for p in predictions], weights=[1, 1],
+                            classes=np.array([0, 1]),
+                            contributions=lambda p: np.eye(2)[np.argmax(p, axis=1)])
+    X = np.zeros((2, 1))
+    shares = fitted.predict_proba(X)
+    assert fitted.predict(X).tolist() == np.argmax(shares, axis=1).tolist() == [1, 0]
+    np.testing.assert_allclose(shares, [[0.5, 0.5], [1.0, 0.0]], atol=1e-8)
+    np.testing.assert_allclose(shares.sum(axis=1), 1.0)
+
+
 def test_the_size_counts_members_with_multiplicity():
     counted = Ensemble.from_counts({3: 2, 5: 1, 7: 0})
     assert counted.members == (3, 5) and counted.size == 3
