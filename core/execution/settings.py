@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import numbers
 import os
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import attrs
+import numpy as np
 
 from ensembo import checks
 from ensembo.errors import ExperimentError
@@ -47,9 +49,11 @@ _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
 
 
 def parse_bytes(value: int | str, where: str = "memory_limit") -> int:
-    """``4096``, ``"512MB"``, ``"2 GiB"`` -> bytes."""
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
+    """``4096``, ``"512MB"``, ``"2 GiB"`` -> bytes. A NumPy integer (from a parameter
+    grid) or a whole float (``2e9``) counts bytes as an ``int`` does."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_):
+        if value > 0 and float(value).is_integer():
+            return int(value)
     match = _SIZE.match(value) if isinstance(value, str) else None
     if match is None or match.group(2).upper() not in _UNITS or float(match.group(1)) <= 0:
         raise ExperimentError(

@@ -36,13 +36,17 @@ def _is_number(value: Any) -> bool:
 
 
 def _is_text(column: Any) -> bool:
-    """A ``category`` or string column; an object column only when some value is no
-    number (numbers stored as objects stay numeric, as ``validate_data`` reads them)."""
+    """A ``category`` or string column; an object column when some value is text or no
+    number. Numbers stored as objects stay numeric, as ``validate_data`` reads them;
+    text that looks like a number ("02139", a zip code) is text, as the guide says, so
+    its leading zeros are kept and a new value at predict is unseen, not a crash."""
     if str(column.dtype) == "category" or column.dtype.kind in "US":
         return True
     if column.dtype.kind != "O":
         return False
-    return any(not _is_number(v) for v in column if not _missing(v))
+    return any(
+        isinstance(v, str | bytes) or not _is_number(v) for v in column if not _missing(v)
+    )
 
 
 def _text(value: Any) -> str | None:

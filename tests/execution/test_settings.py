@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from ensembo.errors import ExperimentError
@@ -66,6 +67,16 @@ def test_parse_bytes_units():
     assert parse_bytes("1.5 GiB") == int(1.5 * 2**30)
     with pytest.raises(ValueError, match="memory_limit"):
         parse_bytes(0)
+
+
+def test_parse_bytes_takes_numpy_integers_and_whole_floats():
+    """Values from a parameter grid or NumPy arithmetic were refused, although every
+    other integer parameter takes them."""
+    assert parse_bytes(np.int64(2**31)) == 2**31
+    assert parse_bytes(2e9) == 2 * 10**9
+    for bad in (2.5, float("inf"), float("nan"), True, np.int64(-1)):
+        with pytest.raises(ValueError, match="memory_limit"):
+            parse_bytes(bad)
 
 
 def test_local_backends_open_and_close():

@@ -238,6 +238,19 @@ def test_string_dtype_with_pd_na_and_numbers_as_objects(classifier, tmp_path):
     assert model.predict(X).shape == (90,)
 
 
+def test_text_that_looks_like_numbers_is_a_text_column(classifier):
+    """Zip codes as text were read as numbers (leading zeros lost), and a new value at
+    predict crashed: "could not convert string to float: 'unknown'"."""
+    rng = np.random.default_rng(2)
+    zips = rng.choice(["02139", "10001", "94105"], 90)
+    X = pd.DataFrame({"zip": zips, "size": rng.normal(size=90)})
+    model = classifier(ensemble="best").fit(X, (zips == "02139").astype(int))
+    assert model.text_columns_.levels == {"zip": ("02139", "10001", "94105")}
+    unseen = X.copy()
+    unseen.loc[0, "zip"] = "unknown"
+    assert model.predict(unseen).shape == (90,)
+
+
 def test_a_study_stored_before_categorical_features_were_recorded_resumes(classifier, data,
                                                                           tmp_path):
     """Older versions recorded only cv and loss: the missing key is "not recorded", not a
