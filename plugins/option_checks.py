@@ -55,6 +55,13 @@ def share(plugin: str, option: str, value: Any) -> float:
     return float(value)
 
 
+def probability(plugin: str, option: str, value: Any) -> float:
+    """A share that may also be none: a number in [0, 1] (a probability)."""
+    if not _finite(value) or not 0 <= value <= 1:
+        raise ValueError(f"{plugin}: {option} must be a number in [0, 1], got {value!r}")
+    return float(value)
+
+
 def attrs_validator(plugin: str, check: Callable[..., Any], *args: Any) -> Any:
     """``check`` (one of the above) as an attrs validator of ``plugin``'s settings:
     ``attrs.field(validator=attrs_validator("rf", whole, 1))``."""

@@ -29,19 +29,20 @@ from ensembo.plugins.acquisition_optimizers.selection import (
     seen_vectors,
     vector_keys,
 )
-from ensembo.protocols import AcquisitionSurface
+from ensembo.plugins.option_checks import attrs_validator, whole
+from ensembo.protocols import AcquisitionSurface, DifferentiableSurrogate, SampledSurrogate
 from ensembo.spaces import Space
 from ensembo.trials import History
 
 
 @attrs.frozen(kw_only=True)
 class LbfgsSettings:
-    n_sobol: int = attrs.field(default=512, validator=attrs.validators.ge(0))
-    n_random: int = attrs.field(default=256, validator=attrs.validators.ge(1))
-    n_starts: int = attrs.field(default=5, validator=attrs.validators.ge(1))
-    n_incumbents: int = attrs.field(default=2, validator=attrs.validators.ge(0))
-    n_branch_starts: int = attrs.field(default=6, validator=attrs.validators.ge(0))
-    max_iterations: int = attrs.field(default=100, validator=attrs.validators.ge(1))
+    n_sobol: int = attrs.field(default=512, validator=attrs_validator("lbfgs", whole, 0))
+    n_random: int = attrs.field(default=256, validator=attrs_validator("lbfgs", whole, 1))
+    n_starts: int = attrs.field(default=5, validator=attrs_validator("lbfgs", whole, 1))
+    n_incumbents: int = attrs.field(default=2, validator=attrs_validator("lbfgs", whole, 0))
+    n_branch_starts: int = attrs.field(default=6, validator=attrs_validator("lbfgs", whole, 0))
+    max_iterations: int = attrs.field(default=100, validator=attrs_validator("lbfgs", whole, 1))
 
 
 @declares_options(LbfgsSettings)
@@ -52,13 +53,9 @@ class LbfgsOptimizer:
     configurations ascended), ``max_iterations`` (of the joint L-BFGS-B run)."""
 
     def __init__(self, **options: Any):
-        try:
-            self.settings = LbfgsSettings(**options)
-        except (TypeError, ValueError) as error:
-            valid = ", ".join(f.name for f in attrs.fields(LbfgsSettings))
-            raise ValueError(
-                f"lbfgs: invalid options {options}: {error}; valid options: {valid}"
-            ) from None
+        # An unknown option is a TypeError the registry answers with "did you mean";
+        # wrapped into a ValueError here, it lost that.
+        self.settings = LbfgsSettings(**options)
         self._relaxations: dict[int, ContinuousRelaxation] = {}
 
     def _relaxation(self, space: Space) -> ContinuousRelaxation:
@@ -90,7 +87,7 @@ class LbfgsOptimizer:
         chosen += self._branch_leaders(batch.signature, order, exclude=set(chosen))
         incumbents = self._incumbents(space, history, getattr(surface, "targets", None))
         starts = np.vstack([candidates[chosen], incumbents])
-        if hasattr(surface, "score_with_gradient") and relaxation.movable(starts).any():
+        if has_gradients(surface) and relaxation.movable(starts).any():
             ascended = relaxation.round_integers(self._ascend(surface, space, relaxation, starts))
             candidates = np.vstack([candidates, ascended])
             scores = np.concatenate([scores, surface.score(space.encode_vectors(ascended))])
@@ -156,3 +153,18 @@ class LbfgsOptimizer:
         ascended = starts.copy()
         ascended[movable] = np.clip(result.x, 0.0, 1.0)
         return ascended
+
+
+def has_gradients(surface: AcquisitionSurface) -> bool:
+    """Whether ``surface`` can give input gradients.
+
+    The study's surface always has ``score_with_gradient``, whatever its surrogate, so
+    that method alone proved nothing: ``rf`` with ``lbfgs`` crashed at the first
+    model-based ask. Its surrogate decides; a surface without one (a plugin's own)
+    is taken at its word."""
+    if not callable(getattr(surface, "score_with_gradient", None)):
+        return False
+    surrogate = getattr(surface, "surrogate", None)
+    if surrogate is None:
+        return True
+    return isinstance(surrogate, (DifferentiableSurrogate, SampledSurrogate))

@@ -27,6 +27,7 @@ from ensembo.plugins.acquisition_optimizers.neighbourhood import OneExchangeNeig
 from ensembo.plugins.acquisition_optimizers.random_search import default_samples
 from ensembo.plugins.acquisition_optimizers.selection import best_distinct, vector_keys
 from ensembo.plugins.acquisition_optimizers.trial_vectors import TrialVectors
+from ensembo.plugins.option_checks import attrs_validator, positive, probability, whole
 from ensembo.protocols import AcquisitionSurface
 from ensembo.spaces import Space
 from ensembo.trials import History, TrialState
@@ -34,37 +35,32 @@ from ensembo.trials import History, TrialState
 _RELATIVE_TOLERANCE = 1e-9
 
 
-def _in_unit_interval(instance, attribute, value) -> None:
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"local-search option {attribute.name!r} must be in [0, 1], got {value}")
-
-
-def _positive(instance, attribute, value) -> None:
-    if not value > 0:
-        raise ValueError(f"local-search option {attribute.name!r} must be positive, got {value}")
+def _count(minimum: int):
+    """An integer option: a float or a string passed ``ge`` or failed in it."""
+    return attrs_validator("local-search", whole, minimum)
 
 
 @attrs.frozen(kw_only=True)
 class LocalSearchSettings:
     """Options of ``local-search``; ``n_random`` defaults to a quarter of ``random``'s."""
 
-    n_observed_starts: int = attrs.field(default=5, validator=attrs.validators.ge(0))
-    n_random_starts: int = attrs.field(default=5, validator=attrs.validators.ge(0))
-    n_random: int | None = None
-    max_steps: int = attrs.field(default=30, validator=attrs.validators.ge(1))
-    plateau_steps: int = attrs.field(default=5, validator=attrs.validators.ge(0))
-    step: float = attrs.field(default=0.1, validator=_positive)
-    min_step: float = attrs.field(default=0.0125, validator=_positive)
-    random_fraction: float = attrs.field(default=0.0, validator=_in_unit_interval)
+    n_observed_starts: int = attrs.field(default=5, validator=_count(0))
+    n_random_starts: int = attrs.field(default=5, validator=_count(0))
+    n_random: int | None = attrs.field(default=None, validator=attrs.validators.optional(_count(1)))
+    max_steps: int = attrs.field(default=30, validator=_count(1))
+    plateau_steps: int = attrs.field(default=5, validator=_count(0))
+    step: float = attrs.field(default=0.1, validator=attrs_validator("local-search", positive))
+    min_step: float = attrs.field(
+        default=0.0125, validator=attrs_validator("local-search", positive)
+    )
+    random_fraction: float = attrs.field(
+        default=0.0, validator=attrs_validator("local-search", probability)
+    )
 
     def __attrs_post_init__(self) -> None:
         if self.min_step > self.step:
             raise ValueError(
                 f"local-search: 'min_step' ({self.min_step}) must not exceed 'step' ({self.step})"
-            )
-        if self.n_random is not None and self.n_random < 1:
-            raise ValueError(
-                f"local-search: 'n_random' must be a positive integer, got {self.n_random}"
             )
         if self.n_observed_starts + self.n_random_starts == 0:
             raise ValueError("local-search: 'n_observed_starts' and 'n_random_starts' are both 0")

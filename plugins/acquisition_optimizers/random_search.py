@@ -14,6 +14,7 @@ import numpy as np
 
 from ensembo.plugins.acquisition_optimizers.selection import best_distinct, vector_keys
 from ensembo.plugins.acquisition_optimizers.trial_vectors import TrialVectors
+from ensembo.plugins.option_checks import whole
 from ensembo.protocols import AcquisitionSurface
 from ensembo.spaces import Space
 from ensembo.trials import History
@@ -32,9 +33,8 @@ class RandomSearchOptimizer:
     """Scores ``n_samples`` random configurations and returns the best unseen ones."""
 
     def __init__(self, n_samples: int | None = None):
-        if n_samples is not None and n_samples < 1:
-            raise ValueError(f"random: 'n_samples' must be a positive integer, got {n_samples}")
-        self.n_samples = n_samples
+        # an integer: 2.5 passed "< 1" and failed in the first model-based ask
+        self.n_samples = None if n_samples is None else whole("random", "n_samples", n_samples, 1)
         self._trial_vectors = TrialVectors()
 
     def maximize(

@@ -11,6 +11,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from ensembo.plugins.acquisitions.improvement import StandardizedImprovement
+from ensembo.plugins.option_checks import non_negative
 
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
 
@@ -23,9 +24,8 @@ class ExpectedImprovement:
     """``xi`` >= 0 asks for an improvement of at least ``xi`` (in target units)."""
 
     def __init__(self, xi: float = 0.0):
-        if xi < 0:
-            raise ValueError(f"ei: xi must be >= 0, got {xi}")
-        self.xi = float(xi)
+        # finite: NaN passed "< 0" and made every acquisition value NaN
+        self.xi = non_negative("ei", "xi", xi)
 
     def __call__(self, mean: np.ndarray, variance: np.ndarray, best: float) -> np.ndarray:
         s = StandardizedImprovement.of(mean, variance, best, self.xi)

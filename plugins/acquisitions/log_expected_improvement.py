@@ -14,6 +14,7 @@ from scipy.special import erfcx, ndtr
 
 from ensembo.plugins.acquisitions.expected_improvement import normal_pdf
 from ensembo.plugins.acquisitions.improvement import StandardizedImprovement
+from ensembo.plugins.option_checks import non_negative
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 _SQRT_HALF_PI = np.sqrt(0.5 * np.pi)
@@ -55,9 +56,8 @@ class LogExpectedImprovement:
     """``log EI``; same maximizer as EI but with informative gradients everywhere."""
 
     def __init__(self, xi: float = 0.0):
-        if xi < 0:
-            raise ValueError(f"log-ei: xi must be >= 0, got {xi}")
-        self.xi = float(xi)
+        # finite: NaN passed "< 0" and made every acquisition value NaN
+        self.xi = non_negative("log-ei", "xi", xi)
 
     def __call__(self, mean: np.ndarray, variance: np.ndarray, best: float) -> np.ndarray:
         s = StandardizedImprovement.of(mean, variance, best, self.xi)

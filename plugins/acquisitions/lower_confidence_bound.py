@@ -11,13 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from ensembo.plugins.acquisitions.improvement import VARIANCE_FLOOR
+from ensembo.plugins.option_checks import non_negative
 
 
 class LowerConfidenceBound:
     def __init__(self, kappa: float = 2.0):
-        if kappa < 0:
-            raise ValueError(f"lcb: kappa must be >= 0, got {kappa}")
-        self.kappa = float(kappa)
+        # finite: NaN passed "< 0" and made every acquisition value NaN
+        self.kappa = non_negative("lcb", "kappa", kappa)
 
     def __call__(self, mean: np.ndarray, variance: np.ndarray, best: float) -> np.ndarray:
         sigma = np.sqrt(np.maximum(np.asarray(variance, dtype=float), 0.0))

@@ -11,13 +11,13 @@ from scipy.special import ndtr
 
 from ensembo.plugins.acquisitions.expected_improvement import normal_pdf
 from ensembo.plugins.acquisitions.improvement import StandardizedImprovement
+from ensembo.plugins.option_checks import non_negative
 
 
 class ProbabilityOfImprovement:
     def __init__(self, xi: float = 0.0):
-        if xi < 0:
-            raise ValueError(f"pi: xi must be >= 0, got {xi}")
-        self.xi = float(xi)
+        # finite: NaN passed "< 0" and made every acquisition value NaN
+        self.xi = non_negative("pi", "xi", xi)
 
     def __call__(self, mean: np.ndarray, variance: np.ndarray, best: float) -> np.ndarray:
         return ndtr(StandardizedImprovement.of(mean, variance, best, self.xi).z)

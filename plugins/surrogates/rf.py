@@ -27,6 +27,7 @@ import sklearn
 from sklearn.tree import DecisionTreeRegressor
 
 from ensembo.hookspecs import declares_options
+from ensembo.plugins.option_checks import attrs_validator, flag, share, whole
 from ensembo.plugins.surrogates.scaling import standardize
 from ensembo.spaces import EncodedBatch
 
@@ -35,9 +36,15 @@ MIN_VARIANCE = 1e-10
 square root)."""
 
 
-def _fraction(instance, attribute, value) -> None:
-    if not 0.0 < value <= 1.0:
-        raise ValueError(f"rf option {attribute.name!r} must be in (0, 1], got {value}")
+def _count(minimum: int):
+    """An integer option: sklearn read a float leaf size as a fraction of the data
+    (1.5 grew stumps) and a float tree count failed mid-run."""
+    return attrs_validator("rf", whole, minimum)
+
+
+def _switch():
+    """A true/false option: the string "false" counted as true."""
+    return attrs_validator("rf", flag)
 
 
 @attrs.frozen(kw_only=True)
@@ -57,14 +64,17 @@ class ForestSettings:
     compares the two settings.
     """
 
-    n_trees: int = attrs.field(default=10, validator=attrs.validators.ge(1))
-    feature_fraction: float = attrs.field(default=1.0, validator=_fraction)
-    min_samples_leaf: int = attrs.field(default=1, validator=attrs.validators.ge(1))
-    min_samples_split: int = attrs.field(default=2, validator=attrs.validators.ge(2))
-    max_depth: int | None = attrs.field(default=None)
-    bootstrap: bool = True
-    within_leaf_variance: bool = True
-    log_targets: bool = False
+    n_trees: int = attrs.field(default=10, validator=_count(1))
+    feature_fraction: float = attrs.field(default=1.0, validator=attrs_validator("rf", share))
+    min_samples_leaf: int = attrs.field(default=1, validator=_count(1))
+    min_samples_split: int = attrs.field(default=2, validator=_count(2))
+    # None: no limit; a depth of 0 or less made every tree a single leaf
+    max_depth: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_count(1))
+    )
+    bootstrap: bool = attrs.field(default=True, validator=_switch())
+    within_leaf_variance: bool = attrs.field(default=True, validator=_switch())
+    log_targets: bool = attrs.field(default=False, validator=_switch())
 
 
 @declares_options(ForestSettings)
@@ -92,7 +102,8 @@ class RandomForestSurrogate:
         with sklearn.config_context(skip_parameter_validation=True, assume_finite=True):
             for seed in seeds:
                 tree = DecisionTreeRegressor(
-                    max_features=settings.feature_fraction,
+                    # a float: sklearn reads an int as a count, and 1 as one feature
+                    max_features=float(settings.feature_fraction),
                     min_samples_leaf=settings.min_samples_leaf,
                     min_samples_split=settings.min_samples_split,
                     max_depth=settings.max_depth,

@@ -35,11 +35,22 @@ def standardize(y: np.ndarray) -> tuple[np.ndarray, float, float]:
     """
     y = _within_limit(_finite(np.asarray(y, dtype=float)))
     location = float(np.mean(y))
-    scale = float(np.std(y))
+    scale = _standard_deviation(y)
     # relative, so scale-free: targets one ulp apart are rounding, not signal to magnify
     spread = np.ptp(y) > 1e-12 * float(np.max(np.abs(y)))
     scale = scale if spread else 1.0
     return (y - location) / scale, location, scale
+
+
+def _standard_deviation(y: np.ndarray) -> float:
+    """``np.std(y)`` without underflow: the squares of targets below about 1e-162 are
+    0, so distinct targets got a scale of 0 and standardized to -inf, nan, inf (every
+    ask of gp and rf failed). The std is taken of the targets divided by a power of two
+    near their magnitude, which is exact, so other targets get the same std bit for bit.
+    """
+    magnitude = float(np.max(np.abs(y)))
+    unit = float(np.ldexp(1.0, int(np.frexp(magnitude)[1])))
+    return float(np.std(y / unit)) * unit
 
 
 def _finite(y: np.ndarray) -> np.ndarray:

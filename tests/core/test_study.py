@@ -261,7 +261,7 @@ def test_acquisition_parts_a_proposer_will_not_use_are_still_checked(flat_space,
         Study(flat_space, surrogate=surrogate, acquisition="eii")
     with pytest.raises(ComponentOptionError, match="lbfgs"):
         Study(flat_space, surrogate=surrogate,
-              acquisition_optimizer={"name": "lbfgs", "restarts": -3})
+              acquisition_optimizer={"name": "lbfgs", "n_starts": -3})
     Study(flat_space, surrogate=surrogate)  # the defaults are fine
 
 

@@ -18,11 +18,13 @@ otherwise oversubscribe the cores.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ensembo.hookspecs import declares_options
+from ensembo.plugins.option_checks import flag, positive, whole
 from ensembo.plugins.surrogates.gp.hyperparameters import (
     NOISE_CEILING,
     NOISE_FLOOR,
@@ -50,6 +52,20 @@ def fitting_rows(y: np.ndarray, limit: int, rng: np.random.Generator) -> np.ndar
     best = order[: limit // 2]
     rest = rng.choice(order[limit // 2 :], size=limit - len(best), replace=False)
     return np.sort(np.concatenate([best, rest]))
+
+
+def _choice(option: str, value: Any, valid: Sequence[str]) -> str:
+    """One of ``valid``; an unhashable value failed in the lookup with a TypeError."""
+    if not isinstance(value, str) or value not in valid:
+        raise ValueError(f"gp: unknown {option} {value!r}; valid: {list(valid)}")
+    return value
+
+
+def _noise_floor(value: Any) -> float:
+    value = positive("gp", "noise_floor", value)
+    if value >= NOISE_CEILING:
+        raise ValueError(f"gp: noise_floor must be in (0, {NOISE_CEILING}), got {value}")
+    return value
 
 
 class GaussianProcessSurrogate:
@@ -84,33 +100,19 @@ class GaussianProcessSurrogate:
         noise_floor: float = NOISE_FLOOR,
         blas_threads: int = 1,
     ):
-        if kernel not in KERNELS:
-            raise ValueError(f"gp: unknown kernel {kernel!r}; valid: {sorted(KERNELS)}")
-        if hyperparameters not in HYPERPARAMETER_METHODS:
-            raise ValueError(
-                f"gp: unknown hyperparameters method {hyperparameters!r}; "
-                f"valid: {list(HYPERPARAMETER_METHODS)}"
-            )
-        if mean not in MEAN_CHOICES:
-            raise ValueError(f"gp: unknown mean {mean!r}; valid: {list(MEAN_CHOICES)}")
-        if not 0.0 < noise_floor < NOISE_CEILING:
-            raise ValueError(f"gp: noise_floor must be in (0, {NOISE_CEILING}), got {noise_floor}")
-        if restarts < 1 or fit_subset < 2:
-            raise ValueError(
-                f"gp: restarts must be >= 1 and fit_subset >= 2, got {restarts}, {fit_subset}"
-            )
-        if blas_threads < 0:
-            raise ValueError(f"gp: blas_threads must be >= 0 (0: no limit), got {blas_threads}")
-        self.kernel = KERNELS[kernel]()
-        self.method = hyperparameters
-        self.conditional = bool(conditional)
-        self.restarts = int(restarts)
-        self.fit_subset = int(fit_subset)
-        self.fit_mean = mean == "fit"
-        self.noise_floor = float(noise_floor)
-        self.blas_threads = int(blas_threads)
+        self.kernel = KERNELS[_choice("kernel", kernel, sorted(KERNELS))]()
+        self.method = _choice("hyperparameters", hyperparameters, HYPERPARAMETER_METHODS)
+        self.fit_mean = _choice("mean", mean, MEAN_CHOICES) == "fit"
+        # flag: bool("false") gave the conditional kernel
+        self.conditional = flag("gp", "conditional", conditional)
+        self.restarts = whole("gp", "restarts", restarts, 1)
+        self.fit_subset = whole("gp", "fit_subset", fit_subset, 2)
+        self.noise_floor = _noise_floor(noise_floor)
+        self.blas_threads = whole("gp", "blas_threads", blas_threads, 0)  # 0: no limit
+        samples = whole("gp", "samples", samples, 1)
+        burn_in = whole("gp", "burn_in", burn_in, 0)  # -5 passed and acted as 0
         self._chain = (
-            HyperparameterChain(samples=int(samples), burn_in=int(burn_in))
+            HyperparameterChain(samples=samples, burn_in=burn_in)
             if hyperparameters == "mcmc"
             else None
         )

@@ -8,10 +8,13 @@ from ConfigSpace import ConfigurationSpace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import ensembo
+from ensembo.errors import ComponentOptionError, PluginContractError
 from ensembo.plugins.acquisition_optimizers.continuous_relaxation import ContinuousRelaxation
 from ensembo.plugins.acquisition_optimizers.lbfgs import LbfgsOptimizer
 from ensembo.plugins.acquisitions.expected_improvement import ExpectedImprovement
 from ensembo.plugins.surrogates.gp.surrogate import GaussianProcessSurrogate
+from ensembo.plugins.surrogates.rf import RandomForestSurrogate
 from ensembo.proposal import SurrogateAcquisition
 from ensembo.registry import registry
 from ensembo.spaces import EncodedBatch, Space
@@ -105,11 +108,55 @@ def test_beats_the_best_candidate_on_a_real_gp_surface():
 
 
 def test_options_are_validated():
-    with pytest.raises(ValueError, match="valid options: n_sobol"):
+    with pytest.raises(ValueError, match="lbfgs: n_starts must be an integer >= 1, got 0"):
         LbfgsOptimizer(n_starts=0)
-    with pytest.raises(ValueError, match="lbfgs"):
-        LbfgsOptimizer(starts=3)
     assert isinstance(registry().create("acquisition_optimizer", "lbfgs"), LbfgsOptimizer)
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("n_starts", 2.5), ("n_sobol", "512"), ("max_iterations", True), ("n_random", None)],
+)
+def test_non_integer_counts_are_refused_by_name(option, value):
+    """2.5 starts passed ``ge(1)`` and crashed the first model-based ask on a slice."""
+    with pytest.raises(ComponentOptionError, match=f"lbfgs: {option} must be an integer"):
+        registry().create("acquisition_optimizer", "lbfgs", **{option: value})
+
+
+def test_an_unknown_option_suggests_the_known_one():
+    """lbfgs wrapped the unknown-option TypeError into a ValueError, which lost the
+    registry's "did you mean"."""
+    with pytest.raises(PluginContractError, match="did you mean n_starts"):
+        registry().create("acquisition_optimizer", "lbfgs", n_start=3)
+
+
+def _fitted_forest_surface(space: Space):
+    rng = np.random.default_rng(6)
+    configs = space.sample(12, rng)
+    y = np.array([(c["x"] - 0.3) ** 2 + c["y"] for c in configs])
+    forest = RandomForestSurrogate()
+    forest.fit(space.encode(configs), y, rng)
+    surface = SurrogateAcquisition(forest, ExpectedImprovement(), float(y.min()))
+    return surface, _history(space, configs, y)
+
+
+def test_a_surrogate_without_gradients_gets_the_candidates_alone():
+    """The study's surface always has ``score_with_gradient``; with ``rf`` behind it,
+    lbfgs called it and crashed instead of falling back to the candidates."""
+    space = Space(ConfigurationSpace(space={"x": (0.0, 1.0), "y": (0.0, 1.0)}))
+    surface, history = _fitted_forest_surface(space)
+    configs = LbfgsOptimizer().maximize(surface, space, history, 2, np.random.default_rng(7))
+    assert len(configs) == 2 and all(space.is_valid(c) for c in configs)
+
+
+def test_a_study_with_rf_and_lbfgs_asks_past_its_initial_design():
+    space = ConfigurationSpace(space={"x": (0.0, 1.0), "y": (0.0, 1.0)})
+    study = ensembo.Study(
+        space, surrogate="rf", acquisition_optimizer="lbfgs", seed=0, n_initial=3
+    )
+    for _ in range(5):
+        trial = study.ask()
+        study.tell(trial, (trial.config["x"] - 0.3) ** 2 + trial.config["y"])
 
 
 @settings(

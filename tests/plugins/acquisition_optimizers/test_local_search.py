@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ensembo.errors import ComponentOptionError
 from ensembo.plugins.acquisition_optimizers.local_search import LocalSearchOptimizer
 from ensembo.plugins.acquisition_optimizers.neighbourhood import (
     MIN_MOVE,
@@ -167,3 +170,30 @@ def test_exhausted_space_still_returns_a_configuration():
 def test_invalid_options_are_named(options, message):
     with pytest.raises(ValueError, match=message):
         LocalSearchOptimizer(**options)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "expected"),
+    [
+        # not integers: accepted, then the first model-based ask crashed
+        ("n_observed_starts", 2.5, "an integer >= 0"),
+        ("max_steps", 1.5, "an integer >= 1"),
+        ("plateau_steps", True, "an integer >= 0"),
+        # wrong types: a bare TypeError from a comparison, naming no option
+        ("n_random", "100", "an integer >= 1"),
+        ("n_random_starts", None, "an integer >= 0"),
+        ("step", "0.1", "a finite number > 0"),
+        ("random_fraction", "0.2", "a number in [0, 1]"),
+        ("random_fraction", float("nan"), "a number in [0, 1]"),
+    ],
+)
+def test_refused_values_name_the_plugin_and_the_option(option, value, expected):
+    with pytest.raises(
+        ComponentOptionError, match=rf"local-search: {option} must be {re.escape(expected)}"
+    ):
+        registry().create("acquisition_optimizer", "local-search", **{option: value})
+
+
+def test_valid_options_are_kept():
+    settings = LocalSearchOptimizer(n_random=100, random_fraction=1, step=0.2).settings
+    assert (settings.n_random, settings.random_fraction, settings.step) == (100, 1, 0.2)

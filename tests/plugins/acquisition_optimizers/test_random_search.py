@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from ConfigSpace import ConfigurationSpace
 
+from ensembo.errors import ComponentOptionError
 from ensembo.plugins.acquisition_optimizers.random_search import (
     RandomSearchOptimizer,
     default_samples,
@@ -64,6 +65,16 @@ def test_registered_with_options():
 def test_rejects_non_positive_sample_count():
     with pytest.raises(ValueError, match="n_samples"):
         RandomSearchOptimizer(n_samples=0)
+
+
+@pytest.mark.parametrize("value", [2.5, "100", True])
+def test_refuses_a_sample_count_that_is_no_integer(value):
+    """2.5 was accepted and failed at the first model-based ask; "100" failed in a
+    comparison with a bare TypeError."""
+    with pytest.raises(
+        ComponentOptionError, match="random: n_samples must be an integer >= 1"
+    ):
+        registry().create("acquisition_optimizer", "random", n_samples=value)
 
 
 def test_trial_vectors_follow_a_changed_configuration(tree_space):

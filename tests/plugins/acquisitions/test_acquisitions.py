@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from ensembo.errors import ComponentOptionError
 from ensembo.plugins.acquisitions.expected_improvement import ExpectedImprovement
 from ensembo.plugins.acquisitions.log_expected_improvement import LogExpectedImprovement
 from ensembo.plugins.acquisitions.lower_confidence_bound import LowerConfidenceBound
@@ -112,6 +113,22 @@ def test_negative_parameters_are_rejected_with_the_plugin_name():
         ExpectedImprovement(xi=-1)
     with pytest.raises(ValueError, match="lcb: kappa"):
         LowerConfidenceBound(kappa=-1)
+
+
+@pytest.mark.parametrize(
+    ("name", "option"), [("ei", "xi"), ("log-ei", "xi"), ("pi", "xi"), ("lcb", "kappa")]
+)
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), "0.1", None, True])
+def test_non_finite_or_non_numeric_parameters_are_refused_by_name(name, option, value):
+    """NaN passed ``< 0`` and made every acquisition value NaN, so the model was never
+    used; a string or None failed in the comparison with a bare TypeError."""
+    with pytest.raises(ComponentOptionError, match=f"{name}: {option} must be a finite number"):
+        registry().create("acquisition", name, **{option: value})
+
+
+def test_valid_parameters_become_floats():
+    assert registry().create("acquisition", "ei", xi=1).xi == 1.0
+    assert registry().create("acquisition", "lcb", kappa=0).kappa == 0.0
 
 
 @pytest.mark.parametrize("name", ["ei", "log-ei", "pi", "lcb"])

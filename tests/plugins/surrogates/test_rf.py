@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
+from ensembo.errors import ComponentOptionError
 from ensembo.plugins.surrogates.rf import RandomForestSurrogate
 from ensembo.protocols import Surrogate
 from ensembo.registry import registry
@@ -106,6 +109,46 @@ def test_fits_a_thousand_conditional_observations(tree_space):
 def test_invalid_options_name_the_option(option, value, message):
     with pytest.raises(ValueError, match=message):
         RandomForestSurrogate(**{option: value})
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "expected"),
+    [
+        # out of range: a depth of 0 or -1 grew single leaves, a float leaf size was a
+        # fraction of the data and no tree split
+        ("max_depth", 0, "an integer >= 1"),
+        ("max_depth", -1, "an integer >= 1"),
+        ("min_samples_leaf", 1.5, "an integer >= 1"),
+        ("min_samples_split", 2.0, "an integer >= 2"),
+        # not integers: accepted, then the first model-based ask crashed
+        ("n_trees", 2.5, "an integer >= 1"),
+        # wrong types: a bare TypeError from a comparison, naming no option
+        ("n_trees", "10", "an integer >= 1"),
+        ("feature_fraction", "0.5", "a number in (0, 1]"),
+        # strings for switches: "false" and "no" counted as true
+        ("bootstrap", "false", "true or false"),
+        ("log_targets", "no", "true or false"),
+        ("within_leaf_variance", 0, "true or false"),
+    ],
+)
+def test_refused_values_name_the_plugin_and_the_option(option, value, expected):
+    with pytest.raises(ComponentOptionError, match=rf"rf: {option} must be {re.escape(expected)}"):
+        registry().create("surrogate", "rf", **{option: value})
+
+
+def test_valid_depth_limits_are_kept():
+    assert RandomForestSurrogate(max_depth=3).settings.max_depth == 3
+    assert RandomForestSurrogate(max_depth=None).settings.max_depth is None
+
+
+def test_a_feature_fraction_of_int_1_uses_every_feature():
+    """sklearn reads an int ``max_features`` as a count: ``feature_fraction: 1`` from a
+    YAML file made every split look at one random dimension."""
+    rng = np.random.default_rng(1)
+    x = rng.random((40, 6))
+    surrogate = RandomForestSurrogate(feature_fraction=1, n_trees=2)
+    surrogate.fit(batch(x), x.sum(1), rng)
+    assert [tree.max_features_ for tree in surrogate._trees] == [6, 6]
 
 
 def test_predict_before_fit_is_an_error():

@@ -12,6 +12,7 @@ import pytest
 
 from ensembo.plugins.surrogates.gp.surrogate import GaussianProcessSurrogate
 from ensembo.plugins.surrogates.rf import RandomForestSurrogate
+from ensembo.plugins.surrogates.scaling import standardize
 from ensembo.spaces import load
 from ensembo.trials import History, Trial, TrialState
 from ensembo.wiring import build_proposer
@@ -88,3 +89,30 @@ def test_proposals_do_not_depend_on_the_unit_of_the_targets(surrogate, acquisiti
         proposals.append([c["x"] for c in proposed])
     np.testing.assert_allclose(proposals[0], proposals[1], atol=1e-6)
     np.testing.assert_allclose(proposals[2], proposals[1], atol=1e-6)
+
+
+TOO_SMALL_TO_SQUARE = 1e-170
+"""Its square underflows to 0: ``np.std`` of such targets was 0."""
+
+
+def test_targets_too_small_to_square_keep_their_spread():
+    """A scale of 0 standardized distinct targets to -inf, nan and inf."""
+    y = np.array([1.0, 2.0, 3.0])
+    standardized, _, scale = standardize(y * TOO_SMALL_TO_SQUARE)
+    np.testing.assert_allclose(standardized, standardize(y)[0])
+    assert scale == pytest.approx(np.std(y) * TOO_SMALL_TO_SQUARE)
+
+
+@pytest.mark.parametrize(("surrogate", "optimizer"), [("gp", "lbfgs"), ("rf", "local-search")])
+def test_proposals_follow_losses_too_small_to_square(surrogate, optimizer):
+    """Every model-based ask failed with "predict returned NaN or infinite means"."""
+    configs, y = observed()
+    specs = {"surrogate": surrogate, "acquisition": "ei", "acquisition_optimizer": optimizer}
+    proposer = build_proposer(specs, None).proposer
+    targets = (y + 2.0) * TOO_SMALL_TO_SQUARE
+    proposed = proposer.propose(
+        LINE, history_of(configs, targets), targets, 2, np.random.default_rng(3)
+    )
+    assert len(proposed) == 2 and all(LINE.is_valid(c) for c in proposed)
+    mean, _ = proposer.surrogate.predict(LINE.encode(proposed))
+    assert np.all(np.isfinite(mean))

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
+from ensembo.errors import ComponentOptionError
 from ensembo.plugins.surrogates.gp.hyperparameters import Hyperparameters, log_prior, vector_bounds
 from ensembo.plugins.surrogates.gp.kernels import (
     Laplace,
@@ -183,6 +186,31 @@ def test_options_are_validated_with_valid_choices_listed():
         GaussianProcessSurrogate(kernel="rbf")
     with pytest.raises(ValueError, match="mcmc"):
         GaussianProcessSurrogate(hyperparameters="hmc")
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        # "false" gave the conditional kernel (bool of a non-empty string)
+        ({"conditional": "false"}, "gp: conditional must be true or false"),
+        # accepted, and behaved like 0
+        ({"hyperparameters": "mcmc", "burn_in": -5}, "gp: burn_in must be an integer >= 0"),
+        # wrong types: a bare TypeError from a comparison, naming no option
+        ({"restarts": "3"}, "gp: restarts must be an integer >= 1"),
+        ({"samples": 2.5}, "gp: samples must be an integer >= 1"),
+        ({"noise_floor": "1e-6"}, "gp: noise_floor must be a finite number > 0"),
+        ({"kernel": ["matern52"]}, "gp: unknown kernel"),
+    ],
+)
+def test_refused_values_name_the_option(options, expected):
+    with pytest.raises(ComponentOptionError, match=re.escape(expected)):
+        registry().create("surrogate", "gp", **options)
+
+
+def test_valid_options_are_kept():
+    surrogate = GaussianProcessSurrogate(conditional=True, restarts=3, noise_floor=1e-5)
+    assert surrogate.conditional is True and surrogate.restarts == 3
+    assert surrogate.noise_floor == 1e-5
 
 
 @pytest.mark.parametrize("name", ["gp", "gp-cond"])
