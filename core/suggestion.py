@@ -10,20 +10,34 @@ An initial-design point that repeats a known trial (a small discrete space, a de
 that drew the same point twice) is redrawn from the prior with the trial's own
 generator: a repeat tells the model nothing new. Only exact repeats count there, not
 nearness to pending trials, so that batching cannot change the sequence.
+
+When prior draws keep repeating, a small finite space is listed and an untaken
+configuration picked from the list, so a repeat comes only once the space is known to
+be exhausted.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
 import numpy as np
+from ConfigSpace.hyperparameters import (
+    CategoricalHyperparameter,
+    Constant,
+    IntegerHyperparameter,
+    OrdinalHyperparameter,
+)
 
 from ensembo import execution
 from ensembo.attribution import calling, describe_component
+from ensembo.errors import SpaceError
 from ensembo.protocols import Proposer
+from ensembo.spaces import quantize
 from ensembo.trials import History, Trial, TrialState, config_key
 
 logger = logging.getLogger(__name__)
@@ -31,6 +45,9 @@ logger = logging.getLogger(__name__)
 _RUNNERS_UP = 4
 _RANDOM_DRAWS = 20
 _RANDOM_PURPOSE = 1000
+_LISTING_PURPOSE = 999
+_LISTING_LIMIT = 10_000  # value combinations of a space small enough to list
+_NOT_LISTED = object()
 
 
 @attrs.define
@@ -44,6 +61,7 @@ class Suggester:
     n_initial: int
     seed: int
     _initial_configs: list[dict[str, Any]] | None = None
+    _listing: Any = attrs.field(default=_NOT_LISTED, init=False, repr=False)
 
     def rng(self, number: int, purpose: int = 0) -> np.random.Generator:
         return np.random.default_rng([self.seed, number, purpose])
@@ -112,23 +130,57 @@ class Suggester:
 
         if is_new(planned):
             return planned
-        drawn = self._random_draw(number, is_new)
+        drawn = self._new_draw(number, is_new)
         if drawn is not None:
             logger.info("trial %d: the initial design repeated a known trial; drew another", number)
             return drawn
-        logger.warning("trial %d repeats a known configuration; the space looks exhausted", number)
+        self._warn_repeat(number)
         return planned
 
-    def _random_draw(
+    def _new_draw(
         self, number: int, accept: Callable[[dict[str, Any]], bool]
     ) -> dict[str, Any] | None:
         """The first of ``_RANDOM_DRAWS`` prior draws (the trial's own generators) that
-        ``accept`` takes, or None."""
+        ``accept`` takes; failing that, in a space small enough to list, a configuration
+        it takes picked at random from the list; None if there is none.
+
+        Prior draws alone missed the last few configurations: a run of 40 trials over
+        40 configurations repeated two while two others were never drawn."""
         for attempt in range(_RANDOM_DRAWS):
             drawn = self.space.sample(1, self.rng(number, _RANDOM_PURPOSE + attempt))[0]
             if accept(drawn):
                 return drawn
-        return None
+        return self._listed_draw(number, accept)
+
+    def _listed_draw(
+        self, number: int, accept: Callable[[dict[str, Any]], bool]
+    ) -> dict[str, Any] | None:
+        """A configuration of the listed space that ``accept`` takes, tried in an order
+        drawn with the trial's generator; None if the space is not listed or has none."""
+        listing = self._listed()
+        if listing is None:
+            return None
+        order = self.rng(number, _LISTING_PURPOSE).permutation(len(listing))
+        taken = next((listing[i] for i in order if accept(listing[i])), None)
+        return None if taken is None else dict(taken)  # the listing is kept: hand out a copy
+
+    def _listed(self) -> list[dict[str, Any]] | None:
+        """Every configuration of the space (listed once), or None when it is infinite
+        or too large to list."""
+        if self._listing is _NOT_LISTED:
+            self._listing = every_config(self.space, _LISTING_LIMIT)
+        return self._listing
+
+    def _warn_repeat(self, number: int) -> None:
+        """The warning for a repeat: "exhausted" only when the listing shows it."""
+        if self._listed() is not None:
+            logger.warning("trial %d repeats a known configuration; the space is exhausted", number)
+            return
+        logger.warning(
+            "trial %d repeats a known configuration: %d prior draws found no new one",
+            number,
+            _RANDOM_DRAWS,
+        )
 
     def _initial(self, number: int) -> dict[str, Any]:
         if self._initial_configs is None:
@@ -163,12 +215,12 @@ class Suggester:
                 for config in map(self.space.validate, proposed):
                     if distinct.admit(config):
                         return config
-        drawn = self._random_draw(number, distinct.admit)
+        drawn = self._new_draw(number, distinct.admit)
         if drawn is not None:
             reason = "proposals repeated known trials" if proposed else "nothing was proposed"
             logger.info("trial %d: %s; drew a random one", number, reason)
             return drawn
-        logger.warning("trial %d repeats a known configuration; the space looks exhausted", number)
+        self._warn_repeat(number)
         if not proposed:
             return self.space.sample(1, self.rng(number))[0]
         return self.space.validate(proposed[0])
@@ -181,6 +233,52 @@ def _proposing_component(proposer: Proposer) -> tuple[str, Any, str]:
     if optimizer is not None:
         return "acquisition optimizer", optimizer, "maximize"
     return "proposer", proposer, "propose"
+
+
+def every_config(space: Any, limit: int) -> list[dict[str, Any]] | None:
+    """All configurations of ``space`` (forbidden ones left out, each once), or None
+    when a hyperparameter takes infinitely many values or they combine in more than
+    ``limit`` ways."""
+    hyperparameters = [space.hyperparameter(name) for name in space.names]
+    counts = [_value_count(hp) for hp in hyperparameters]
+    if None in counts or math.prod(counts) > limit:
+        return None
+    grids = [_vector_grid(hp) for hp in hyperparameters]
+    listing: dict[Any, dict[str, Any]] = {}
+    for config in _valid_configs(space, itertools.product(*grids)):
+        listing.setdefault(config_key(config), config)  # inactive values collapse
+    return list(listing.values())
+
+
+def _valid_configs(space: Any, rows: Iterator[tuple[float, ...]]) -> Iterator[dict[str, Any]]:
+    for row in rows:
+        try:
+            yield space.from_vectors(np.array(row))[0]
+        except SpaceError:
+            continue  # a forbidden clause refuses it
+
+
+def _value_count(hp: Any) -> int | None:
+    """How many values ``hp`` takes (a stepped float counted on its grid), or None."""
+    step = quantize.step_of(hp)
+    if step is not None and not isinstance(hp, IntegerHyperparameter):
+        return math.floor((hp.upper - hp.lower) / step + 1e-9) + 1
+    size = hp.size
+    return int(size) if math.isfinite(size) else None
+
+
+def _vector_grid(hp: Any) -> np.ndarray:
+    """ConfigSpace vector values of every value ``hp`` takes; stepped values snap in
+    ``Space.from_vectors``, and their repeats collapse in the listing."""
+    if isinstance(hp, Constant):
+        return np.asarray(hp.to_vector(hp.value), dtype=float).reshape(1)
+    if isinstance(hp, CategoricalHyperparameter | OrdinalHyperparameter):
+        return np.arange(hp.size, dtype=float)
+    if isinstance(hp, IntegerHyperparameter):
+        values = np.arange(hp.lower, hp.upper + 1)
+    else:
+        values = np.minimum(hp.lower + quantize.step_of(hp) * np.arange(_value_count(hp)), hp.upper)
+    return np.asarray(hp.to_vector(values), dtype=float)
 
 
 def failures_as_worst(history: History, targets: np.ndarray) -> tuple[History, np.ndarray]:

@@ -44,7 +44,7 @@ def test_an_exhausted_space_repeats_with_a_warning(caplog):
     with caplog.at_level(logging.WARNING, logger="ensembo.suggestion"):
         configs = keys(study.ask_batch(3))
     assert len(set(configs)) == 2
-    assert "space looks exhausted" in caplog.text
+    assert "the space is exhausted" in caplog.text
 
 
 class EchoProposer:

@@ -30,6 +30,7 @@ configurations a walk down the tree would give, without the walk.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import attrs
@@ -44,35 +45,42 @@ from ConfigSpace.hyperparameters import (
 from ensembo.errors import SpaceError
 from ensembo.hookspecs import declares_options
 from ensembo.plugins.acquisition_optimizers.trial_vectors import TrialVectors
+from ensembo.plugins.option_checks import attrs_validator, flag, positive, whole
 from ensembo.plugins.surrogates.tpe.parzen import ColumnKinds, ParzenEstimator
 from ensembo.spaces import Space
 from ensembo.spaces.activity import deactivate
 from ensembo.trials import History
 
 
-def _fraction(instance, attribute, value) -> None:
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"tpe option {attribute.name!r} must be in (0, 1), got {value}")
+def open_fraction(plugin: str, option: str, value: Any) -> float:
+    """A share strictly between none and all (the shared ``share`` check allows 1)."""
+    real = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if not real or not 0.0 < value < 1.0:  # NaN fails the comparison
+        raise ValueError(f"{plugin}: {option} must be a number in (0, 1), got {value!r}")
+    return float(value)
 
 
-def _positive(instance, attribute, value) -> None:
-    if not value > 0:
-        raise ValueError(f"tpe option {attribute.name!r} must be positive, got {value}")
+def _checked(check, *args: Any) -> Any:
+    """An attrs validator running the shared option ``check`` for plugin ``tpe``."""
+    return attrs_validator("tpe", check, *args)
 
 
 @attrs.frozen(kw_only=True)
 class TPESettings:
-    """Options of ``tpe``: Optuna 5's defaults except the bandwidth floor and ``joint``."""
+    """Options of ``tpe``: Optuna 5's defaults except the bandwidth floor and ``joint``.
 
-    gamma: float = attrs.field(default=0.1, validator=_fraction)
-    max_below: int = attrs.field(default=25, validator=attrs.validators.ge(1))
-    n_candidates: int = attrs.field(default=24, validator=attrs.validators.ge(1))
-    prior_weight: float = attrs.field(default=1.0, validator=_positive)
-    recency_window: int = attrs.field(default=25, validator=attrs.validators.ge(1))
-    multivariate: bool = True
-    joint: bool = True
-    floor_exponent: float = attrs.field(default=2.0, validator=_positive)
-    min_bandwidth: float = attrs.field(default=0.03, validator=_fraction)
+    Each is type-checked: ``multivariate: "false"`` read as true, and ``n_candidates:
+    2.5`` or ``gamma: "0.2"`` failed only at the first model-based ask."""
+
+    gamma: float = attrs.field(default=0.1, validator=_checked(open_fraction))
+    max_below: int = attrs.field(default=25, validator=_checked(whole, 1))
+    n_candidates: int = attrs.field(default=24, validator=_checked(whole, 1))
+    prior_weight: float = attrs.field(default=1.0, validator=_checked(positive))
+    recency_window: int = attrs.field(default=25, validator=_checked(whole, 1))
+    multivariate: bool = attrs.field(default=True, validator=_checked(flag))
+    joint: bool = attrs.field(default=True, validator=_checked(flag))
+    floor_exponent: float = attrs.field(default=2.0, validator=_checked(positive))
+    min_bandwidth: float = attrs.field(default=0.03, validator=_checked(open_fraction))
 
 
 def recency_weights(count: int, window: int) -> np.ndarray:
@@ -172,7 +180,7 @@ class TreeParzenProposer:
             )
             for rows in (below, above)
         ]
-        return self._best_candidates(space, scale, estimators, groups, n, rng)
+        return self._best_candidates(space, history, scale, estimators, groups, n, rng)
 
     # --- pieces --------------------------------------------------------------------------
 
@@ -200,7 +208,9 @@ class TreeParzenProposer:
         ids: dict[bytes, int] = {}
         return np.array([ids.setdefault(column.tobytes(), len(ids)) for column in active.T])
 
-    def _best_candidates(self, space, scale, estimators, groups, n, rng) -> list[dict[str, Any]]:
+    def _best_candidates(
+        self, space, history, scale, estimators, groups, n, rng
+    ) -> list[dict[str, Any]]:
         below, above = estimators
         count = self.settings.n_candidates
         candidates = scale.snap(below.sample(n * count, rng))
@@ -216,7 +226,8 @@ class TreeParzenProposer:
         candidates = candidates.reshape(n, count, -1)
         configs = []
         for row_candidates, row_ratio in zip(candidates, ratio, strict=True):
-            allowed = _first_allowed(space, scale, _ranked(row_candidates, row_ratio, groups))
+            ranked = _ranked(row_candidates, row_ratio, groups)
+            allowed = _first_allowed(space, scale, ranked, history)
             # a forbidden clause may refuse every candidate: fall back on the prior
             configs.extend(allowed if allowed is not None else space.sample(1, rng))
         return configs
@@ -234,16 +245,24 @@ def _ranked(candidates: np.ndarray, ratio: np.ndarray, groups: np.ndarray) -> np
 
 
 def _first_allowed(
-    space: Space, scale: _UnitScale, ranked: np.ndarray
+    space: Space, scale: _UnitScale, ranked: np.ndarray, history: History
 ) -> list[dict[str, Any]] | None:
     """The first candidate that is a valid configuration (forbidden clauses refuse
-    some), as a one-element list; None if there is none.
+    some) held by no trial of ``history``, as a one-element list; the first valid one
+    when every valid one is held (the caller refuses it, as it does an acquisition
+    optimizer's seen fill); None if there is no valid one.
 
-    The next-best scored candidate, not a prior draw, replaces a forbidden one: when a
-    clause cuts through the region TPE favours, a prior draw lands far from it."""
+    The next-best scored candidate, not a prior draw, replaces a forbidden or seen one:
+    when a clause cuts through the region TPE favours, a prior draw lands far from it;
+    on a discrete space TPE's favourite is often a trial already run, and the caller
+    replaced 33 of 55 such suggestions by prior draws."""
+    first_valid = None
     for row in scale.to_vectors(ranked):
         try:
-            return space.from_vectors(row)
+            config = space.from_vectors(row)
         except SpaceError:
             continue
-    return None
+        if not history.holds_config(config[0]):
+            return config
+        first_valid = first_valid or config
+    return first_valid

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import re
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +18,7 @@ from ConfigSpace import (
 )
 
 import ensembo.spaces
+from ensembo.errors import ComponentOptionError
 from ensembo.plugins.surrogates.tpe import TreeParzenProposer
 from ensembo.plugins.surrogates.tpe.proposer import recency_weights
 from ensembo.protocols import Proposer
@@ -238,3 +241,75 @@ def test_joint_proposals_over_library_spaces_are_valid(library_path):
     proposed = TreeParzenProposer().propose(space, history, history.losses(), 20, rng)
     assert len(proposed) == 20
     assert all(space.validate(c) == c for c in proposed)
+
+
+def discrete_history():
+    """60 trials of a 100 x 2 grid, crowded around the optimum (37, "a"), so that TPE's
+    favourite candidates are mostly trials already run."""
+    rng = np.random.default_rng(0)
+    near = [{"i": int(i), "c": "a"} for i in range(30, 45)]
+    drawn = zip(rng.integers(0, 100, 45), rng.choice(["a", "b"], 45), strict=True)
+    far = [{"i": int(i), "c": str(c)} for i, c in drawn]
+    configs = list({tuple(sorted(c.items())): c for c in near + far}.values())
+    return history_of(configs, [abs(c["i"] - 37) + (c["c"] == "b") for c in configs])
+
+
+def test_on_a_discrete_space_the_suggestions_are_unseen():
+    """The best *unseen* candidate, as the acquisition optimizers return: a seen one
+    was refused by the Suggester and replaced by a prior draw."""
+    space = Space(ConfigurationSpace(space={"i": (0, 99), "c": ["a", "b"]}))
+    history = discrete_history()
+    proposed = TreeParzenProposer().propose(
+        space, history, history.losses(), 20, np.random.default_rng(1)
+    )
+    assert not any(history.holds_config(c) for c in proposed)
+    assert np.median([abs(c["i"] - 37) for c in proposed]) <= 10  # still near the optimum
+
+
+def test_in_a_study_on_a_discrete_space_its_suggestions_are_not_replaced_by_random_draws(caplog):
+    """The audit's case: 33 of 55 model-based trials were prior draws."""
+    space = ConfigurationSpace(space={"i": (0, 99), "c": ["a", "b"]})
+    study = Study(space, surrogate="tpe", seed=0)
+    with caplog.at_level(logging.INFO, logger="ensembo.suggestion"):
+        study.optimize(lambda c: abs(c["i"] - 37) + (c["c"] == "b"), 40)
+    assert "drew a random one" not in caplog.text
+
+
+def test_when_every_candidate_is_seen_the_best_seen_one_is_returned():
+    """Nothing new to offer: the caller refuses it and draws, as for an optimizer's fill."""
+    space = Space(ConfigurationSpace(space={"c": ["a", "b"]}))
+    history = history_of([{"c": "a"}, {"c": "b"}], [0.0, 1.0])
+    proposed = TreeParzenProposer(n_candidates=4).propose(
+        space, history, history.losses(), 3, np.random.default_rng(0)
+    )
+    assert len(proposed) == 3 and all(history.holds_config(c) for c in proposed)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"multivariate": "false"}, "tpe: multivariate must be true or false, got 'false'"),
+        ({"joint": "false"}, "tpe: joint must be true or false, got 'false'"),
+        ({"joint": 0}, "tpe: joint must be true or false, got 0"),
+        ({"n_candidates": 2.5}, "tpe: n_candidates must be an integer >= 1, got 2.5"),
+        ({"max_below": 0}, "tpe: max_below must be an integer >= 1, got 0"),
+        ({"recency_window": True}, "tpe: recency_window must be an integer >= 1, got True"),
+        ({"gamma": "0.2"}, "tpe: gamma must be a number in (0, 1), got '0.2'"),
+        ({"gamma": float("nan")}, "tpe: gamma must be a number in (0, 1), got nan"),
+        ({"min_bandwidth": None}, "tpe: min_bandwidth must be a number in (0, 1), got None"),
+        ({"prior_weight": "1"}, "tpe: prior_weight must be a finite number > 0, got '1'"),
+        ({"floor_exponent": float("inf")}, "tpe: floor_exponent must be a finite number > 0"),
+    ],
+)
+def test_options_of_the_wrong_type_are_refused_naming_the_option(options, message):
+    """``"false"`` acted as true, 2.5 candidates crashed the first model-based ask, and
+    ``gamma: "0.2"`` raised a bare TypeError."""
+    with pytest.raises(ComponentOptionError, match=re.escape(message)):
+        registry().create("surrogate", "tpe", **options)
+
+
+def test_valid_options_of_every_type_are_accepted():
+    proposer = TreeParzenProposer(
+        multivariate=False, joint=False, n_candidates=np.int64(3), gamma=0.5, prior_weight=2
+    )
+    assert proposer.settings.n_candidates == 3 and proposer.settings.multivariate is False
