@@ -10,6 +10,7 @@ import difflib
 
 from ensembo.errors import SpaceError
 from ensembo.spaces import components
+from ensembo.spaces.options import option_name
 from ensembo.spaces.plan import static_arguments
 from ensembo.spaces.problems import Problems
 from ensembo.spaces.spec import Component, SpaceSpec, join
@@ -55,11 +56,11 @@ def _check(
                 join(component.path, "estimator.by"),
                 f"{component.by!r} is not a choice in this scope",
             )
-        elif {str(c) for c in by.choices} != {o for o, _ in component.by_options}:
-            problems.add(
+        elif {str(option_name(c)) for c in by.choices} != {o for o, _ in component.by_options}:
+            problems.add(  # spelt as JSON writes them: true, not Python's True
                 join(component.path, "estimator.options"),
                 f"options must cover exactly the values of {component.by!r}: "
-                f"{sorted(map(str, by.choices))}",
+                f"{sorted(str(option_name(c)) for c in by.choices)}",
             )
     names = static_arguments(spec, component, scope, with_params)
     for local, _ in component.rename:
@@ -68,7 +69,6 @@ def _check(
                 join(component.path, f"rename.{local}"),
                 f"no hyperparameter {local!r} here; known: {sorted(names)}",
             )
-    packed = set()
     for target, sources in component.pack:
         for source in sources:
             if source not in names:
@@ -76,8 +76,14 @@ def _check(
                     join(component.path, f"pack.{target}"),
                     f"no hyperparameter {source!r} here; known: {sorted(names)}",
                 )
-        packed |= set(sources)
+        if target in names and target not in sources:
+            problems.add(
+                join(component.path, f"pack.{target}"),
+                f"{target!r} is already a hyperparameter here: the packed tuple would "
+                "replace it; pack into another name (and rename it if needed)",
+            )
         names = (names - set(sources)) | {target}
+    _check_rename_targets(component, names, problems)
     renames = dict(component.rename)
     arguments = {renames.get(n, n) for n in names} - {None}
     for key, _ in component.fixed:
@@ -103,6 +109,28 @@ def _check(
                 join(component.path, origin) if origin else path,
                 _unknown_argument(reference, argument, accepted, origin),
             )
+
+
+def _check_rename_targets(component: Component, names: set[str], problems: Problems) -> None:
+    """A rename onto a name another argument keeps, or two renames onto one name, would
+    silently pass one value and drop the other."""
+    renamed = {local for local, _ in component.rename}
+    taken: dict[str, str] = {}
+    for local, target in component.rename:
+        if target is None or target == local:
+            continue
+        if target in names and target not in renamed:
+            problems.add(
+                join(component.path, f"rename.{local}"),
+                f"{target!r} is already a hyperparameter here: renaming {local!r} onto it "
+                "would overwrite it; rename one of them, or drop one with null",
+            )
+        elif target in taken:
+            problems.add(
+                join(component.path, f"rename.{local}"),
+                f"{taken[target]!r} is renamed to {target!r} too: one would overwrite the other",
+            )
+        taken.setdefault(target, local)
 
 
 def _origins(component: Component) -> dict[str, str]:

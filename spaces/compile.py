@@ -194,23 +194,47 @@ def _conditions(param: Param, hyperparameters: dict, problems: Problems):
 def _condition(condition: Condition, child, hyperparameters: dict, problems: Problems):
     if isinstance(condition, Compare):
         parent = hyperparameters[condition.parent]
-        value = list(condition.value) if condition.op == "in" else condition.value
+        op, value = _integral_bound(parent, condition.op, condition.value)
+        value = list(value) if op == "in" else value
         try:
-            if condition.op in _INCLUSIVE:  # ConfigSpace has only strict comparisons
-                strict = _COMPARE[_INCLUSIVE[condition.op]](child, parent, value)
+            if op in _INCLUSIVE:  # ConfigSpace has only strict comparisons
+                strict = _COMPARE[_INCLUSIVE[op]](child, parent, value)
                 return OrConjunction(strict, EqualsCondition(child, parent, value))
-            return _COMPARE[condition.op](child, parent, value)
+            return _COMPARE[op](child, parent, value)
         except Exception as error:
-            problems.add(
-                condition.path,
-                f"invalid condition on {condition.parent!r}: {error}; "
-                f"legal values: {_legal_values(parent)}",
-            )
+            problems.add(condition.path, _condition_problem(condition, parent, error))
             return None
     items = [_condition(item, child, hyperparameters, problems) for item in condition.items]
     if any(item is None for item in items):
         return None
     return (AndConjunction if condition.kind == "all" else OrConjunction)(*items)
+
+
+def _integral_bound(parent, op: str, value: Any) -> tuple[str, Any]:
+    """A fractional bound on an integer parent as the integer bound it means
+    (``n >= 2.5`` is ``n >= 3``, ``n < 2.5`` is ``n <= 2``): ConfigSpace takes only
+    values an integer hyperparameter can hold."""
+    fractional = (
+        isinstance(value, float) and math.isfinite(value) and not value.is_integer()
+    )
+    if not isinstance(parent, UniformIntegerHyperparameter) or not fractional:
+        return op, value
+    if op in ("gt", "ge"):
+        return "ge", math.ceil(value)
+    if op in ("lt", "le"):
+        return "le", math.floor(value)
+    return op, value
+
+
+def _condition_problem(condition: Compare, parent, error: Exception) -> str:
+    """Why ConfigSpace refused a condition, with the values ``parent`` takes."""
+    if isinstance(parent, UniformIntegerHyperparameter) and condition.op in ("eq", "ne", "in"):
+        values = condition.value if condition.op == "in" else [condition.value]
+        if any(isinstance(v, float) and not v.is_integer() for v in values):
+            return (f"{condition.parent!r} is an integer in [{parent.lower}, {parent.upper}]: "
+                    f"'{condition.op}' needs whole numbers, got {condition.value!r}")
+    return (f"invalid condition on {condition.parent!r}: {error}; "
+            f"legal values: {_legal_values(parent)}")
 
 
 def _legal_values(hp) -> str:

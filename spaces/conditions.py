@@ -17,6 +17,9 @@ import attrs
 
 from ensembo.spaces.options import NULL_CHOICE, option_name, yaml_bool_hint
 from ensembo.spaces.problems import Problems
+from ensembo.spaces.reachability import _clauses as when_clauses
+from ensembo.spaces.reachability import _conjuncts as when_conjuncts
+from ensembo.spaces.reachability import _values_required as values_required
 from ensembo.spaces.spec import (
     COMPARISONS,
     RELATIONS,
@@ -92,10 +95,10 @@ def _compare(
     if not isinstance(value, VALUES):
         problems.add(path, f"'{op}' takes a single value, got {value!r}")
         return []
-    if op in ("gt", "lt", "ge", "le") and (
-        isinstance(value, bool) or not isinstance(value, int | float)
+    if op in ("gt", "lt", "ge", "le") and (  # a string may be an ordinal's value
+        isinstance(value, bool) or not isinstance(value, int | float | str)
     ):
-        problems.add(path, f"'{op}' needs a number, got {value!r}")
+        problems.add(path, f"'{op}' needs a number or a value of an ordinal, got {value!r}")
         return []
     return [Compare(parent=parent, op=op, value=value, path=path)]
 
@@ -325,21 +328,40 @@ def _never_together(compares: list[Compare], params: list[Param]) -> str:
 
     for compare in compares:
         param = by_name[compare.parent]
-        if param.kind == "choice":
+        if param.kind in ("choice", "categorical"):
             values = set(compare.value) if compare.op == "in" else {compare.value}
-            clash = need(param.name, {str(v) for v in values}, f"the clause asks "
+            if param.kind == "choice":
+                values = {str(v) for v in values}
+            clash = need(param.name, values, f"the clause asks "
                          f"{param.name} in {sorted(map(str, values))}")
             if clash:
                 return clash
-        current = param
-        while current.branch is not None:
-            choice, option = current.branch
-            clash = need(choice, {option}, f"{param.name} is active only when {choice} is "
-                         f"{option!r}")
+        for choice, options, why in _activity_needs(param, by_name):
+            clash = need(choice, set(options), f"{param.name} is active only when {why}")
             if clash:
                 return clash
-            current = by_name[choice]
     return ""
+
+
+def _activity_needs(param: Param, by_name: dict[str, Param]) -> list[tuple[str, Any, str]]:
+    """(choice or categorical, values it must take, in words) for ``param`` to be active:
+    its options up the tree, and what the ``when`` of it and of every parent it reads
+    require (``gamma`` with ``when: {kernel: rbf}`` needs ``kernel`` to be ``rbf``)."""
+    found, seen, todo = [], set(), [param.name]
+    while todo:
+        current = by_name[todo.pop()]
+        if current.name in seen:
+            continue
+        seen.add(current.name)
+        if current.branch is not None:
+            choice, option = current.branch
+            found.append((choice, {option}, f"{choice} is {option!r}"))
+            todo.append(choice)
+        for clause in when_clauses(current.when):
+            for parent, values in values_required(clause, by_name).items():
+                found.append((parent, values, f"{parent} is in {sorted(map(str, values))}"))
+        todo.extend(compare.parent for compare in when_conjuncts(current.when))
+    return found
 
 
 def _forbidden_value(name: str, value: Any, path: str, problems: Problems) -> list[Compare]:

@@ -45,6 +45,16 @@ def normalize_rule(rule: Any) -> str | dict[str, Any]:
     raise ValueError(unknown_rule(rule))
 
 
+def override_rule(hp: Hyperparameter, rule: Any) -> str | dict[str, Any]:
+    """:func:`normalize_rule` for a rule given through the API (``impute=``,
+    ``with_imputation``): a string that is no rule name and no value ``hp`` takes is a
+    mistyped rule (``'Midpoint'``), as in a document, not a fixed value."""
+    takes = (*getattr(hp, "choices", ()), *getattr(hp, "sequence", ()), getattr(hp, "value", None))
+    if isinstance(rule, str) and rule not in RULES and rule not in takes:
+        raise ValueError(unknown_rule(rule))
+    return normalize_rule(rule)
+
+
 def unknown_rule(rule: Any) -> str:
     """Why ``rule`` is refused, with the valid forms and the rule it is closest to."""
     close = difflib.get_close_matches(str(rule).lower(), RULES, n=1)

@@ -16,7 +16,13 @@ from typing import Any
 import attrs
 
 from ensembo.spaces import impute
-from ensembo.spaces.conditions import SCALARS, parse_condition, parse_forbidden, resolve_condition
+from ensembo.spaces.conditions import (
+    JUNCTIONS,
+    SCALARS,
+    parse_condition,
+    parse_forbidden,
+    resolve_condition,
+)
 from ensembo.spaces.options import NULL_CHOICE, option_name, option_pairs, yaml_bool_hint
 from ensembo.spaces.parse_components import COMPONENT_KEYS, parse_component, parse_steps
 from ensembo.spaces.problems import Problems, unknown_keys
@@ -125,6 +131,13 @@ def _mistyped_rules(params: list[Param], space_rule: Any, problems: Problems):
     return checked, space_rule
 
 
+def _option_hint(written: Any, names: tuple[str, ...]) -> str:
+    """Why a choice's ``default`` written as a boolean or null names no option."""
+    if written is None and NULL_CHOICE in names:
+        return ' (the option null is named "null": quote it)'
+    return yaml_bool_hint(written)
+
+
 def _mistyped(rule: Any, params: list[Param]) -> bool:
     return (
         isinstance(rule, str)
@@ -187,6 +200,10 @@ class _Parser:
                 self.problems.add(
                     where, f"hyperparameter names are non-empty and without {SEPARATOR!r}"
                 )
+                continue
+            if local in JUNCTIONS:  # `when: {any: [...]}` could never name it
+                self.problems.add(where, f"{local!r} cannot name a hyperparameter: in 'when' it "
+                                  "joins conditions (any: or, all: and); rename it")
                 continue
             if not isinstance(body, Mapping) or "type" not in body:
                 if branch is not None and _misspelt_option_key(local, body, where, self.problems):
@@ -278,9 +295,9 @@ class _Parser:
         if "default" not in raw:
             return None
         if raw["default"] not in values or not any(type(v) is type(raw["default"]) for v in values):
+            shown = "null" if raw["default"] is None else repr(raw["default"])  # as written
             self.problems.add(
-                f"{path}.default",
-                f"default {raw['default']!r} is not one of {list(values)}{hint}",
+                f"{path}.default", f"default {shown} is not one of {list(values)}{hint}"
             )
             return None
         return raw["default"]
@@ -383,7 +400,7 @@ class _Parser:
         if "default" in raw:  # option names are strings even when written as numbers
             written = raw["default"]
             default = self._default_in(
-                {"default": option_name(written)}, names, path, yaml_bool_hint(written)
+                {"default": option_name(written)}, names, path, _option_hint(written, names)
             )
         return {**fields, "choices": names, "options": tuple(options), "default": default}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ensembo.spaces.options import option_name
 from ensembo.spaces.problems import Problems, unknown_keys
 from ensembo.spaces.spec import Component, Param, Step, join
 
@@ -32,7 +33,7 @@ def parse_component(raw: Mapping, path: str, problems: Problems) -> Component | 
                 "a switched estimator is {by: CHOICE, options: {OPTION: ESTIMATOR}}",
             )
             return None
-        by_options = tuple((str(k), str(v)) for k, v in options.items())
+        by_options = tuple((str(option_name(k)), str(v)) for k, v in options.items())
         estimator = None
     elif not isinstance(estimator, str) or not estimator:
         problems.add(

@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from ensembo.spaces.options import NULL_CHOICE, option_argument
+from ensembo.spaces.options import NULL_CHOICE, option_argument, option_name
 from ensembo.spaces.spec import Component, Option, Param, SpaceSpec, Step
 
 MODEL_STEP = "model"
@@ -93,15 +93,12 @@ class Planner:
         for target, sources in component.pack:
             packed = tuple(values.pop(s) for s in sources if s in values)
             values[target] = packed
-        for local, target in component.rename:
-            if local in values:
-                value = values.pop(local)
-                if target is not None:
-                    values[target] = value
+        renames = dict(component.rename)  # all at once: {a: b, b: c} passes both values
+        values = {renames.get(k, k): v for k, v in values.items() if renames.get(k, k) is not None}
         values.update(dict(component.fixed))
         estimator = component.estimator
         if component.by is not None:  # the switch lives in the component's own scope
-            estimator = dict(component.by_options)[str(config[scope + component.by])]
+            estimator = dict(component.by_options)[str(option_name(config[scope + component.by]))]
         return EstimatorPlan(estimator=estimator, arguments=tuple(sorted(values.items())))
 
     def collect(self, scope: str, config, skip=frozenset()) -> dict[str, Any]:

@@ -17,9 +17,15 @@ def step_of(hp: Hyperparameter) -> float | int | None:
     return (hp.meta or {}).get("q")
 
 
+def last_point(low: float, high: float, q: float | int) -> float:
+    """The highest grid point ``low + k * q`` not above ``high`` (``high`` itself is one
+    only when it lies on the grid: sampling never draws it otherwise)."""
+    return min(low + math.floor((high - low) / q + 1e-9) * q, high)
+
+
 def snap(value: float, low: float, high: float, q: float | int, integer: bool) -> Any:
     steps = round((value - low) / q)
-    snapped = min(max(low + steps * q, low), high)
+    snapped = min(max(low + steps * q, low), last_point(low, high, q))
     return int(round(snapped)) if integer else float(snapped)
 
 
@@ -48,6 +54,15 @@ def grid_draw(hp: Hyperparameter, rng: np.random.Generator) -> Any:
     return int(round(value)) if isinstance(hp, IntegerHyperparameter) else float(value)
 
 
+def grid_draws(hp: Hyperparameter, rng: np.random.Generator, size: int) -> np.ndarray | None:
+    """``size`` values of :func:`grid_draw` at once (``None`` where it gives ``None``)."""
+    q = step_of(hp)
+    if q is None or getattr(hp, "log", False):
+        return None
+    points = int(np.floor((hp.upper - hp.lower) / q + 1e-9)) + 1
+    return hp.lower + rng.integers(points, size=size) * q
+
+
 def quantize_array(hp: Hyperparameter, values: np.ndarray) -> np.ndarray:
     """Values of ``hp`` snapped to its grid, elementwise (unchanged without a step)."""
     q = step_of(hp)
@@ -56,7 +71,7 @@ def quantize_array(hp: Hyperparameter, values: np.ndarray) -> np.ndarray:
     return np.clip(
         hp.lower + np.round((np.asarray(values, dtype=float) - hp.lower) / q) * q,
         hp.lower,
-        hp.upper,
+        last_point(hp.lower, hp.upper, q),
     )
 
 
@@ -75,15 +90,20 @@ def off_grid(hp: Hyperparameter, value: Any) -> str | None:
     if math.isclose(quantize(hp, value), value, rel_tol=1e-9, abs_tol=1e-12):
         return None
     below, above = _grid_neighbours(hp, value, q)
-    return (
-        f"{value!r} is not on the grid {hp.lower} + k * {q}; "
-        f"the nearest grid values are {below:.12g} and {above:.12g}"
+    nearest = (
+        f"the nearest grid value is {below:.12g}"
+        if above is None
+        else f"the nearest grid values are {below:.12g} and {above:.12g}"
     )
+    return f"{value!r} is not on the grid {hp.lower} + k * {q}; {nearest}"
 
 
 def _grid_neighbours(hp: Hyperparameter, value: float, q: float | int) -> tuple[Any, Any]:
-    """The grid points either side of ``value`` (``high`` counts as one, as in sampling)."""
+    """The grid points either side of ``value``; ``None`` above the last one (``high`` is
+    not a grid point unless ``low + k * q`` reaches it: neither snapping nor sampling
+    gives it)."""
+    last = last_point(hp.lower, hp.upper, q)
     steps = (value - hp.lower) / q
-    below = hp.lower + math.floor(steps) * q
-    above = min(hp.lower + math.ceil(steps) * q, hp.upper)
-    return below, above
+    below = min(hp.lower + math.floor(steps) * q, last)
+    above = hp.lower + math.ceil(steps) * q
+    return below, (above if above <= last else None)

@@ -99,11 +99,16 @@ def _values_required(condition: Condition, by_name: dict[str, Param]) -> dict[st
 
 
 def _values_admitted(parent: Param, compare: Compare) -> frozenset | None:
-    """The values of a choice or categorical ``parent`` that satisfy ``compare``."""
+    """The values of a choice, categorical or ordinal ``parent`` that satisfy ``compare``
+    (an ordinal compares by position in its sequence, as ConfigSpace does)."""
     if parent.kind == "choice":
         universe = frozenset(option.name for option in parent.options)
     elif parent.kind == "categorical":
         universe = frozenset(parent.choices)
+    elif parent.kind == "ordinal":
+        universe = frozenset(parent.choices)
+        if compare.op in _ORDERED:
+            return _positions_admitted(list(parent.choices), compare)
     else:
         return None
     if compare.op == "in":
@@ -113,6 +118,20 @@ def _values_admitted(parent: Param, compare: Compare) -> frozenset | None:
     if compare.op == "ne":
         return universe - {compare.value}
     return None
+
+
+_ORDERED = {"gt": lambda i, j: i > j, "ge": lambda i, j: i >= j,
+            "lt": lambda i, j: i < j, "le": lambda i, j: i <= j}
+
+
+def _positions_admitted(sequence: list[Any], compare: Compare) -> frozenset | None:
+    """The values of an ordinal ``sequence`` whose position satisfies ``compare``; None
+    for a value not in it (reported as illegal where the condition is resolved)."""
+    if compare.value not in sequence or isinstance(compare.value, bool):
+        return None
+    bound = sequence.index(compare.value)
+    holds = _ORDERED[compare.op]
+    return frozenset(v for i, v in enumerate(sequence) if holds(i, bound))
 
 
 def _listed(values: frozenset) -> list[Any]:

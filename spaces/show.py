@@ -57,11 +57,16 @@ def describe(space: Space, name: str) -> str:
 def _branch_of(space: Space, name: str) -> tuple[str, Any] | None:
     """The (choice, option) ``name`` is drawn under. With a DSL spec that is the option
     it was written in, even when it also has a ``when`` (its ConfigSpace condition is
-    then a conjunction); without one, a lone ``parent == value`` condition."""
+    then a conjunction); without one, a lone ``parent == value`` condition on a
+    categorical (only their choices are drawn as branches; others say ``, when ...``)."""
     if space.spec is not None:
         return space.spec.param(name).branch
     conditions = space.configspace.parent_conditions_of[name]
-    if len(conditions) == 1 and isinstance(conditions[0], EqualsCondition):
+    if (
+        len(conditions) == 1
+        and isinstance(conditions[0], EqualsCondition)
+        and isinstance(conditions[0].parent, CategoricalHyperparameter)
+    ):
         return conditions[0].parent.name, conditions[0].value
     return None
 

@@ -32,12 +32,10 @@ from ensembo.errors import SpaceError
 from ensembo.spaces import impute as imputation
 from ensembo.spaces.activity import deactivate, in_activation_order
 from ensembo.spaces.encoder import ENCODINGS, ColumnLayout
-from ensembo.spaces.encoding import EncodedBatch, activity_signature
-from ensembo.spaces.quantize import grid_draw, off_grid, quantize, quantize_array, step_of
+from ensembo.spaces.quantize import off_grid, quantize, step_of
 from ensembo.spaces.sampling import CANDIDATES_PER_CONFIG, MAX_CANDIDATES, prior_vectors
 from ensembo.spaces.spec import SpaceSpec
-
-_MAX_RESAMPLING_ROUNDS = 100
+from ensembo.spaces.vectors import VectorForms
 
 
 def _plain(value: Any) -> Any:
@@ -45,7 +43,7 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-class Space:
+class Space(VectorForms):
     """A search space over which ensembo optimizes.
 
     ``impute`` overrides, per hyperparameter name, the imputation rule stored in the
@@ -71,16 +69,16 @@ class Space:
         self.document = document
         self._hyperparameters = [configspace[n] for n in self.names]
         impute = dict(impute or {})
-        unknown = set(impute) - set(self.names)
+        unknown = sorted(set(impute) - set(self.names))
         if unknown:
-            raise SpaceError(
-                self.name, f"imputation given for unknown hyperparameters {sorted(unknown)}"
-            )
+            hints = "".join(f"; {h}" for name in unknown if (h := self._full_name_hint(name)))
+            raise SpaceError(self.name, f"imputation given for unknown hyperparameters {unknown}"
+                             f"{hints}")
         self._rules: dict[str, Any] = {}
         for hp in self._hyperparameters:
             try:
                 rule = (
-                    imputation.normalize_rule(impute[hp.name])
+                    imputation.override_rule(hp, impute[hp.name])
                     if hp.name in impute
                     else imputation.rule_of(hp)
                 )
@@ -201,15 +199,11 @@ class Space:
         if n <= 0:
             return []
         self.configspace.seed(int(rng.integers(2**31 - 1)))
-        found: list[dict[str, Any]] = []
-        for _ in range(_MAX_RESAMPLING_ROUNDS):
-            drawn: list[Any] = [self._to_dict(c) for c in self._draw(n - len(found))]
-            if self._quantized:
-                drawn = self._snapped_all([self._on_grid(config, rng) for config in drawn])
-            found.extend(config for config in drawn if config is not None)
-            if len(found) == n:
-                return found
-        raise SpaceError(self.name, f"could not sample {n} valid quantized configurations")
+        if self._quantized:
+            from ensembo.spaces.grid_sampling import sample_on_grid
+
+            return sample_on_grid(self, n, rng)
+        return [self._to_dict(c) for c in self._draw(n)]
 
     def _draw(self, n: int) -> list[Configuration]:
         """``n`` configurations drawn as ConfigSpace draws them (see
@@ -331,14 +325,6 @@ class Space:
     def _quantized(self) -> bool:
         return any(step_of(hp) is not None for hp in self._hyperparameters)
 
-    def _on_grid(self, config: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
-        """A sampled ``config`` with its stepped values drawn uniformly from their grids
-        (see :func:`~ensembo.spaces.quantize.grid_draw`)."""
-        for hp in self._hyperparameters:
-            if hp.name in config and (value := grid_draw(hp, rng)) is not None:
-                config[hp.name] = value
-        return config
-
     def _snapped(self, config: Mapping[str, Any]) -> dict[str, Any] | None:
         """``config`` on the quantization grid, activity recomputed; None if now invalid."""
         return self._snapped_all([config])[0]
@@ -355,14 +341,17 @@ class Space:
             for values, row, ok in zip(full, raw, allowed, strict=True)
         ]
 
-    def _stored_on_grid(self, config: Mapping[str, Any]) -> dict[str, Any]:
-        """Every hyperparameter's value (its default where ``config`` has none) on its grid
-        and rounded as ConfigSpace stores floats, twice: as snapping, then validating,
-        did, so that sampled values stay bit for bit what they were."""
+    def _stored_on_grid(
+        self, config: Mapping[str, Any], only_given: bool = False
+    ) -> dict[str, Any]:
+        """Every hyperparameter's value (its default where ``config`` has none, unless
+        ``only_given``) on its grid and rounded as ConfigSpace stores floats, twice: as
+        snapping, then validating, does, so that ``validate`` leaves the result as is."""
         values = {}
         for hp in self._hyperparameters:
-            value = config.get(hp.name, hp.default_value)
-            values[hp.name] = _plain(_stored(hp, _stored(hp, value)))
+            if hp.name in config or not only_given:
+                value = config.get(hp.name, hp.default_value)
+                values[hp.name] = _plain(_stored(hp, _stored(hp, value)))
         return values
 
     def _forbidden_rows(self, raw: np.ndarray) -> np.ndarray:
@@ -376,94 +365,6 @@ class Space:
     @staticmethod
     def _to_dict(configuration: Configuration) -> dict[str, Any]:
         return {k: _plain(v) for k, v in dict(configuration).items()}
-
-    # --- encoding ---------------------------------------------------------------------
-
-    def encode(self, configs: Sequence[Mapping[str, Any]]) -> EncodedBatch:
-        """Encode configurations for surrogates: values (n, encoded_dimension) in [0, 1]
-        (NaN where the rule is ``none``), inactive columns imputed per the rules."""
-        return self._batch(self.vectors(configs))
-
-    def _batch(self, raw: np.ndarray) -> EncodedBatch:
-        """EncodedBatch of ConfigSpace vectors (categoricals as index, NaN inactive)."""
-        values, active = self.layout.expand(raw / self._index_spread)
-        return EncodedBatch(
-            values=values, active=active, signature=activity_signature(~np.isnan(raw))
-        )
-
-    # --- ConfigSpace vectors ----------------------------------------------------------
-    # ConfigSpace's own vector form (one column per name, NaN where inactive, categorical
-    # and ordinal values as their index) lets acquisition optimizers sample, mutate and
-    # score thousands of configurations without building a dict for each.
-
-    def vectors(self, configs: Sequence[Mapping[str, Any]]) -> np.ndarray:
-        """ConfigSpace vectors (n, d) of configurations; NaN marks inactive values."""
-        raw = np.full((len(configs), self.dimension), np.nan)
-        for row, config in enumerate(configs):
-            for column, (name, hp) in enumerate(
-                zip(self.names, self._hyperparameters, strict=False)
-            ):
-                if name in config:
-                    raw[row, column] = float(hp.to_vector(config[name]))
-        return raw
-
-    def sample_vectors(self, n: int, seed: int | np.random.Generator | None = None) -> np.ndarray:
-        """ConfigSpace vectors (n, d) of valid configurations drawn from the prior."""
-        if n <= 0:
-            return np.empty((0, self.dimension))
-        if self._quantized:
-            return self.vectors(self.sample(n, seed))
-        rng = np.random.default_rng(seed)
-        self.configspace.seed(int(rng.integers(2**31 - 1)))
-        drawn = self._draw(n)
-        return np.array([c.get_array() for c in drawn], dtype=float).reshape(n, self.dimension)
-
-    def encode_vectors(self, raw: np.ndarray) -> EncodedBatch:
-        """Encode ConfigSpace vectors (n, d) exactly as :meth:`encode` encodes configs."""
-        return self._batch(np.asarray(raw, dtype=float).reshape(-1, self.dimension))
-
-    def from_vectors(self, raw: np.ndarray) -> list[dict[str, Any]]:
-        """Configurations from ConfigSpace vectors; values of inactive hyperparameters are
-        dropped; raises :class:`SpaceError` when an active value is missing or invalid."""
-        configs = []
-        for row in np.atleast_2d(np.asarray(raw, dtype=float)):
-            try:
-                configuration = Configuration(
-                    self.configspace, vector=deactivate(self.configspace, row[None])[0]
-                )
-                configuration.check_valid_configuration()
-            except Exception as error:  # ConfigSpace raises several types for bad vectors
-                raise SpaceError(
-                    self.name, f"invalid configuration vector {row.tolist()}: {error}"
-                ) from error
-            config = self._to_dict(configuration)
-            if self._quantized:
-                config = self._snapped(config)
-                if config is None:
-                    raise SpaceError(
-                        self.name, f"configuration vector {row.tolist()} is invalid once quantized"
-                    )
-            configs.append(config)
-        return configs
-
-    def decode(self, values: np.ndarray) -> list[dict[str, Any]]:
-        """Configurations from encoded rows; inactive columns are ignored."""
-        index = self.layout.collapse(np.atleast_2d(np.asarray(values, dtype=float)))
-        index = np.clip(np.nan_to_num(index, nan=0.5), 0.0, 1.0)
-        vectors = np.empty_like(index)
-        for column, hp in enumerate(self._hyperparameters):
-            if isinstance(hp, Constant):
-                vectors[:, column] = float(hp.to_vector(hp.value))
-            elif isinstance(hp, CategoricalHyperparameter | OrdinalHyperparameter):
-                vectors[:, column] = np.minimum(
-                    np.round(index[:, column] * self._index_spread[column]), hp.size - 1
-                )
-            else:  # onto the value grid (integers, quantization) so conditions see true values
-                vectors[:, column] = hp.to_vector(quantize_array(hp, hp.to_value(index[:, column])))
-        return [
-            self._to_dict(Configuration(self.configspace, vector=row))
-            for row in deactivate(self.configspace, vectors)
-        ]
 
     # --- presentation and execution -----------------------------------------------------
 
@@ -505,7 +406,8 @@ def _configuration_error(space: str, config: Mapping[str, Any], error: Exception
     if isinstance(error, ActiveHyperparameterNotSetError):
         problem = "is active in this configuration but has no value"
     elif isinstance(error, InactiveHyperparameterSetError):
-        problem = f"has a value ({error.value!r}) but is not active in this configuration"
+        value = config.get(error.hyperparameter.name, error.value)  # as given, not round-tripped
+        problem = f"has a value ({value!r}) but is not active in this configuration"
     else:
         first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
         return SpaceError(space, f"invalid configuration {dict(config)}: {first_line}")

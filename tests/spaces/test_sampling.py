@@ -88,11 +88,19 @@ def _one_by_one(space, config):
 @pytest.mark.parametrize("seed", range(5))
 def test_stepped_configurations_are_snapped_as_one_at_a_time(seed):
     space = spaces.load(STEPPED)
-    rng = np.random.default_rng(seed)
-    drawn = [space._on_grid(_plain_dict(c), rng) for c in space._draw(60)]
+    drawn = [_plain_dict(c) for c in space._draw(60)]
     drawn.append({"kernel": "poly", "degree": 5, "rate": 0.31, "C": 3.3})  # forbidden once snapped
     assert space._snapped_all(drawn) == [_one_by_one(space, config) for config in drawn]
     assert space._snapped_all(drawn)[-1] is None
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sampled_stepped_configurations_are_what_validating_gives(seed):
+    """Sampled values are stored as ``validate`` stores them, bit for bit."""
+    space = spaces.load(STEPPED)
+    configs = space.sample(100, seed=seed)
+    assert [space.validate(config) for config in configs] == configs
+    assert all(not space._forbidden_rows(space.vectors([c]))[0] for c in configs)
 
 
 def test_stepped_sampling_does_not_rebuild_each_configuration(monkeypatch):

@@ -1,0 +1,157 @@
+"""Encoded and ConfigSpace vector forms of a :class:`~ensembo.spaces.space.Space`.
+
+Surrogates see configurations encoded (:meth:`VectorForms.encode`); acquisition
+optimizers work on ConfigSpace's own vectors, one column per name, NaN where inactive,
+categorical and ordinal values as their index. A mixin of ``Space``: it reads the
+space's ConfigSpace, layout and rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from ConfigSpace import Configuration
+from ConfigSpace.hyperparameters import (
+    CategoricalHyperparameter,
+    Constant,
+    OrdinalHyperparameter,
+)
+
+from ensembo.errors import SpaceError
+from ensembo.spaces.activity import deactivate
+from ensembo.spaces.encoding import EncodedBatch, activity_signature
+from ensembo.spaces.quantize import quantize_array
+
+
+class VectorForms:
+    """``Space`` methods between configurations, encoded rows and ConfigSpace vectors."""
+
+    # --- encoding ---------------------------------------------------------------------
+
+    def encode(self, configs: Sequence[Mapping[str, Any]]) -> EncodedBatch:
+        """Encode configurations for surrogates: values (n, encoded_dimension) in [0, 1]
+        (NaN where the rule is ``none``), inactive columns imputed per the rules.
+
+        A value out of range, a value for an inactive hyperparameter, or none for an
+        active one is a SpaceError: encoded, it would leave [0, 1] or change the
+        configuration's signature, silently."""
+        raw = self.vectors(configs)
+        self._check_encodable(configs, raw)
+        return self._batch(raw)
+
+    def _check_encodable(self, configs: Sequence[Mapping[str, Any]], raw: np.ndarray) -> None:
+        """Range and activity of every configuration, checked on their vectors at once."""
+        scaled = raw / self._index_spread
+        present = ~np.isnan(raw)
+        active = ~np.isnan(deactivate(self.configspace, np.where(present, raw, 0.0)))
+        outside = present & ((scaled < -1e-9) | (scaled > 1 + 1e-9))
+        for wrong, problem in (
+            (outside, "{value!r} is out of its range"),
+            (present & ~active, "has a value ({value!r}) but is not active in it"),
+            (active & ~present, "is active in it but has no value"),
+        ):
+            if wrong.any():
+                row, column = (int(i) for i in np.argwhere(wrong)[0])
+                name = self.names[column]
+                said = problem.format(value=configs[row].get(name))
+                raise SpaceError(self.name, f"cannot encode configuration {row}, "
+                                 f"{dict(configs[row])}: {name!r} {said}")
+
+    def _batch(self, raw: np.ndarray) -> EncodedBatch:
+        """EncodedBatch of ConfigSpace vectors (categoricals as index, NaN inactive)."""
+        values, active = self.layout.expand(raw / self._index_spread)
+        return EncodedBatch(
+            values=values, active=active, signature=activity_signature(~np.isnan(raw))
+        )
+
+    # --- ConfigSpace vectors ----------------------------------------------------------
+    # ConfigSpace's own vector form (one column per name, NaN where inactive, categorical
+    # and ordinal values as their index) lets acquisition optimizers sample, mutate and
+    # score thousands of configurations without building a dict for each.
+
+    def vectors(self, configs: Sequence[Mapping[str, Any]]) -> np.ndarray:
+        """ConfigSpace vectors (n, d) of configurations; NaN marks inactive values."""
+        raw = np.full((len(configs), self.dimension), np.nan)
+        for row, config in enumerate(configs):
+            for column, (name, hp) in enumerate(
+                zip(self.names, self._hyperparameters, strict=False)
+            ):
+                if name in config:
+                    raw[row, column] = self._vector_value(hp, config[name])
+        return raw
+
+    def _vector_value(self, hp: Any, value: Any) -> float:
+        try:
+            return float(hp.to_vector(value))
+        except (KeyError, ValueError, TypeError) as error:  # e.g. a category it lacks
+            raise SpaceError(f"{self.name}: {hp.name}", f"{value!r} is not a value it "
+                             "takes") from error
+
+    def sample_vectors(self, n: int, seed: int | np.random.Generator | None = None) -> np.ndarray:
+        """ConfigSpace vectors (n, d) of valid configurations drawn from the prior."""
+        if n <= 0:
+            return np.empty((0, self.dimension))
+        if self._quantized:
+            return self.vectors(self.sample(n, seed))
+        rng = np.random.default_rng(seed)
+        self.configspace.seed(int(rng.integers(2**31 - 1)))
+        drawn = self._draw(n)
+        return np.array([c.get_array() for c in drawn], dtype=float).reshape(n, self.dimension)
+
+    def encode_vectors(self, raw: np.ndarray) -> EncodedBatch:
+        """Encode ConfigSpace vectors (n, d) exactly as :meth:`encode` encodes configs."""
+        return self._batch(np.asarray(raw, dtype=float).reshape(-1, self.dimension))
+
+    def from_vectors(self, raw: np.ndarray) -> list[dict[str, Any]]:
+        """Configurations from ConfigSpace vectors; values of inactive hyperparameters are
+        dropped; raises :class:`SpaceError` when an active value is missing or invalid."""
+        configs = []
+        for row in np.atleast_2d(np.asarray(raw, dtype=float)):
+            try:
+                configuration = Configuration(
+                    self.configspace, vector=deactivate(self.configspace, row[None])[0]
+                )
+                configuration.check_valid_configuration()
+            except Exception as error:  # ConfigSpace raises several types for bad vectors
+                raise SpaceError(
+                    self.name, f"invalid configuration vector {row.tolist()}: {error}"
+                ) from error
+            config = self._to_dict(configuration)
+            if self._quantized:
+                config = self._snapped(config)
+                if config is None:
+                    raise SpaceError(
+                        self.name, f"configuration vector {row.tolist()} is invalid once quantized"
+                    )
+            configs.append(config)
+        return configs
+
+    def decode(self, values: np.ndarray) -> list[dict[str, Any]]:
+        """Configurations from encoded rows; inactive columns are ignored."""
+        index = self.layout.collapse(np.atleast_2d(np.asarray(values, dtype=float)))
+        index = np.clip(np.nan_to_num(index, nan=0.5), 0.0, 1.0)
+        vectors = np.empty_like(index)
+        for column, hp in enumerate(self._hyperparameters):
+            if isinstance(hp, Constant):
+                vectors[:, column] = float(hp.to_vector(hp.value))
+            elif isinstance(hp, CategoricalHyperparameter | OrdinalHyperparameter):
+                vectors[:, column] = np.minimum(
+                    np.round(index[:, column] * self._index_spread[column]), hp.size - 1
+                )
+            else:  # onto the value grid (integers, quantization) so conditions see true values
+                vectors[:, column] = hp.to_vector(quantize_array(hp, hp.to_value(index[:, column])))
+        raw = deactivate(self.configspace, vectors)
+        self._refuse_forbidden(raw)
+        return [self._to_dict(Configuration(self.configspace, vector=row)) for row in raw]
+
+    def _refuse_forbidden(self, raw: np.ndarray) -> None:
+        """A SpaceError naming the first forbidden row of ``raw`` (n, d) and its clause:
+        a proposer must not evaluate a configuration the author forbade."""
+        for clause in self.configspace._dag.fast_forbidden_checks:
+            rows = np.flatnonzero(clause.is_forbidden_vector_array(raw.T))
+            if len(rows):
+                config = self._to_dict(Configuration(self.configspace, vector=raw[rows[0]]))
+                raise SpaceError(self.name, f"decoded row {int(rows[0])}, {config}, is "
+                                 f"forbidden by the clause {clause}")
