@@ -12,7 +12,7 @@ from ConfigSpace.hyperparameters import OrdinalHyperparameter
 import ensembo.spaces
 from ensembo import Study, suggestion
 from ensembo.spaces import Space
-from ensembo.suggestion import every_config
+from ensembo.spaces.enumeration import every_config
 
 FORTY_CONFIGS = {
     "params": {
