@@ -55,6 +55,13 @@ def share(plugin: str, option: str, value: Any) -> float:
     return float(value)
 
 
+def fraction(plugin: str, option: str, value: Any) -> float:
+    """A share strictly between none and all: a number in (0, 1)."""
+    if not _finite(value) or not 0 < value < 1:
+        raise ValueError(f"{plugin}: {option} must be a number in (0, 1), got {value!r}")
+    return float(value)
+
+
 def probability(plugin: str, option: str, value: Any) -> float:
     """A share that may also be none: a number in [0, 1] (a probability)."""
     if not _finite(value) or not 0 <= value <= 1:

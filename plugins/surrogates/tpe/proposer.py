@@ -30,7 +30,6 @@ configurations a walk down the tree would give, without the walk.
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import attrs
@@ -45,19 +44,11 @@ from ConfigSpace.hyperparameters import (
 from ensembo.errors import SpaceError
 from ensembo.hookspecs import declares_options
 from ensembo.plugins.acquisition_optimizers.trial_vectors import TrialVectors
-from ensembo.plugins.option_checks import attrs_validator, flag, positive, whole
+from ensembo.plugins.option_checks import attrs_validator, flag, fraction, positive, whole
 from ensembo.plugins.surrogates.tpe.parzen import ColumnKinds, ParzenEstimator
 from ensembo.spaces import Space
 from ensembo.spaces.activity import deactivate
 from ensembo.trials import History
-
-
-def open_fraction(plugin: str, option: str, value: Any) -> float:
-    """A share strictly between none and all (the shared ``share`` check allows 1)."""
-    real = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if not real or not 0.0 < value < 1.0:  # NaN fails the comparison
-        raise ValueError(f"{plugin}: {option} must be a number in (0, 1), got {value!r}")
-    return float(value)
 
 
 def _checked(check, *args: Any) -> Any:
@@ -72,7 +63,7 @@ class TPESettings:
     Each is type-checked: ``multivariate: "false"`` read as true, and ``n_candidates:
     2.5`` or ``gamma: "0.2"`` failed only at the first model-based ask."""
 
-    gamma: float = attrs.field(default=0.1, validator=_checked(open_fraction))
+    gamma: float = attrs.field(default=0.1, validator=_checked(fraction))
     max_below: int = attrs.field(default=25, validator=_checked(whole, 1))
     n_candidates: int = attrs.field(default=24, validator=_checked(whole, 1))
     prior_weight: float = attrs.field(default=1.0, validator=_checked(positive))
@@ -80,7 +71,7 @@ class TPESettings:
     multivariate: bool = attrs.field(default=True, validator=_checked(flag))
     joint: bool = attrs.field(default=True, validator=_checked(flag))
     floor_exponent: float = attrs.field(default=2.0, validator=_checked(positive))
-    min_bandwidth: float = attrs.field(default=0.03, validator=_checked(open_fraction))
+    min_bandwidth: float = attrs.field(default=0.03, validator=_checked(fraction))
 
 
 def recency_weights(count: int, window: int) -> np.ndarray:
