@@ -68,7 +68,7 @@ def check_strategy_fits(
         where = "loss" if spec is None else f"ensemble.{option}"
         if spec is not None:  # the study checks its own loss
             try:
-                check_loss_fits_context(loss, spec, context, of_ensembles=True)
+                check_loss_fits_context(loss, spec, context, of_ensembles=option in combining)
             except ExperimentError as error:
                 raise ExperimentError(where, error.message) from None
         if option in combining and not isinstance(loss, EnsembleLoss):

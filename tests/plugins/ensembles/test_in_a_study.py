@@ -71,6 +71,10 @@ def test_the_c_bound_is_an_ensemble_loss_of_eo_and_posthoc(ensemble):
     with pytest.raises(ExperimentError, match="'c-bound' is defined on a whole ensemble"):
         Study(space, surrogate=None, ensemble=ensemble, loss="c-bound",
               validation_targets=y, task="classification")
+    with pytest.raises(ExperimentError, match="'c-bound' is defined on a whole ensemble"):
+        # esmbo scores single models with its loss
+        Study(space, surrogate=None, ensemble={"name": "esmbo", "loss": "c-bound"},
+              validation_targets=y, task="classification")
 
 
 @pytest.mark.parametrize("ensemble", ["posthoc", "agnostic-bayes", "esmbo", "eo", "segor"])
