@@ -13,7 +13,7 @@ from ensembo.execution.dask_cluster import DaskBackend, start_local_cluster
 from ensembo.execution.distinct import DistinctConfigs, config_key
 from ensembo.execution.futures import ExecutorBackend, ProcessBackend
 from ensembo.execution.loop import record, run_trials
-from ensembo.execution.outcome import Outcome, OutcomeKind
+from ensembo.execution.outcome import ObjectiveError, Outcome, OutcomeKind
 from ensembo.execution.resolve import resolve_backend
 from ensembo.execution.settings import ExecutionSettings, parse_bytes, trial_limits
 
@@ -25,6 +25,7 @@ __all__ = [
     "ExecutionSettings",
     "ExecutorBackend",
     "InlineBackend",
+    "ObjectiveError",
     "Outcome",
     "OutcomeKind",
     "ProcessBackend",

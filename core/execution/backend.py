@@ -9,6 +9,7 @@ suggestion is made with the freshest history.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection, Hashable
 from typing import Any, Protocol, runtime_checkable
 
@@ -16,6 +17,18 @@ from ensembo.execution.child import TrialLimits, evaluate
 from ensembo.execution.outcome import Outcome
 
 Objective = Callable[[dict[str, Any]], Any]
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask: ``taskset``, a SLURM or
+    container cpuset), not all the machine has."""
+    counter = getattr(os, "process_cpu_count", None)  # Python 3.13+
+    if counter is not None:
+        return counter() or 1
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # no affinity on this platform
+        return os.cpu_count() or 1
 
 
 @runtime_checkable

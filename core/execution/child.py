@@ -5,8 +5,10 @@ child is forked (no pickling of the objective, no re-import, milliseconds to sta
 optionally capped with ``RLIMIT_AS`` (the memory limit is counted on top of the
 address space the child inherits at the fork), and asked by the kernel to die with its parent
 (``PR_SET_PDEATHSIG``) so that no evaluation outlives the worker or driver that started
-it. The result travels back pickled through a pipe; the parent reads it against the
-deadline and kills the child with SIGKILL when the deadline passes.
+it. The child leads a process group of its own, and the group is what is killed, so
+programs the objective started stop with it. The result travels back pickled through a
+pipe; the parent reads it against the deadline and kills the child with SIGKILL when
+the deadline passes.
 
 Forking works inside daemonic processes (Dask workers, pool workers), where
 ``multiprocessing`` refuses to start children. POSIX only.
@@ -15,6 +17,7 @@ Forking works inside daemonic processes (Dask workers, pool workers), where
 from __future__ import annotations
 
 import ctypes
+import io
 import os
 import pickle
 import resource
@@ -60,20 +63,27 @@ _FORK_LOCK = threading.Lock()
 
 
 def evaluate(
-    objective: Callable[[dict[str, Any]], Any], config: dict[str, Any], limits: TrialLimits
+    objective: Callable[[dict[str, Any]], Any],
+    config: dict[str, Any],
+    limits: TrialLimits,
+    ship: bool = False,
 ) -> Outcome:
     """Run ``objective(config)`` here, or in a child process when limits are set.
 
-    This is the function shipped to workers. KeyboardInterrupt and SystemExit propagate,
-    from the child process too, so that Ctrl-C stops a serial run; every other exception
-    becomes an outcome.
+    This is the function shipped to workers: ``ship=True`` where the outcome is then
+    pickled back to the driver (a process pool, Dask), so that what cannot make the
+    trip is replaced here (:func:`portable`). In the driver's own process the outcome
+    is kept as it is: a model holding a lock is fine there. KeyboardInterrupt and
+    SystemExit propagate, from the child process too, so that Ctrl-C stops a serial
+    run; every other exception becomes an outcome.
     """
     if limits.any:
         return evaluate_in_child(objective, config, limits)
     try:
-        return portable(Outcome(kind=OutcomeKind.RETURNED, value=objective(dict(config))))
+        outcome = Outcome(kind=OutcomeKind.RETURNED, value=objective(dict(config)))
     except Exception as error:
-        return portable(raised(error))
+        outcome = raised(error)
+    return portable(outcome) if ship else outcome
 
 
 def evaluate_in_child(
@@ -91,11 +101,13 @@ def evaluate_in_child(
     # from reaching EOF until that sibling exits: fork and close under one lock.
     with _FORK_LOCK:
         read_end, write_end = os.pipe()
+        _flush_std_streams()  # else the child inherits, and writes again, buffered output
         pid = os.fork()
         if pid == 0:  # child: never returns
             os.close(read_end)
             _child_main(objective, config, limits, write_end, parent)
         os.close(write_end)
+    _own_process_group(pid)  # the child does it too: whichever runs first
     if on_start is not None:
         on_start(pid)
     deadline = None if limits.wall_time is None else time.monotonic() + limits.wall_time
@@ -143,23 +155,13 @@ def _propagating_interrupts(outcome: Outcome) -> Outcome:
 def _child_main(objective, config, limits: TrialLimits, write_end: int, parent: int) -> None:
     code = 0
     try:
+        _own_process_group(0)
+        _fresh_std_streams()
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides what Ctrl-C means
         _die_with(parent)
         if limits.memory is not None:
             _limit_address_space(limits.memory)
-        try:
-            outcome = Outcome(kind=OutcomeKind.RETURNED, value=objective(dict(config)))
-        except MemoryError as error:
-            outcome = Outcome(
-                kind=OutcomeKind.MEMORY,
-                message=(
-                    f"memory: the evaluation exceeded its memory limit of {limits.memory} "
-                    f"bytes ({describe_exception(error)})"
-                ),
-            )
-        except BaseException as error:
-            outcome = raised(error)
-        _write_all(write_end, pickle.dumps(portable(outcome)))
+        _write_all(write_end, pickle.dumps(portable(_run(objective, config, limits))))
     except BaseException:
         code = 1
     finally:
@@ -169,6 +171,67 @@ def _child_main(objective, config, limits: TrialLimits, write_end: int, parent: 
             except Exception:
                 pass
         os._exit(code)
+
+
+def _run(objective, config, limits: TrialLimits) -> Outcome:
+    try:
+        return Outcome(kind=OutcomeKind.RETURNED, value=objective(dict(config)))
+    except MemoryError as error:
+        if limits.memory is None:  # no limit of ours was exceeded: an error like any other
+            return raised(error)
+        return Outcome(
+            kind=OutcomeKind.MEMORY,
+            message=(
+                f"memory: the evaluation exceeded its memory limit of {limits.memory} "
+                f"bytes ({describe_exception(error)})"
+            ),
+        )
+    except BaseException as error:
+        return raised(error)
+
+
+def _flush_std_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # None (no console), closed, or a stream that cannot flush
+            pass
+
+
+def _fresh_std_streams() -> None:
+    """Bind ``sys.stdout``/``sys.stderr`` to new, empty buffers on the same files.
+
+    What the driver printed but had not flushed when it forked (another thread may print
+    between the flush and the fork) is copied into the child; written at the child's
+    exit, it would appear once more per evaluation. Streams without a file (a notebook's,
+    ``capsys``) are kept.
+    """
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        try:
+            raw = io.FileIO(stream.fileno(), "w", closefd=False)
+            fresh = io.TextIOWrapper(
+                io.BufferedWriter(raw),
+                encoding=stream.encoding,
+                errors=stream.errors,
+                line_buffering=stream.line_buffering,
+                write_through=getattr(stream, "write_through", False),
+            )
+        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation included
+            continue
+        setattr(sys, name, fresh)
+        if getattr(sys, f"__{name}__") is stream:
+            setattr(sys, f"__{name}__", fresh)
+
+
+def _own_process_group(pid: int) -> None:
+    """Make the child lead a process group of its own, so that killing the group also
+    stops what the evaluation started (a training program, a shell), and Ctrl-C at the
+    terminal reaches the driver only."""
+    try:
+        os.setpgid(pid, 0)
+    except OSError:  # the child already exited, or already did it
+        pass
 
 
 def _address_space() -> int:
@@ -230,11 +293,21 @@ def _read_until(fd: int, deadline: float | None) -> bytes | None:
 
 
 def _kill(pid: int) -> None:
+    kill_group(pid)
+    _reap(pid)
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the evaluation ``pid`` and the processes it started (its process group)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+        return
+    except (ProcessLookupError, PermissionError):  # no group of its own: the pid alone
+        pass
     try:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    _reap(pid)
 
 
 def _reap(pid: int) -> int:

@@ -96,8 +96,24 @@ class DaskBackend:
         threads = max(sum(self.client.nthreads().values()), 1)
         return threads if self.max_slots is None else min(threads, self.max_slots)
 
+    def check_objective(self, objective: Objective) -> None:
+        """Dask ships the objective with cloudpickle when the first task is submitted; one
+        it cannot serialize would stop the run then, with a trial already handed out."""
+        import cloudpickle
+
+        try:
+            cloudpickle.dumps(objective)
+        except Exception as error:  # PicklingError, TypeError, AttributeError, ...
+            raise ExecutionError(
+                f"the objective {objective!r} cannot be sent to the Dask workers, which need "
+                f"it serializable by cloudpickle ({describe_exception(error)}). Keep what "
+                "cannot be pickled (locks, open files, connections) out of its closure and "
+                "create it inside the objective, or use n_jobs=k (forked processes, no "
+                "pickling)."
+            ) from error
+
     def submit(self, objective: Objective, config: dict[str, Any], limits: TrialLimits) -> Any:
-        future = self.client.submit(evaluate, objective, config, limits, pure=False)
+        future = self.client.submit(evaluate, objective, config, limits, ship=True, pure=False)
         self._live.add(future)
         return future
 
@@ -149,7 +165,7 @@ class DaskBackend:
         if handle in self._fetched:
             return self._fetched.pop(handle)
         if handle.status == "finished":
-            return handle.result()
+            return _read(handle)
         if handle.cancelled():
             return Outcome(kind=OutcomeKind.LOST, message="lost: the Dask task was cancelled")
         error = handle.exception()
@@ -173,3 +189,14 @@ class DaskBackend:
             self.client.close()
             if cluster is not None:
                 cluster.close()
+
+
+def _read(future: Any) -> Outcome:
+    """A finished task's outcome; one the client cannot load fails its trial, not the run."""
+    try:
+        return future.result()
+    except Exception as error:  # deserialization raises whatever the payload's code raises
+        return Outcome(
+            kind=OutcomeKind.RAISED,
+            message=f"the result could not be read: {describe_exception(error)}",
+        )

@@ -11,16 +11,14 @@ wherever the executor puts it, inside a child process only when limits are set.
 from __future__ import annotations
 
 import concurrent.futures
-import os
 import pickle
-import signal
 import threading
 from collections.abc import Collection
 from typing import Any
 
 from ensembo.errors import ExecutionError
-from ensembo.execution.backend import Objective
-from ensembo.execution.child import TrialLimits, evaluate, evaluate_in_child
+from ensembo.execution.backend import Objective, usable_cpus
+from ensembo.execution.child import TrialLimits, evaluate, evaluate_in_child, kill_group
 from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception
 
 
@@ -78,7 +76,7 @@ class ProcessBackend(_FuturesBackend):
                 self._children.add(pid)
                 stopping = self._stopping
             if stopping:  # forked while close() was killing the others: not spared
-                _kill_quietly(pid)
+                kill_group(pid)
 
         try:
             return evaluate_in_child(objective, config, limits, on_start=track)
@@ -92,15 +90,8 @@ class ProcessBackend(_FuturesBackend):
                 self._stopping = True
                 children = list(self._children)
             for pid in children:
-                _kill_quietly(pid)
+                kill_group(pid)
         self._threads.shutdown(wait=True, cancel_futures=True)
-
-
-def _kill_quietly(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 class ExecutorBackend(_FuturesBackend):
@@ -116,7 +107,8 @@ class ExecutorBackend(_FuturesBackend):
         self.executor = executor
         # _max_workers is how both stdlib pools store their size; other executors say it
         # through ``slots``.
-        self.slots = int(slots or getattr(executor, "_max_workers", None) or os.cpu_count() or 1)
+        self.slots = int(slots or getattr(executor, "_max_workers", None) or usable_cpus())
+        self._pending: set[concurrent.futures.Future] = set()
 
     def check_objective(self, objective: Objective) -> None:
         """A process pool pickles the objective for every task, and would otherwise
@@ -136,8 +128,10 @@ class ExecutorBackend(_FuturesBackend):
     def submit(
         self, objective: Objective, config: dict[str, Any], limits: TrialLimits
     ) -> concurrent.futures.Future:
+        # Only a thread pool keeps the outcome in this process: elsewhere it is pickled.
+        ship = not isinstance(self.executor, concurrent.futures.ThreadPoolExecutor)
         try:
-            return self.executor.submit(evaluate, objective, config, limits)
+            future = self.executor.submit(evaluate, objective, config, limits, ship=ship)
         except concurrent.futures.BrokenExecutor as error:
             raise ExecutionError(
                 f"the {type(self.executor).__name__} is broken ({describe_exception(error)}): "
@@ -145,6 +139,17 @@ class ExecutorBackend(_FuturesBackend):
                 "interrupted trials are re-run first by the next optimize() with a new pool; "
                 "n_jobs=k retries crashed evaluations on its own."
             ) from error
+        self._pending.add(future)
+        return future
+
+    def outcome(self, handle: concurrent.futures.Future) -> Outcome:
+        self._pending.discard(handle)
+        return super().outcome(handle)
 
     def close(self, *, interrupted: bool = False) -> None:
-        """Nothing to release: the executor belongs to the caller."""
+        """Cancel, when interrupted, the evaluations still queued in the executor (those
+        running cannot be stopped); the executor itself belongs to the caller."""
+        if interrupted:
+            for future in self._pending:
+                future.cancel()
+        self._pending.clear()

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ensembo.execution.backend import Backend, Objective
 from ensembo.execution.child import NO_LIMITS, TrialLimits
-from ensembo.execution.outcome import Outcome, OutcomeKind
+from ensembo.execution.outcome import Outcome, OutcomeKind, RemoteTraceback, matches
 from ensembo.trials import Trial, TrialState
 
 if TYPE_CHECKING:
@@ -111,7 +111,11 @@ def record(
     catch: tuple[type[BaseException], ...] = (Exception,),
     max_retries: int = 2,
 ) -> Trial:
-    """Tell ``study`` what became of ``trial``; re-raise an objective error not in ``catch``."""
+    """Tell ``study`` what became of ``trial``; re-raise an objective error not in ``catch``.
+
+    The trial's ``error`` is the exception's last line ("Type: message"); the warning
+    logged for it carries the traceback too (as Optuna logs it), wherever it was raised.
+    """
     kind = outcome.kind
     if kind is OutcomeKind.RETURNED:
         told = study._tell_returned(trial, outcome.value)  # unusable: the trial failed
@@ -128,12 +132,22 @@ def record(
         message = f"{outcome.message} (gave up after {trial.attempts} attempts)"
         logger.warning("trial %d failed: %s", trial.number, message)
         return study.tell(trial, state=TrialState.FAILED, error=message)
-    logger.warning("trial %d failed: %s", trial.number, outcome.message)
+    if outcome.traceback:
+        logger.warning(
+            "trial %d failed: %s\n%s", trial.number, outcome.message, outcome.traceback.rstrip()
+        )
+    else:
+        logger.warning("trial %d failed: %s", trial.number, outcome.message)
     told = study.tell(trial, state=TrialState.FAILED, error=outcome.message)
-    if (
-        kind is OutcomeKind.RAISED
-        and outcome.error is not None
-        and not isinstance(outcome.error, catch)
-    ):
-        raise outcome.error
+    if kind is OutcomeKind.RAISED and outcome.error is not None:
+        if not matches(outcome.error, catch):
+            raise _with_traceback(outcome.error, outcome.traceback)
     return told
+
+
+def _with_traceback(error: BaseException, text: str | None) -> BaseException:
+    """An exception from another process lost its traceback in pickling: chain the text
+    of it, so the user sees where the objective raised."""
+    if error.__traceback__ is None and text and error.__cause__ is None:
+        error.__cause__ = RemoteTraceback(text)
+    return error

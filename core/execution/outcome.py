@@ -15,6 +15,8 @@ from typing import Any
 
 import attrs
 
+from ensembo.errors import ExecutionError
+
 
 class OutcomeKind(enum.StrEnum):
     RETURNED = "returned"
@@ -41,6 +43,53 @@ class Outcome:
     value: Any = attrs.field(default=None, eq=False)
     error: BaseException | None = attrs.field(default=None, eq=False)
     message: str | None = None
+    traceback: str | None = attrs.field(default=None, eq=False)
+    """The objective's traceback as text: it survives any trip between processes."""
+
+
+class ObjectiveError(ExecutionError):
+    """Stands in for an objective's exception that could not travel back from the
+    process that ran it (it cannot be pickled, or its ``__init__`` takes other
+    arguments than its ``args``): it keeps the type's name, the names of its classes
+    (which ``catch`` is matched against) and the message."""
+
+    def __init__(self, type_name: str, type_names: tuple[str, ...], message: str):
+        super().__init__(type_name, tuple(type_names), message)
+        self.type_name, self.type_names, self.message = type_name, tuple(type_names), message
+
+    def __str__(self) -> str:
+        return (
+            f"the objective raised {self.message} "
+            f"(the {self.type_name} itself could not be sent back)"
+        )
+
+
+class RemoteTraceback(Exception):
+    """Set as ``__cause__`` of an exception re-raised from another process, whose own
+    traceback was lost in pickling, so the user still sees where it was raised (as
+    ``concurrent.futures`` does)."""
+
+    def __str__(self) -> str:
+        return "\n" + str(self.args[0]).rstrip()
+
+
+def qualified_name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def stand_in(error: BaseException) -> ObjectiveError:
+    return ObjectiveError(
+        qualified_name(type(error)),
+        tuple(qualified_name(cls) for cls in type(error).__mro__),
+        describe_exception(error),
+    )
+
+
+def matches(error: BaseException, catch: tuple[type[BaseException], ...]) -> bool:
+    """``isinstance(error, catch)``, by class names for a stand-in of the original."""
+    if isinstance(error, ObjectiveError):
+        return any(qualified_name(cls) in error.type_names for cls in catch)
+    return isinstance(error, catch)
 
 
 def describe_exception(error: BaseException) -> str:
@@ -48,19 +97,44 @@ def describe_exception(error: BaseException) -> str:
 
 
 def raised(error: BaseException) -> Outcome:
-    return Outcome(kind=OutcomeKind.RAISED, error=error, message=describe_exception(error))
+    return Outcome(
+        kind=OutcomeKind.RAISED,
+        error=error,
+        message=describe_exception(error),
+        traceback=traceback_text(error),
+    )
+
+
+def traceback_text(error: BaseException) -> str:
+    """The traceback from the objective's frame on: the frames of ensembo's call to it
+    tell the user nothing."""
+    frames = error.__traceback__
+    while (
+        frames is not None
+        and frames.tb_next is not None
+        and frames.tb_frame.f_globals.get("__name__", "").startswith("ensembo.execution.")
+    ):
+        frames = frames.tb_next
+    return "".join(traceback.format_exception(type(error), error, frames))
 
 
 def portable(outcome: Outcome) -> Outcome:
-    """The outcome, or a copy without the parts that cannot be pickled back to the driver.
+    """The outcome, or a copy whose parts that cannot make the trip to the driver are
+    replaced: for an outcome that crosses a process boundary only.
 
-    An unpicklable exception keeps its message; an unpicklable return value turns the
-    outcome into a failure that says so.
+    An exception that cannot be pickled, or pickles but cannot be loaded (an
+    ``__init__`` taking other arguments), becomes an :class:`ObjectiveError` with its
+    type and message; an unpicklable return value turns the outcome into a failure that
+    says so.
     """
+    try:
+        pickle.loads(pickle.dumps(outcome.error))
+    except Exception:  # pickling and loading raise many types (TypeError, PicklingError, ...)
+        outcome = attrs.evolve(outcome, error=stand_in(outcome.error))
     try:
         pickle.dumps(outcome)
         return outcome
-    except Exception as error:  # pickling raises many types (TypeError, PicklingError, ...)
+    except Exception as error:
         if outcome.kind is OutcomeKind.RETURNED:
             return Outcome(
                 kind=OutcomeKind.RAISED,

@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import concurrent.futures
-import os
 from typing import Any
 
 from ensembo.errors import ExecutionError
-from ensembo.execution.backend import Backend, InlineBackend
+from ensembo.execution.backend import Backend, InlineBackend, usable_cpus
 from ensembo.execution.dask_cluster import DaskBackend, is_dask_client
 from ensembo.execution.futures import ExecutorBackend, ProcessBackend
 
 
 def resolve_jobs(n_jobs: int | None) -> int | None:
-    """``-1`` means one per CPU; ``None`` means "not said"."""
+    """``-1`` means one per CPU this process may use; ``None`` means "not said"."""
     if n_jobs is None:
         return None
     if n_jobs == -1:
-        return os.cpu_count() or 1
+        return usable_cpus()
     if not isinstance(n_jobs, int) or isinstance(n_jobs, bool) or n_jobs < 1:
         raise ExecutionError(
             f"n_jobs must be a positive integer or -1 (one per CPU), got {n_jobs!r}"

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import difflib
 import numbers
-import os
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -26,10 +25,11 @@ import numpy as np
 
 from ensembo import checks
 from ensembo.errors import ExperimentError
-from ensembo.execution.backend import Backend
+from ensembo.execution.backend import Backend, InlineBackend, usable_cpus
 from ensembo.execution.child import TrialLimits
 from ensembo.execution.dask_cluster import DaskBackend, connect, start_local_cluster
-from ensembo.execution.resolve import resolve_backend
+from ensembo.execution.futures import ProcessBackend
+from ensembo.execution.resolve import resolve_jobs
 
 BACKENDS = ("serial", "processes", "dask")
 _KEYS = ("backend", "n_jobs", "address", "trial_timeout", "memory_limit", "max_retries")
@@ -162,11 +162,13 @@ class ExecutionSettings:
                     None if self.n_jobs in (None, -1) else self.n_jobs,
                 )
             else:
-                workers = (os.cpu_count() or 1) if self.n_jobs in (None, -1) else self.n_jobs
+                workers = usable_cpus() if self.n_jobs in (None, -1) else self.n_jobs
                 client, jobs = start_local_cluster(workers), None
             backend: Backend = DaskBackend(client, max_slots=jobs, owns_client=True)
-        else:
-            backend, _ = resolve_backend(1 if self.backend == "serial" else self.n_jobs or -1)
+        elif self.backend == "serial":
+            backend = InlineBackend()
+        else:  # processes, even one: a crash then costs a trial, not the run
+            backend = ProcessBackend(resolve_jobs(self.n_jobs or -1))
         try:
             yield backend
         finally:

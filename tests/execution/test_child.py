@@ -9,6 +9,7 @@ import time
 import pytest
 
 from ensembo.execution import NO_LIMITS, OutcomeKind, TrialLimits, evaluate, evaluate_in_child
+from ensembo.execution.outcome import ObjectiveError
 
 
 def square(config):
@@ -47,8 +48,9 @@ def test_child_exception_comes_back_with_its_type():
     def raise_unpicklable(config):
         raise Unpicklable("local class")
 
-    outcome = evaluate_in_child(raise_unpicklable, {})
-    assert outcome.kind is OutcomeKind.RAISED and outcome.error is None
+    outcome = evaluate_in_child(raise_unpicklable, {})  # a stand-in with its type and message
+    assert outcome.kind is OutcomeKind.RAISED and isinstance(outcome.error, ObjectiveError)
+    assert "Unpicklable" in outcome.error.type_name and "local class" in str(outcome.error)
     assert "local class" in outcome.message
 
 
