@@ -1,4 +1,5 @@
-"""Regression tests for the space DSL audit (/tmp/s39/spaces-audit/report.md), by number."""
+"""Edge cases of the space DSL: stepped sampling, renames and packs onto existing names,
+forbidden decodes, show(), bool switches, grids, int bounds, names and messages."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from ensembo import spaces
 from ensembo.errors import SpaceError
 
 
-def test_1_children_activated_by_a_snapped_parent_are_drawn_from_their_prior():
+def test_children_activated_by_a_snapped_parent_are_drawn_from_their_prior():
     """Snapping used to activate children drawn inactive, which then took their default."""
     space = spaces.load({"params": {
         "n": {"type": "int", "low": 0, "high": 10, "q": 5},
@@ -22,7 +23,7 @@ def test_1_children_activated_by_a_snapped_parent_are_drawn_from_their_prior():
     assert all(("x" in c) == (c["n"] == 10) for c in configs)
 
 
-def test_6_stepped_sampling_uses_the_full_candidate_budget_and_names_the_clauses():
+def test_stepped_sampling_uses_the_full_candidate_budget_and_names_the_clauses():
     """Stepped spaces gave up after 100 candidates, with a message naming no clause."""
     rare = spaces.load({
         "params": {f"n{i}": {"type": "int", "low": 0, "high": 10, "q": 5, "default": 5}
@@ -48,7 +49,7 @@ def _problems(document) -> str:
     return str(caught.value)
 
 
-def test_2_a_rename_onto_another_hyperparameter_is_refused():
+def test_a_rename_onto_another_hyperparameter_is_refused():
     """``rename: {tau: gamma}`` next to a searched ``gamma`` overwrote it silently."""
     params = {"gamma": {"type": "float", "low": 0.001, "high": 1, "default": 0.01},
               "tau": {"type": "float", "low": 2, "high": 3, "default": 2.5}}
@@ -64,7 +65,7 @@ def test_2_a_rename_onto_another_hyperparameter_is_refused():
         ("coef0", 0.01), ("gamma", 2.5))
 
 
-def test_3_a_pack_onto_another_hyperparameter_is_refused():
+def test_a_pack_onto_another_hyperparameter_is_refused():
     """``pack: {alpha: [a, b]}`` next to a searched ``alpha`` dropped it silently."""
     problems = _problems({
         "params": {"alpha": {"type": "float", "low": 0.1, "high": 10, "default": 1.0},
@@ -74,7 +75,7 @@ def test_3_a_pack_onto_another_hyperparameter_is_refused():
     assert "pack.alpha: 'alpha' is already a hyperparameter here" in problems
 
 
-def test_4_decode_refuses_a_forbidden_configuration_naming_the_clause():
+def test_decode_refuses_a_forbidden_configuration_naming_the_clause():
     """``decode`` handed out configurations that ``from_vectors`` and ``is_valid`` refuse."""
     space = spaces.load({"params": {
         "k": {"type": "categorical", "choices": ["a", "b"], "default": "a"},
@@ -85,7 +86,7 @@ def test_4_decode_refuses_a_forbidden_configuration_naming_the_clause():
         space.decode(np.array([[0.0, 1.0], [1.0, 1.0]]))
 
 
-def test_5_show_lists_children_of_non_categorical_parents_of_imported_spaces():
+def test_show_lists_children_of_non_categorical_parents_of_imported_spaces():
     """Only categorical choices are drawn as branches; others were never printed."""
     from ConfigSpace import (
         ConfigurationSpace,
@@ -106,7 +107,7 @@ def test_5_show_lists_children_of_non_categorical_parents_of_imported_spaces():
 
 
 @pytest.mark.parametrize("true, false", [("true", "false"), (True, False)])
-def test_13_a_bool_switches_estimators_with_options_true_and_false(true, false):
+def test_a_bool_switches_estimators_with_options_true_and_false(true, false):
     """Options were compared with Python's ``str(True)``, so ``true:`` was refused."""
     space = spaces.load({"params": {"fast": {"type": "bool"}}, "estimator": {
         "by": "fast", "options": {true: "sklearn.tree.DecisionTreeClassifier",
@@ -115,14 +116,14 @@ def test_13_a_bool_switches_estimators_with_options_true_and_false(true, false):
     assert type(space.build({"fast": False})).__name__ == "GaussianNB"
 
 
-def test_13_a_wrong_switch_lists_the_values_as_written():
+def test_a_wrong_switch_lists_the_values_as_written():
     problems = _problems({"params": {"fast": {"type": "bool"}}, "estimator": {
         "by": "fast", "options": {"yes": "sklearn.naive_bayes.GaussianNB"}}})
     expected = "options must cover exactly the values of 'fast': ['false', 'true']"
     assert f"estimator.options: {expected}" in problems
 
 
-def test_8_high_off_the_grid_is_neither_offered_nor_snapped_to():
+def test_high_off_the_grid_is_neither_offered_nor_snapped_to():
     """The off-grid message offered ``high`` (10 with ``q: 3``), which is refused."""
     space = spaces.load({"params": {"n": {"type": "int", "low": 0, "high": 10, "q": 3},
                                     "m": {"type": "int", "low": 0, "high": 10, "q": 6}}})
@@ -138,7 +139,7 @@ def test_8_high_off_the_grid_is_neither_offered_nor_snapped_to():
     ("ge", 2.5, set(range(3, 11))), ("gt", 2.5, set(range(3, 11))),
     ("le", 2.5, {1, 2}), ("lt", 2.5, {1, 2}), ("ge", 0.5, set(range(1, 11))),
 ])
-def test_7_a_fractional_bound_on_an_int_parent_means_the_integer_bound(op, bound, active):
+def test_a_fractional_bound_on_an_int_parent_means_the_integer_bound(op, bound, active):
     """ConfigSpace refused ``n >= 2.5`` on an int, saying 2.5 is not in [1, 10]."""
     space = spaces.load({"params": {
         "n": {"type": "int", "low": 1, "high": 10},
@@ -148,14 +149,14 @@ def test_7_a_fractional_bound_on_an_int_parent_means_the_integer_bound(op, bound
     assert all(("x" in c) == (c["n"] in active) for c in configs)
 
 
-def test_7_a_fractional_value_in_an_int_membership_says_it_needs_whole_numbers():
+def test_a_fractional_value_in_an_int_membership_says_it_needs_whole_numbers():
     problems = _problems({"params": {
         "n": {"type": "int", "low": 1, "high": 10},
         "x": {"type": "float", "low": 0, "high": 1, "when": {"n": {"in": [2.5, 3]}}}}})
     assert "params.x.when.n.in: 'n' is an integer in [1, 10]: 'in' needs whole numbers" in problems
 
 
-def test_9_imputation_given_through_the_api_gets_the_documents_help():
+def test_imputation_given_through_the_api_gets_the_documents_help():
     """A mistyped rule became a fixed value, and a short name got no flat-name hint."""
     with pytest.raises(SpaceError, match=r"C: unknown rule 'Midpoint'.*did you mean 'midpoint'"):
         spaces.load("svm-kernels", impute={"C": "Midpoint"})
@@ -168,13 +169,13 @@ def test_9_imputation_given_through_the_api_gets_the_documents_help():
 
 
 @pytest.mark.parametrize("name", ["any", "all"])
-def test_10_any_and_all_cannot_name_a_hyperparameter(name):
+def test_any_and_all_cannot_name_a_hyperparameter(name):
     """``when`` reads them as junctions, so such a hyperparameter could not be referenced."""
     problems = _problems({"params": {name: {"type": "categorical", "choices": ["a", "b"]}}})
     assert f"params.{name}: {name!r} cannot name a hyperparameter" in problems
 
 
-def test_14_messages_show_values_as_the_user_wrote_them():
+def test_messages_show_values_as_the_user_wrote_them():
     """A null default got no quoting hint; an inactive 0.1 showed as 0.10000000000000006."""
     problems = _problems({"params": {"c": {"type": "choice", "default": None,
                                            "options": {"null": {}, "a": {}}}}})
@@ -189,13 +190,13 @@ def _ordinal_space(sequence, condition):
                        "x": {"type": "float", "low": 0, "high": 1, "when": {"size": condition}}}}
 
 
-def test_11_an_ordinal_comparison_that_admits_nothing_is_never_active():
+def test_an_ordinal_comparison_that_admits_nothing_is_never_active():
     """Comparisons on ordinals were not checked: ``size > 4`` on [1, 2, 4] never held."""
     problems = _problems(_ordinal_space([1, 2, 4], {"gt": 4}))
     assert "params.x: can never be active: its 'when' admits no value of 'size'" in problems
 
 
-def test_11_string_ordinals_compare_by_position():
+def test_string_ordinals_compare_by_position():
     """``{size: {gt: s}}`` was refused with "'gt' needs a number"; ConfigSpace orders them."""
     space = spaces.load(_ordinal_space(["s", "m", "l"], {"gt": "s"}))
     configs = space.sample(200, seed=0)
@@ -203,7 +204,7 @@ def test_11_string_ordinals_compare_by_position():
     assert all(("x" in c) == (c["size"] != "s") for c in configs)
 
 
-def test_12_a_forbidden_clause_that_when_makes_impossible_is_refused():
+def test_a_forbidden_clause_that_when_makes_impossible_is_refused():
     """Only options were followed: a clause on ``kernel: linear`` and ``gamma``, active
     only under ``kernel: rbf``, was accepted and forbade nothing."""
     problems = _problems({"params": {
@@ -215,7 +216,7 @@ def test_12_a_forbidden_clause_that_when_makes_impossible_is_refused():
             "['linear'], but gamma is active only when kernel is in ['rbf']") in problems
 
 
-def test_12_a_clause_when_allows_is_kept():
+def test_a_clause_when_allows_is_kept():
     space = spaces.load({"params": {
         "kernel": {"type": "categorical", "choices": ["linear", "rbf"]},
         "gamma": {"type": "float", "low": 0.1, "high": 1, "default": 0.5,
@@ -229,7 +230,7 @@ def test_12_a_clause_when_allows_is_kept():
     ({"C": 1.0, "kernel": "linear", "gamma": 0.1}, "'gamma' has a value (0.1) but is not active"),
     ({"C": 1.0, "kernel": "rbf"}, "'gamma' is active in it but has no value"),
 ])
-def test_15_encode_refuses_what_it_cannot_encode_faithfully(config, problem):
+def test_encode_refuses_what_it_cannot_encode_faithfully(config, problem):
     """``encode`` gave values outside [0, 1] and counted inactive values as active."""
     space = spaces.load("svm-kernels")
     with pytest.raises(SpaceError, match="cannot encode configuration 1") as caught:
@@ -237,7 +238,7 @@ def test_15_encode_refuses_what_it_cannot_encode_faithfully(config, problem):
     assert problem in str(caught.value)
 
 
-def test_15_encode_still_takes_what_validate_gives():
+def test_encode_still_takes_what_validate_gives():
     space = spaces.load("svm-kernels")
     configs = space.sample(50, seed=0)
     batch = space.encode(configs)
