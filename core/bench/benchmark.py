@@ -24,6 +24,8 @@ class BenchmarkResult:
     skipped_as_finished: int
     tables: report.Tables
     planned: int = 0
+    failed: int = 0  # runs executed now that failed (their errors are in the report)
+    other_budgets: dict[int, int] = attrs.field(factory=dict)  # budget -> records, not reported
 
 
 def check_optimizers(optimizers: Sequence[str]) -> None:
@@ -56,7 +58,7 @@ def run_benchmark(
     pending = missing if execute else []
     drawn = progress and is_terminal(sys.stderr)  # no \r-drawn bars in a log file
     with tqdm(total=len(pending), desc=f"bench {suite}", unit="run", disable=not drawn) as bar:
-        runner.run_all(pending, workers, on_done=lambda record: bar.update())
+        done = runner.run_all(pending, workers, on_done=lambda record: bar.update())
     records = runner.load_records(runs)
     problems = list(dict.fromkeys(run.problem for run in runs))
     computed = report.tables(records, optimizers, problems)
@@ -77,4 +79,15 @@ def run_benchmark(
         skipped_as_finished=len(runs) - len(missing),
         tables=computed,
         planned=len(runs),
+        failed=sum(record.get("status") == "failed" for record in done),
+        other_budgets=_other_budgets(records),
     )
+
+
+def _other_budgets(records: Sequence[dict]) -> dict[int, int]:
+    """How many records were made with each budget other than the one asked for."""
+    counts: dict[int, int] = {}
+    for record in records:
+        if record.get("status") == "other budget":
+            counts[record.get("budget")] = counts.get(record.get("budget"), 0) + 1
+    return counts

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import importlib.util
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+logger = logging.getLogger(__name__)
 
 
 def convergence_plots(
@@ -16,8 +19,13 @@ def convergence_plots(
     problems: Sequence[str],
     directory: Path,
 ) -> dict[str, str]:
-    """One PNG per problem; returns problem -> file name. Empty without matplotlib."""
+    """One PNG per problem; returns problem -> file name. Empty without matplotlib,
+    with a warning, as ``ensembo report`` gives: the report is then missing a section."""
     if importlib.util.find_spec("matplotlib") is None:
+        logger.warning(
+            "matplotlib is not installed, so the benchmark report has no convergence "
+            "plots; install it with: pip install 'ensembo[plots]'"
+        )
         return {}
     import matplotlib
 

@@ -50,6 +50,7 @@ class Tables:
     not_complete: tuple[tuple[str, str, int, str, str], ...]
     missing: dict[tuple[str, str], str]  # (problem, optimizer) without results -> why
     environments: tuple[str | None, ...] = ()  # what each record says it was made on
+    known_optimum: bool = False  # some record knows f*, even if none completed here
 
 
 def _last_line(text: str | None) -> str:
@@ -108,6 +109,7 @@ def tables(
         ),
         missing=_why_missing(records, rows, optimizers),
         environments=tuple(_description(r) for r in records),
+        known_optimum=any(r.get("optimum") is not None for r in records),
     )
 
 
@@ -269,7 +271,7 @@ def _table_head(first: str, columns: Sequence[str]) -> list[str]:
 
 
 def _score_table(t: Tables) -> list[str]:
-    has_optimum = any(row.optimum is not None for row in t.rows)
+    has_optimum = t.known_optimum or any(row.optimum is not None for row in t.rows)
     score_name = "final simple regret" if has_optimum else "validation error of the incumbent"
     lines = [f"### Median {score_name} [min–max over seeds] (mean rank within the problem)", ""]
     lines += _table_head("problem", t.optimizers)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 import tempfile
@@ -88,9 +89,17 @@ STANDALONE = {
 }
 
 
-def _names(text: str | None) -> list[str] | None:
-    """Comma-separated names, in order, each once (a repeated name would run twice)."""
-    return list(dict.fromkeys(n.strip() for n in text.split(",") if n.strip())) if text else None
+def _names(text: str | None, option: str = "--optimizers") -> list[str] | None:
+    """Comma-separated names, in order, each once (a repeated name would run twice).
+
+    Given but naming nothing (``,``) is a mistake, not a request for the default list.
+    """
+    if text is None:
+        return None
+    names = list(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    if not names:
+        raise ExperimentError(option, f"{text!r} names nothing; give comma-separated names")
+    return names
 
 
 def _check_suite(name: str) -> None:
@@ -129,6 +138,7 @@ def run(args) -> int:
             print(f"{name:<14} {description}")
         return 0
     _check_suite(args.suite)
+    optimizers, problems = _names(args.optimizers), _names(args.problems, "--problems")
     _check_out(args.out)
     try:
         if args.suite in STANDALONE:
@@ -137,7 +147,7 @@ def run(args) -> int:
             module = importlib.import_module(STANDALONE[args.suite][0])
             return module.main(args, _command_line(args))
         result = run_benchmark(
-            args.suite, optimizers=_names(args.optimizers), problems=_names(args.problems),
+            args.suite, optimizers=optimizers, problems=problems,
             seeds=args.seeds, budget=args.budget, workers=args.workers, out=args.out,
             command=_command_line(args), progress=not args.no_progress and not args.report_only,
             execute=not args.report_only,
@@ -148,9 +158,38 @@ def run(args) -> int:
             "the same command resumes (runs in progress start again)",
             file=sys.stderr,
         )
+        _exit_if_a_pool_is_stuck(130)
         return 130
-    not_run = result.planned - result.executed - result.skipped_as_finished
-    unfinished = f", {not_run} without a record (not run: --report-only)" if not_run > 0 else ""
     print(f"{result.executed} runs executed, {result.skipped_as_finished} already finished"
-          f"{unfinished}; report: {result.report_path}")
+          f"{_not_run(result)}; report: {result.report_path}")
+    if result.failed:
+        print(f"ensembo bench: {result.failed} of {result.executed} runs failed; their errors "
+              f"are listed in {result.report_path}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _exit_if_a_pool_is_stuck(code: int) -> None:
+    """A pool manager thread that outlived the interrupt would be joined forever at exit
+    (the command printed 'interrupted' and hung); records are written atomically, so
+    leave at once instead."""
+    from ensembo.bench.runner import pool_stuck
+
+    if pool_stuck():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _not_run(result) -> str:
+    """The planned runs neither executed nor finished (--report-only): records made with
+    another budget are not 'without a record', and that budget reports them."""
+    other = sum(result.other_budgets.values())
+    without = result.planned - result.executed - result.skipped_as_finished - other
+    parts = [f", {without} without a record (not run: --report-only)"] if without > 0 else []
+    if other:
+        budgets = sorted(result.other_budgets, key=str)
+        how = (f"pass --budget {budgets[0]}" if len(budgets) == 1
+               else f"budgets {', '.join(map(str, budgets))}; pass one as --budget")
+        parts.append(f", {other} made with another budget ({how} to report them)")
+    return "".join(parts)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -113,13 +114,19 @@ def read_results_csv(path: Path) -> tuple[np.ndarray, list[str], list[str]]:
             )
         cells: dict[tuple[str, str], list[float]] = defaultdict(list)
         for line, row in enumerate(reader, start=2):
-            try:
-                cells[row["problem"], row["method"]].append(float(row["loss"]))
-            except ValueError:
-                raise ExperimentError(
-                    f"{path}: line {line}", f"loss {row['loss']!r} is not a number"
-                ) from None
+            cells[row["problem"], row["method"]].append(_loss(row["loss"], f"{path}: line {line}"))
     return loss_matrix(cells, str(path))
+
+
+def _loss(text: str | None, where: str) -> float:
+    """A CSV loss: a finite number, since one nan or inf would make every rank nan."""
+    try:
+        value = float(text)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ExperimentError(where, f"loss {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise ExperimentError(where, f"loss {text!r} is not a finite number")
+    return value
 
 
 def read_bench_records(
@@ -137,7 +144,7 @@ def read_bench_records(
 
     cells: dict[tuple[str, str], list[float]] = defaultdict(list)
     budgets: dict[str, set] = defaultdict(set)
-    for record, path in _complete_records(folder):
+    for record, path in _run_records(folder):
         problem = f"{record.get('suite', '')}/{record.get('problem', path.parent.parent.name)}"
         budgets[problem].add(record.get("budget"))
         if budget is None or record.get("budget") == budget:
@@ -161,13 +168,50 @@ def read_bench_records(
             f"at a time with --budget (one of {', '.join(map(str, found))})",
         )
     if not cells:
+        others = other_records(folder)
+        left_out = (
+            f" (left out: {', '.join(others)}, records of a benchmark with its own "
+            "protocol and report.md, not optimizer runs)" if others else ""
+        )
         raise ExperimentError(
             str(folder),
             "no complete 'ensembo bench' run records (SUITE/PROBLEM/OPTIMIZER/seed-N.json) "
-            "in this folder; give the --out folder of 'ensembo bench', a results CSV or a "
-            "study's SQLite file",
+            f"in this folder{left_out}; give the --out folder of 'ensembo bench', a "
+            "results CSV or a study's SQLite file",
         )
     return loss_matrix(cells, str(folder))
+
+
+def is_run_record(record: Mapping[str, Any]) -> bool:
+    """An optimizer run of the plain harness, which has a final score to rank.
+
+    The ``ensembles``, ``estimators`` and ``overfitting`` benchmarks also write complete
+    ``seed-N.json`` records, but theirs compare methods inside one record and have no
+    ``optimizer`` or final loss.
+    """
+    return "optimizer" in record and (
+        record.get("final_regret") is not None or record.get("final_loss") is not None
+    )
+
+
+def _run_records(folder: Path) -> Iterator[tuple[dict[str, Any], Path]]:
+    return ((r, p) for r, p in _complete_records(folder) if is_run_record(r))
+
+
+def other_records(folder: Path) -> list[str]:
+    """Folders (first level under ``folder``) holding complete records that are not
+    optimizer runs, so a report can say what it left out."""
+    found = {
+        _top_folder(Path(folder), path)
+        for record, path in _complete_records(folder)
+        if not is_run_record(record)
+    }
+    return sorted(found)
+
+
+def _top_folder(folder: Path, path: Path) -> str:
+    parts = path.relative_to(folder).parts
+    return str(folder / parts[0]) if len(parts) > 1 else str(path)
 
 
 def _complete_records(folder: Path) -> Iterator[tuple[dict[str, Any], Path]]:

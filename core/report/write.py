@@ -76,13 +76,16 @@ def write_benchmark_report(
     """
     from ensembo.report.critical_difference import (
         compare_methods,
+        other_records,
         read_bench_records,
         read_results_csv,
     )
 
     source = Path(results)
+    left_out = ""
     if source.is_dir():
         matrix, methods, problems = read_bench_records(source, budget)
+        left_out = _left_out_note(other_records(source))
     elif budget is not None:
         raise ExperimentError(
             str(source), "a budget selects runs of an 'ensembo bench' folder; a results "
@@ -94,7 +97,7 @@ def write_benchmark_report(
     runs = "" if budget is None else f", runs with budget {budget}"
     heading = (
         f"# Ranks over {len(problems)} problems\n\nFrom `{results}`{runs}; "
-        "1 is the lowest loss.\n\n"
+        f"1 is the lowest loss.\n\n{left_out}"
     )
     if len(methods) == 2:  # Friedman and its diagram need three; a pair has paired tests
         out.mkdir(parents=True, exist_ok=True)
@@ -120,6 +123,17 @@ def write_benchmark_report(
     figure = "\n![critical difference](critical_difference.png)\n" if len(written) > 1 else ""
     (out / "ranks.md").write_text(f"{heading}{table}\n\n{friedman}\n{figure}")
     return written
+
+
+def _left_out_note(folders: list[str]) -> str:
+    """Records of the benchmarks with their own protocol are not ranked; say so."""
+    if not folders:
+        return ""
+    return (
+        f"Left out: {', '.join(f'`{f}`' for f in folders)} (records of a benchmark with "
+        "its own protocol, e.g. `ensembles`, `estimators` or `overfitting`, not optimizer "
+        "runs; see the report.md next to them).\n\n"
+    )
 
 
 def _pair_comparison(matrix, methods: list[str]) -> str:

@@ -149,3 +149,76 @@ def test_a_report_of_too_few_trials_says_why_it_ranks_no_hyperparameter(tmp_path
     assert main(["report", "--no-plots", str(path), "--out", str(out)]) == 0
     text = (out / "report.md").read_text()
     assert f"Not shown: no hyperparameter was active in at least {MIN_ACTIVE}" in text
+
+
+def _bench_record(folder, problem, method, loss):
+    import json
+
+    path = folder / "synthetic" / problem / method / "seed-0.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {"suite": "synthetic", "problem": problem, "optimizer": method,
+              "status": "complete", "budget": 5, "final_loss": loss}
+    path.write_text(json.dumps(record))
+
+
+def _ensembles_record(folder):
+    """What the 'ensembles' benchmark writes: complete, but no optimizer or final loss."""
+    import json
+
+    path = folder / "ensembles" / "esmbo" / "svm" / "iris" / "seed-0.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"experiment": "esmbo", "dataset": "iris", "seed": 0,
+                                "budget": 5, "status": "complete", "methods": {}}))
+
+
+def test_standalone_suite_records_are_left_out_with_a_note(tmp_path, capsys):
+    """A bench folder used for 'ensembles' too crashed with KeyError 'final_loss'."""
+    for problem in ("p1", "p2"):
+        for method, loss in (("a", 1.0), ("b", 2.0), ("c", 3.0)):
+            _bench_record(tmp_path / "bench", problem, method, loss)
+    _ensembles_record(tmp_path / "bench")
+    out = tmp_path / "out"
+    assert main(["report", "--no-plots", str(tmp_path / "bench"), "--out", str(out)]) == 0
+    ranks = (out / "ranks.md").read_text()
+    assert "# Ranks over 2 problems" in ranks
+    assert f"Left out: `{tmp_path / 'bench' / 'ensembles'}`" in ranks
+
+
+def test_a_folder_of_standalone_records_only_is_refused(tmp_path, capsys):
+    """Only 'ensembles' records: a usage error naming them, not a crash."""
+    _ensembles_record(tmp_path / "ens")
+    assert main(["report", "--no-plots", str(tmp_path / "ens")]) == 2
+    err = capsys.readouterr().err
+    assert "no complete 'ensembo bench' run records" in err
+    assert f"left out: {tmp_path / 'ens' / 'ensembles'}" in err
+
+
+def test_report_of_the_current_folder_goes_next_to_it(tmp_path, monkeypatch):
+    """`ensembo report .` crashed: Path('.') has an empty name."""
+    for problem in ("p1", "p2"):
+        for method, loss in (("a", 1.0), ("b", 2.0), ("c", 3.0)):
+            _bench_record(tmp_path / "bench", problem, method, loss)
+    monkeypatch.chdir(tmp_path / "bench")
+    assert main(["report", "--no-plots", "."]) == 0
+    assert (tmp_path / "bench-report" / "ranks.md").is_file()
+
+
+@pytest.mark.parametrize("loss", ["nan", "inf", "-inf"])
+def test_a_non_finite_csv_loss_is_refused_naming_the_line(tmp_path, capsys, loss):
+    """One nan loss made every rank and the Friedman test nan, with exit 0."""
+    rows = ["problem,method,loss", "p1,A,0.1", f"p1,B,{loss}", "p1,C,0.3",
+            "p2,A,0.2", "p2,B,0.1", "p2,C,0.3"]
+    (tmp_path / "r.csv").write_text("\n".join(rows) + "\n")
+    assert main(["report", "--no-plots", str(tmp_path / "r.csv")]) == 2
+    assert f"r.csv: line 3: loss '{loss}' is not a finite number" in capsys.readouterr().err
+    assert not (tmp_path / "r-report").exists()
+
+
+@pytest.mark.parametrize("alpha", ["0", "1", "5", "-0.1", "nan"])
+def test_alpha_outside_zero_one_is_a_usage_error(tmp_path, capsys, alpha):
+    """alpha 0, 1 or beyond printed a critical difference of inf, 0 or nan."""
+    (tmp_path / "r.csv").write_text("problem,method,loss\np1,A,0.1\np1,B,0.2\np1,C,0.3\n")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["report", "--no-plots", str(tmp_path / "r.csv"), f"--alpha={alpha}"])
+    assert exit_info.value.code == 2
+    assert f"argument --alpha: '{alpha}': must be between 0 and 1" in capsys.readouterr().err

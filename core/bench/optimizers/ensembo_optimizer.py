@@ -18,8 +18,8 @@ import yaml
 from ensembo import defaults
 from ensembo.bench.optimizers.base import Objective
 from ensembo.bench.problem import Problem
-from ensembo.errors import UnknownComponentError
-from ensembo.registry import registry
+from ensembo.errors import ExperimentError, UnknownComponentError
+from ensembo.registry import factory_options, registry
 
 PREFIX = "ensembo:"
 KINDS = ("surrogate", "acquisition", "acquisition_optimizer")
@@ -78,6 +78,20 @@ class EnsemboOptimizer:
             available = known.names(kind)
             if name not in available:
                 raise UnknownComponentError(kind.replace("_", " "), name, available)
+            self._check_options(kind, part, known.factory(kind, name))
+
+    def _check_options(self, kind: str, part: str, factory: Any) -> None:
+        """An option the plugin's factory does not take fails here, not in every run."""
+        spec = component_spec(part)
+        options = set(spec) - {"name"} if isinstance(spec, dict) else set()
+        accepted = factory_options(factory)  # None: its signature cannot tell
+        unknown = sorted(options - set(accepted if accepted is not None else options))
+        if unknown:
+            raise ExperimentError(
+                "--optimizers",
+                f"{self.name}: {kind.replace('_', ' ')} {part.split(OPTION)[0]!r} has no "
+                f"option {', '.join(unknown)}; its options: {', '.join(accepted) or 'none'}",
+            )
 
     def prepare(self) -> None:
         """Plugin discovery is once per process, like an import: not part of overhead."""

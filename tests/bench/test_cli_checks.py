@@ -1,0 +1,133 @@
+"""``ensembo bench`` refuses what would waste or hide runs: bad options, empty lists,
+failed runs counted as executed, records of another budget, missing plots."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import attrs
+import pytest
+
+from ensembo.bench import runner
+from ensembo.cli import main
+
+BRANIN = ["bench", "synthetic", "--problems", "branin", "--seeds", "1"]
+
+
+def test_an_unknown_plugin_option_is_refused_before_any_run(tmp_path, capsys):
+    """ensembo:gp:foo=1 passed the check, then every run failed inside its worker."""
+    code = main([*BRANIN, "--optimizers", "random,ensembo:gp:foo=1", "--budget", "3",
+                 "--out", str(tmp_path), "--report-only"])
+    assert code == 2
+    error = capsys.readouterr().err
+    assert "ensembo:gp:foo=1: surrogate 'gp' has no option foo; its options: kernel" in error
+    assert not (tmp_path / "synthetic").exists()
+
+
+def test_known_plugin_options_pass_the_check():
+    from ensembo.bench.benchmark import check_optimizers
+
+    check_optimizers(["ensembo:gp:kernel=matern52+ei", "ensembo:random"])
+
+
+def test_failed_runs_give_a_nonzero_exit_saying_how_many(tmp_path, monkeypatch, capsys):
+    """Every run failing used to print 'N runs executed' and exit 0."""
+
+    def all_fail(runs, workers=1, on_done=None):
+        records = [{**attrs.asdict(r), "status": "failed", "error": "boom"} for r in runs]
+        for record in records:
+            runner._write_atomically(Path(record["path"]), record)
+        return records
+
+    monkeypatch.setattr(runner, "run_all", all_fail)
+    code = main([*BRANIN, "--seeds", "2", "--optimizers", "random", "--budget", "3",
+                 "--out", str(tmp_path), "--no-progress"])
+    assert code == 1
+    captured = capsys.readouterr()
+    assert "2 runs executed" in captured.out
+    assert "2 of 2 runs failed" in captured.err
+
+
+@pytest.mark.parametrize("option", ["--optimizers", "--problems"])
+def test_an_empty_list_is_a_usage_error(tmp_path, capsys, option):
+    """',' ran the whole default optimizer list, or no problem at all (blank report)."""
+    assert main(["bench", "synthetic", option, ",", "--out", str(tmp_path), "--report-only"]) == 2
+    assert f"{option}: ',' names nothing" in capsys.readouterr().err
+    assert not (tmp_path / "synthetic").exists()
+
+
+def test_report_only_names_the_budget_of_the_records_there(tmp_path, capsys):
+    """Records of --budget 6 were counted 'without a record' and titled validation error."""
+    path = runner.run_path(tmp_path, "synthetic", "branin", "random", 0)
+    spec = runner.RunSpec(suite="synthetic", problem="branin", optimizer="random", seed=0,
+                          budget=6, path=str(path))
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({**attrs.asdict(spec), "status": "complete", "optimum": 0.4}))
+    assert main([*BRANIN, "--optimizers", "random", "--budget", "5", "--out", str(tmp_path),
+                 "--report-only"]) == 0
+    out = capsys.readouterr().out
+    assert "1 made with another budget (pass --budget 6 to report them)" in out
+    assert "without a record" not in out
+    report = (tmp_path / "synthetic" / "report.md").read_text()
+    assert "Median final simple regret" in report
+    assert "or pass --budget 6 to report it" in report
+
+
+def test_missing_matplotlib_is_warned_about(tmp_path, monkeypatch, caplog):
+    """The convergence plots were left out of the report without a word."""
+    import importlib.util
+
+    from ensembo.bench import plots
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    with caplog.at_level(logging.WARNING, logger="ensembo.bench.plots"):
+        assert plots.convergence_plots([], ["random"], ["branin"], tmp_path / "plots") == {}
+    assert "matplotlib is not installed" in caplog.text
+    assert "pip install 'ensembo[plots]'" in caplog.text
+
+
+def test_an_interrupt_leaves_at_once_when_a_pool_manager_outlives_it(monkeypatch, tmp_path):
+    """After Ctrl-C the interpreter's exit joined a stuck pool manager thread forever."""
+    import ensembo.bench.benchmark as benchmark
+    from ensembo.cli import bench_command
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    exits = []
+    monkeypatch.setattr(benchmark, "run_benchmark", interrupted)
+    monkeypatch.setattr(runner, "pool_stuck", lambda: True)
+    monkeypatch.setattr(bench_command.os, "_exit", exits.append)
+    main(["bench", "synthetic", "--out", str(tmp_path)])
+    assert exits == [130]
+
+
+def test_no_stuck_pool_without_a_pool():
+    assert not runner.pool_stuck()
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_ctrl_c_ends_the_pool_manager_and_every_worker():
+    """A worker spawned to replace one that finished is terminated too, and the
+    manager thread ends, so nothing is left for the interpreter's exit to join."""
+    import time
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from multiprocessing import get_context
+
+    with pytest.raises(KeyboardInterrupt):  # noqa: SIM117
+        with ProcessPoolExecutor(
+            max_workers=1, mp_context=get_context("spawn"), max_tasks_per_child=1
+        ) as pool:
+            futures = [pool.submit(time.sleep, seconds) for seconds in (0, 60, 60)]
+            processes = pool._processes
+            with runner.stop_on_interrupt(pool):
+                for _ in as_completed(futures):
+                    time.sleep(3)  # the replacement worker starts and takes a 60 s run
+                    raise KeyboardInterrupt
+    assert not runner.pool_stuck()
+    assert not any(process.is_alive() for process in processes.values())
