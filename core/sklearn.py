@@ -47,7 +47,13 @@ from ensembo.ml.categorical_columns import categorical_mask
 from ensembo.ml.final import finalize
 from ensembo.ml.loop import finished_count, run_task
 from ensembo.ml.selection import SELECTIONS
-from ensembo.ml.stored_search import DATA_KEY, check_same_data, data_fingerprint, described
+from ensembo.ml.stored_search import (
+    DATA_KEY,
+    check_same_data,
+    data_fingerprint,
+    described,
+    stored_scoring,
+)
 from ensembo.ml.task import Task
 from ensembo.ml.text_columns import TextColumns
 from ensembo.stored_study import SCORING
@@ -223,15 +229,21 @@ class _EnsemboSearch(BaseEstimator):
         ``loss``, categorical handling or selection split on the same storage is refused
         rather than mixing losses. The last two are recorded only when set, so that a
         study stored before they were recorded still resumes."""
-        # The task's default loss given by name scores as the default (None) does.
-        loss = None if self.loss == DEFAULT_LOSS[self._task_type] else self.loss
-        record = {"cv": described(self.cv), "loss": described(loss)}
+        record = {"cv": described(self.cv), "loss": self._loss_record()}
         columns = [] if categorical is None else np.flatnonzero(categorical).tolist()
         if columns:
             record["categorical_features"] = columns
         if self.selection_split is not None:
             record["selection_split"] = float(self.selection_split)
         return record
+
+    def _loss_record(self) -> Any:
+        """The loss as recorded; the task's default, unset or given by name, in the
+        spelling the stored study already has, since they score alike."""
+        loss = described(self.loss)
+        default = (None, DEFAULT_LOSS[self._task_type])
+        stored = stored_scoring(self.storage, "loss")
+        return stored if loss in default and stored in default else loss
 
     def fit(self, X: Any, y: Any, groups: Any = None) -> _EnsemboSearch:
         """Search on ``(X, y)``; ``groups`` (one label per row) go to a ``cv`` splitter

@@ -15,6 +15,8 @@ import numbers
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 
 def whole(plugin: str, option: str, value: Any, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
@@ -23,9 +25,10 @@ def whole(plugin: str, option: str, value: Any, minimum: int) -> int:
 
 
 def flag(plugin: str, option: str, value: Any) -> bool:
-    if not isinstance(value, bool):
+    """``True`` or ``False``, NumPy's included (``"false"`` would read as true)."""
+    if not isinstance(value, bool | np.bool_):
         raise ValueError(f"{plugin}: {option} must be true or false, got {value!r}")
-    return value
+    return bool(value)
 
 
 def _finite(value: Any) -> bool:

@@ -158,6 +158,10 @@ def _child_main(objective, config, limits: TrialLimits, write_end: int, parent: 
         _own_process_group(0)
         _fresh_std_streams()
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides what Ctrl-C means
+        # Its own group is a background one: reading the terminal would stop it for ever
+        # (SIGTTIN); ignored, such a read fails with an error the trial records.
+        signal.signal(signal.SIGTTIN, signal.SIG_IGN)
+        signal.signal(signal.SIGTTOU, signal.SIG_IGN)
         _die_with(parent)
         if limits.memory is not None:
             _limit_address_space(limits.memory)

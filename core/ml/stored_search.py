@@ -19,6 +19,7 @@ import numpy as np
 
 from ensembo.errors import StorageError
 from ensembo.storage import Storage, open_existing_storage
+from ensembo.stored_study import SCORING
 
 #: Study metadata key of the training data's digest (see :func:`check_same_data`).
 DATA_KEY = "sklearn_data"
@@ -135,3 +136,10 @@ def check_same_data(
         )
     if not same:
         raise _data_differs(storage)
+
+
+def stored_scoring(storage: Any, key: str) -> Any:
+    """What a study already in ``storage`` recorded under ``key`` of its scoring
+    record, or ``None``."""
+    meta = _stored_meta(storage) or {}
+    return ((meta.get("metadata") or {}).get(SCORING) or {}).get(key)

@@ -127,6 +127,18 @@ def test_a_timeout_kills_what_the_evaluation_started(tmp_path):
     assert _gone_soon(int(marker.read_text()))
 
 
+def test_an_evaluation_in_its_own_group_is_not_stopped_by_the_terminal():
+    """Its group is a background one: a read of the terminal would stop it (SIGTTIN) and,
+    without a timeout, the driver would wait for ever; ignored, the read fails instead."""
+    import signal
+
+    def terminal_signals(config):
+        return [signal.getsignal(signal.SIGTTIN), signal.getsignal(signal.SIGTTOU)]
+
+    outcome = evaluate_in_child(terminal_signals, {}, TrialLimits(wall_time=30))
+    assert outcome.value == [signal.SIG_IGN, signal.SIG_IGN]
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
 def test_stopping_local_processes_kills_what_the_evaluations_started(tmp_path):
     marker = tmp_path / "pid"

@@ -69,8 +69,10 @@ def test_the_same_data_resumes_the_stored_search(tmp_path, tree_space, data):
     [({"y": lambda y: y.astype(str)}, {"y": lambda y: pd.Series(y.astype(str), dtype=object)}),
      ({"y": lambda y: y.astype(np.int64)}, {"y": lambda y: y.astype(np.int32)}),
      ({"loss": None}, {"loss": "zero-one"}),
+     ({"loss": "zero-one"}, {"loss": None}),
      ({"cv": {"scheme": "kfold", "folds": 3}}, {"cv": {"folds": 3, "scheme": "kfold"}})],
-    ids=["str-then-object-labels", "int64-then-int32", "default-loss-by-name", "cv-key-order"],
+    ids=["str-then-object-labels", "int64-then-int32", "default-loss-by-name",
+         "default-loss-unnamed", "cv-key-order"],
 )
 def test_the_same_data_and_scoring_spelled_otherwise_resume(tmp_path, tree_space, data,
                                                            first, second):
@@ -90,8 +92,9 @@ def test_the_same_data_and_scoring_spelled_otherwise_resume(tmp_path, tree_space
 
 
 def test_studies_stored_with_the_earlier_digest_and_cv_record_resume(tmp_path, tree_space, data):
-    """Studies stored before the digest ignored the labels' dtype, and the cv mapping's
-    keys were sorted, kept the old forms: they must still resume."""
+    """Studies stored before the digest ignored the labels' dtype, the cv mapping's keys
+    were sorted and an unset loss matched its default's name kept the old forms: they
+    must still resume."""
     import joblib
 
     from ensembo.ml.stored_search import DATA_KEY
@@ -105,6 +108,7 @@ def test_studies_stored_with_the_earlier_digest_and_cv_record_resume(tmp_path, t
     meta = storage.read_meta()
     meta["metadata"][DATA_KEY] = joblib.hash((X, y))
     meta["metadata"]["scoring"]["cv"] = repr(cv)  # in the order it was written
+    meta["metadata"]["scoring"]["loss"] = "zero-one"  # the default, recorded by name
     storage.write_meta(meta)
     storage.close()
     again = EnsemboClassifier(tree_space, n_trials=3, cv=cv, surrogate=None, storage=path)
