@@ -51,6 +51,8 @@ def run_benchmark(
 ) -> BenchmarkResult:
     """Run the missing runs (unless ``execute`` is false), then report on every record."""
     chosen = get_suite(suite)
+    if optimizers is not None and not len(optimizers):  # None means the suite's defaults
+        raise ValueError("optimizers: the list names nothing; give None for the suite's own")
     optimizers = list(optimizers or chosen.default_optimizers)
     check_optimizers(optimizers)
     runs = runner.plan(suite, optimizers, seed_list(seeds), budget, Path(out), problems)

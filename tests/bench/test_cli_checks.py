@@ -58,6 +58,14 @@ def test_an_empty_list_is_a_usage_error(tmp_path, capsys, option):
     assert not (tmp_path / "synthetic").exists()
 
 
+def test_an_empty_optimizer_list_from_python_is_refused(tmp_path):
+    """It fell back to the suite's eight default optimizers without a word."""
+    from ensembo.bench.benchmark import run_benchmark
+
+    with pytest.raises(ValueError, match="optimizers: the list names nothing"):
+        run_benchmark("synthetic", optimizers=[], seeds=1, out=tmp_path, execute=False)
+
+
 def test_report_only_names_the_budget_of_the_records_there(tmp_path, capsys):
     """Records of --budget 6 were counted 'without a record' and titled validation error."""
     path = runner.run_path(tmp_path, "synthetic", "branin", "random", 0)
