@@ -17,9 +17,7 @@ import attrs
 
 from ensembo.spaces.options import NULL_CHOICE, option_name, yaml_bool_hint
 from ensembo.spaces.problems import Problems
-from ensembo.spaces.reachability import _clauses as when_clauses
-from ensembo.spaces.reachability import _conjuncts as when_conjuncts
-from ensembo.spaces.reachability import _values_required as values_required
+from ensembo.spaces.reachability import values_required, when_clauses, when_conjuncts
 from ensembo.spaces.spec import (
     COMPARISONS,
     RELATIONS,

@@ -35,13 +35,13 @@ def report_never_active(params: list[Param], problems: Problems) -> None:
             choice, option = param.branch
             parts.append(({choice: frozenset([option])}, "its option"))
         for parent in ([param.branch[0]] if param.branch else []) + [
-            c.parent for c in _conjuncts(param.when)
+            c.parent for c in when_conjuncts(param.when)
         ]:
             parts.append((needed(parent), f"parent {parent!r}"))
             if parent in dead:
                 dead[name] = f"its parent {parent!r} can never be active"
-        for clause in _clauses(param.when):
-            parts.append((_values_required(clause, by_name), "its 'when'"))
+        for clause in when_clauses(param.when):
+            parts.append((values_required(clause, by_name), "its 'when'"))
         for why in _impossible_ranges(param.when, by_name):
             dead.setdefault(name, why)
         required: dict[str, tuple[frozenset, str]] = {}
@@ -67,27 +67,27 @@ def report_never_active(params: list[Param], problems: Problems) -> None:
             problems.add(param.path, f"can never be active: {dead[param.name]}")
 
 
-def _conjuncts(condition: Condition | None) -> list[Compare]:
+def when_conjuncts(condition: Condition | None) -> list[Compare]:
     """The comparisons that must all hold (those under ``any`` may not)."""
-    return [clause for clause in _clauses(condition) if isinstance(clause, Compare)]
+    return [clause for clause in when_clauses(condition) if isinstance(clause, Compare)]
 
 
-def _clauses(condition: Condition | None) -> list[Condition]:
+def when_clauses(condition: Condition | None) -> list[Condition]:
     """The parts of ``condition`` that must all hold: comparisons and ``any`` junctions."""
     if condition is None:
         return []
     if isinstance(condition, Compare) or condition.kind == "any":
         return [condition]
-    return [clause for item in condition.items for clause in _clauses(item)]
+    return [clause for item in condition.items for clause in when_clauses(item)]
 
 
-def _values_required(condition: Condition, by_name: dict[str, Param]) -> dict[str, frozenset]:
+def values_required(condition: Condition, by_name: dict[str, Param]) -> dict[str, frozenset]:
     """choice or categorical -> the values ``condition`` lets it take, for those it
     constrains. Of an ``any``, only what every branch constrains, to any branch's values."""
     if isinstance(condition, Compare):
         admitted = _values_admitted(by_name[condition.parent], condition)
         return {} if admitted is None else {condition.parent: admitted}
-    branches = [_values_required(item, by_name) for item in condition.items]
+    branches = [values_required(item, by_name) for item in condition.items]
     if condition.kind == "all":
         merged: dict[str, frozenset] = {}
         for branch in branches:
@@ -144,7 +144,7 @@ _BOUNDS = ("gt", "ge", "lt", "le", "eq")
 def _impossible_ranges(condition: Condition | None, by_name: dict[str, Param]) -> list[str]:
     """Why the comparisons that must all hold on a number admit none of its values."""
     on_numbers: dict[str, list[Compare]] = {}
-    for compare in _conjuncts(condition):
+    for compare in when_conjuncts(condition):
         parent = by_name[compare.parent]
         numeric = parent.kind in ("float", "int") and isinstance(compare.value, (int, float))
         # a value outside the parent's range is reported as illegal where it is resolved
