@@ -13,8 +13,9 @@ import os
 from collections.abc import Callable, Collection, Hashable
 from typing import Any, Protocol, runtime_checkable
 
+from ensembo.errors import ExecutionError
 from ensembo.execution.child import TrialLimits, evaluate
-from ensembo.execution.outcome import Outcome
+from ensembo.execution.outcome import Outcome, describe_exception
 
 Objective = Callable[[dict[str, Any]], Any]
 
@@ -29,6 +30,21 @@ def usable_cpus() -> int:
         return len(os.sched_getaffinity(0)) or 1
     except (AttributeError, OSError):  # no affinity on this platform
         return os.cpu_count() or 1
+
+
+def check_serializable(
+    objective: Callable[..., Any], dumps: Callable[[Any], bytes], receivers: str, advice: str
+) -> None:
+    """Refuse, before the first trial is handed out, an objective ``dumps`` cannot send
+    to ``receivers``: otherwise the run stops at the first result, naming a pickling
+    detail, with a trial already out."""
+    try:
+        dumps(objective)
+    except Exception as error:  # PicklingError, TypeError, AttributeError, ...
+        raise ExecutionError(
+            f"the objective {objective!r} cannot be sent to {receivers} "
+            f"({describe_exception(error)}). {advice}"
+        ) from error
 
 
 @runtime_checkable

@@ -20,7 +20,7 @@ from collections.abc import Collection
 from typing import Any
 
 from ensembo.errors import ExecutionError, MissingDependencyError
-from ensembo.execution.backend import Objective
+from ensembo.execution.backend import Objective, check_serializable
 from ensembo.execution.child import TrialLimits, evaluate
 from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception
 
@@ -101,16 +101,12 @@ class DaskBackend:
         it cannot serialize would stop the run then, with a trial already handed out."""
         import cloudpickle
 
-        try:
-            cloudpickle.dumps(objective)
-        except Exception as error:  # PicklingError, TypeError, AttributeError, ...
-            raise ExecutionError(
-                f"the objective {objective!r} cannot be sent to the Dask workers, which need "
-                f"it serializable by cloudpickle ({describe_exception(error)}). Keep what "
-                "cannot be pickled (locks, open files, connections) out of its closure and "
-                "create it inside the objective, or use n_jobs=k (forked processes, no "
-                "pickling)."
-            ) from error
+        check_serializable(
+            objective, cloudpickle.dumps, "the Dask workers, which need it serializable by "
+            "cloudpickle", "Keep what cannot be pickled (locks, open files, connections) out "
+            "of its closure and create it inside the objective, or use n_jobs=k (forked "
+            "processes, no pickling).",
+        )
 
     def submit(self, objective: Objective, config: dict[str, Any], limits: TrialLimits) -> Any:
         future = self.client.submit(evaluate, objective, config, limits, ship=True, pure=False)

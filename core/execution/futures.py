@@ -17,7 +17,7 @@ from collections.abc import Collection
 from typing import Any
 
 from ensembo.errors import ExecutionError
-from ensembo.execution.backend import Objective, usable_cpus
+from ensembo.execution.backend import Objective, check_serializable, usable_cpus
 from ensembo.execution.child import TrialLimits, evaluate, evaluate_in_child, kill_group
 from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception
 
@@ -115,15 +115,12 @@ class ExecutorBackend(_FuturesBackend):
         fail only when the first result is due, naming a pickling detail."""
         if not isinstance(self.executor, concurrent.futures.ProcessPoolExecutor):
             return
-        try:
-            pickle.dumps(objective)
-        except Exception as error:  # PicklingError, TypeError, AttributeError, ...
-            raise ExecutionError(
-                f"the objective {objective!r} cannot be sent to the ProcessPoolExecutor's "
-                f"workers, which need it picklable ({describe_exception(error)}). Define it "
-                "at module level (not a lambda or closure), or use n_jobs=k (forked "
-                "processes, no pickling) or a dask.distributed.Client (cloudpickle)."
-            ) from error
+        check_serializable(
+            objective, pickle.dumps, "the ProcessPoolExecutor's workers, which need it "
+            "picklable", "Define it at module level (not a lambda or closure), or use "
+            "n_jobs=k (forked processes, no pickling) or a dask.distributed.Client "
+            "(cloudpickle).",
+        )
 
     def submit(
         self, objective: Objective, config: dict[str, Any], limits: TrialLimits
