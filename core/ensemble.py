@@ -72,6 +72,9 @@ class EnsembleContext:
     classes: np.ndarray | None = attrs.field(default=None, eq=False)
     budget: int | None = None
     seed: int = 0
+    registry: Any = attrs.field(default=None, eq=False, repr=False)
+    """Where the study builds its components (``None``: the installed plugins), so a
+    strategy builds its losses from the same one."""
 
     @property
     def has_predictions(self) -> bool:

@@ -93,7 +93,7 @@ class Study:
         callbacks: Iterable[Any] = (),
         metadata: Mapping[str, Any] | None = None,
     ):
-        self.space = spaces.load(space)
+        self.space = spaces.load(space, registry=registry)
         self.seed = checks.whole_number("seed", seed, 0)
         if budget is not None:
             checks.whole_number("budget", budget, 1)
@@ -126,6 +126,7 @@ class Study:
             classes=context_classes(classes, validation_targets, task),
             budget=budget,
             seed=self.seed,
+            registry=registry,
         )
         self._specs = {
             "surrogate": surrogate,

@@ -114,10 +114,11 @@ def _document(source: Any) -> tuple[Any, str, list[SpaceError]]:
     return document, path.name, duplicates
 
 
-def load(source: Any, **options: Any) -> Space:
+def load(source: Any, *, registry: Any = None, **options: Any) -> Space:
     """Return a :class:`Space` from any of the accepted forms (see module docstring).
 
-    ``options`` (``impute``, ``encoding``) are passed to the Space.
+    ``options`` (``impute``, ``encoding``) are passed to the Space. A library name is
+    looked up in ``registry`` (the installed plugins by default).
     """
     _check_options(options)
     if isinstance(source, Space):
@@ -130,7 +131,7 @@ def load(source: Any, **options: Any) -> Space:
         path = Path(source)
         if path.suffix or path.exists():  # "space.ymal" is a mistyped file, not a name
             return _from_mapping(_read_file(path), path.name, options)
-        return load(_registered(str(source)), **options)
+        return load(_registered(str(source), registry), **options)
     raise SpaceError(
         "",
         f"cannot load a search space from {type(source).__name__}; give a library name, a "
@@ -175,11 +176,11 @@ def _from_mapping(source: Mapping, name: str, options: dict[str, Any]) -> Space:
     return Space.from_document(source, source=name, **options)
 
 
-def _registered(name: str) -> Any:
-    from ensembo.registry import registry
+def _registered(name: str, registry: Any = None) -> Any:
+    from ensembo.registry import registry as installed
 
     try:
-        factory = registry().factory("space", name)
+        factory = (registry or installed()).factory("space", name)
     except LookupError as error:
         raise SpaceError("", f"{error} Or give a path to a .yaml/.json/.toml file.") from None
     provided = factory()

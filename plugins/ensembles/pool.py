@@ -125,7 +125,7 @@ def resolve_loss(spec: Any, context: EnsembleContext, pool_task: str | None = No
     """The loss a strategy uses: its own option, else the study's, else the task default."""
     if spec is None:
         spec = context.loss or DEFAULT_LOSS.get(context.task or pool_task or "", "zero-one")
-    return components.build("loss", spec)
+    return components.build("loss", spec, context.registry)
 
 
 def require_ensemble_loss(loss: Any, strategy: str) -> EnsembleLoss:
