@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from ensembo import components
-from ensembo.attribution import calling, describe_component
+from ensembo.attribution import CALL_NOTE, calling, describe_component
 from ensembo.ensemble import Ensemble, EnsembleContext
-from ensembo.errors import ExperimentError, TrialError
+from ensembo.errors import ExperimentError, PluginContractError
 from ensembo.loss_fit import DEFAULT_LOSS, check_loss_fits_context
 from ensembo.protocols import EnsembleLoss
 from ensembo.trials import Evaluation, History
@@ -105,18 +105,23 @@ class EnsembleKeeper:
     def _describe(self) -> str:
         return describe_component("ensemble strategy", self.strategy)
 
+    def _broken(self, method: str, message: str) -> PluginContractError:
+        """A result the strategy's contract rules out: the plugin's bug (the command line
+        exits 1 and says so), not a mistake in the user's experiment."""
+        error = PluginContractError(message)
+        error.add_note(f"{CALL_NOTE}{method}() of {self._describe()}")
+        return error
+
     def targets(self, history: History) -> np.ndarray:
         """What the surrogate is fit to: one value per completed trial."""
         with calling("ensemble strategy", self.strategy, "targets"):
             targets = np.asarray(self.strategy.targets(history, self.context), dtype=float)
         expected = (len(history.completed()),)
         if targets.shape != expected:
-            raise TrialError(
-                f"{self._describe()} returned targets of shape {targets.shape}, "
-                f"expected {expected}"
-            )
+            raise self._broken("targets", f"{self._describe()} returned targets of shape "
+                               f"{targets.shape}, expected {expected}")
         if not np.all(np.isfinite(targets)):  # the surrogate would fit NaN
-            raise TrialError(f"{self._describe()} returned NaN or infinite targets")
+            raise self._broken("targets", f"{self._describe()} returned NaN or infinite targets")
         return targets
 
     def check_predictions(self, evaluation: Evaluation) -> None:
@@ -155,8 +160,10 @@ class EnsembleKeeper:
         if ensemble is None:
             return None
         if not isinstance(ensemble, Ensemble):  # before ==, which an array cannot answer
-            raise TrialError(f"{self._describe()}: ensemble() must return an ensembo.Ensemble "
-                             f"or None, got {type(ensemble).__name__}: {ensemble!r:.100}")
+            raise self._broken(
+                "ensemble", f"{self._describe()}: ensemble() must return an ensembo.Ensemble "
+                f"or None, got {type(ensemble).__name__}: {ensemble!r:.100}"
+            )
         if ensemble == self.current:
             return None
         self._check_members(ensemble, history)
@@ -182,7 +189,7 @@ class EnsembleKeeper:
         completed = {t.number for t in history.completed()}
         unknown = [m for m in ensemble.members if m not in completed]
         if unknown:
-            raise TrialError(
-                f"{self._describe()} built an ensemble of trials {list(ensemble.members)}, "
-                f"but {unknown} are not completed trials"
+            raise self._broken(
+                "ensemble", f"{self._describe()} built an ensemble of trials "
+                f"{list(ensemble.members)}, but {unknown} are not completed trials"
             )
