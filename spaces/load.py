@@ -180,10 +180,14 @@ def _registered(name: str, registry: Any = None) -> Any:
     from ensembo.registry import registry as installed
 
     try:
-        factory = (registry or installed()).factory("space", name)
+        entry = (registry or installed()).entry("space", name)
     except LookupError as error:
         raise SpaceError("", f"{error} Or give a path to a .yaml/.json/.toml file.") from None
-    provided = factory()
+    try:
+        provided = entry.factory()
+    except Exception as error:  # the plugin's bug: say whose, as for every other factory
+        error.add_note(f"while building space {name!r} (from {entry.distribution})")
+        raise
     if isinstance(provided, str | Path) and not Path(provided).exists():
         raise SpaceError(name, f"registered space file {provided} does not exist")
     return provided

@@ -87,30 +87,3 @@ def test_a_strategy_that_combines_predictions_needs_the_task(ensemble):
     study = Study(space, surrogate=None, ensemble="best", validation_targets=np.arange(9) % 3)
     assert study.context.task is None  # the single best trial needs no task
 
-
-def test_a_plugin_under_test_is_used_by_name_from_the_studys_registry():
-    """The route plugin-authoring.md gives for testing, Registry.from_plugins(...): the
-    strategies built their losses, and the study its named space, from the installed
-    plugins instead, so a plugin's loss failed after the trials had run."""
-    import ensembo
-    from ensembo.registry import Registry
-
-    zero_one = Registry.from_plugins({}, builtins=True).factory("loss", "zero-one")
-    line = {"name": "line", "params": {"x": {"type": "float", "low": 0.0, "high": 1.0}}}
-
-    class Hooks:
-        @ensembo.hookimpl
-        def ensembo_add_losses(self):
-            return {"my-zero-one": zero_one}
-
-        @ensembo.hookimpl
-        def ensembo_add_spaces(self):
-            return {"my-line": lambda: line}
-
-    registry = Registry.from_plugins({"my-plugin": Hooks()}, builtins=True)
-    y = np.arange(M) % 3
-    study = Study("my-line", surrogate=None, registry=registry, seed=0, task="classification",
-                  loss="my-zero-one", ensemble={"name": "posthoc", "loss": "my-zero-one"},
-                  validation_targets=y)
-    study.optimize(classification_objective(y), n_trials=5, catch=())
-    assert study.space.name == "line" and study.ensemble is not None
