@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ensembo import Study, hookimpl
-from ensembo.errors import ExperimentError, TrialError
+from ensembo.errors import ExperimentError, PluginContractError
 from ensembo.plugins.ensembles.best import BestSingle
 from ensembo.registry import Registry
 
@@ -20,7 +20,7 @@ class ReturnsAnArray(BestSingle):
 def test_an_array_in_place_of_an_ensemble_is_refused_naming_the_strategy(flat_space):
     """``==`` on an array raised numpy's "truth value is ambiguous" instead."""
     study = Study(flat_space, surrogate=None, ensemble=ReturnsAnArray())
-    with pytest.raises(TrialError, match=r"ReturnsAnArray: ensemble\(\) must return an "
+    with pytest.raises(PluginContractError, match=r"ReturnsAnArray: ensemble\(\) must return an "
                                          r"ensembo\.Ensemble or None, got ndarray"):
         study.tell(study.ask(), 1.0)
     assert len(study.history.completed()) == 1  # the result is kept
