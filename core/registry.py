@@ -22,6 +22,7 @@ import importlib.metadata
 import inspect
 import logging
 import os
+import re
 import traceback
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -57,6 +58,8 @@ class PluginEntry:
     name: str
     distribution: str
     factory: hookspecs.Factory = attrs.field(eq=False)
+    #: The pluggy plugin (``distribution:entry point``) whose hook registered it.
+    plugin_name: str = attrs.field(default="", eq=False)
 
 
 @attrs.frozen(kw_only=True)
@@ -102,7 +105,13 @@ class PluginConflict:
         return f"conflict: {kind} {self.name!r} from {' and '.join(self.distributions)}"
 
 
+def canonical_distribution(name: str) -> str:
+    """A distribution name as pip compares them (PEP 503): ``Ens_Foo`` is ``ens-foo``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def _blocked_distributions() -> set[str]:
+    """The ``ENSEMBO_BLOCK_PLUGINS`` names as written (for messages)."""
     raw = os.environ.get("ENSEMBO_BLOCK_PLUGINS", "")
     return {name.strip() for name in raw.split(",") if name.strip()}
 
@@ -191,11 +200,12 @@ class Registry:
     def from_entry_points(cls) -> Registry:
         """Every installed distribution's entry points, minus the blocked ones."""
         manager = new_plugin_manager()
-        blocked = _blocked_distributions()
+        # Compared as pip compares names, so `ens_foo` or `Ens-Foo` blocks `ens-foo`.
+        blocked = {canonical_distribution(name) for name in _blocked_distributions()}
         own_only = _autoload_disabled()
 
         def wanted(distribution: str) -> bool:
-            if distribution in blocked:
+            if canonical_distribution(distribution) in blocked:
                 return False
             return distribution == OWN_DISTRIBUTION or not own_only
 
@@ -230,12 +240,16 @@ class Registry:
                     self._fail(impl.plugin_name, hook_name, _one_line(error))
                     continue
                 for name, factory in items:
+                    if not isinstance(name, str) or not name:
+                        # Sorting mixed keys would break every listing and unknown-name
+                        # lookup, for every plugin: refuse just this name.
+                        self._fail(impl.plugin_name, hook_name, _bad_name(kind, name))
+                        continue
                     if not callable(factory):
                         self._fail(impl.plugin_name, hook_name, _not_callable(kind, name, factory))
                         continue
-                    entry = PluginEntry(
-                        kind=kind, name=name, distribution=distribution, factory=factory
-                    )
+                    entry = PluginEntry(kind=kind, name=name, distribution=distribution,
+                                        factory=factory, plugin_name=impl.plugin_name)
                     claims.setdefault((kind, name), []).append(entry)
         for (kind, name), entries in claims.items():
             self._entries[kind][name] = self._settle(entries)
@@ -248,6 +262,7 @@ class Registry:
         other distributions there is no rightful owner, so the conflict stays unresolved
         (the first claim is listed, but looking the name up raises).
         """
+        claims = self._one_claim_per_distribution(claims)
         own = [c for c in claims if c.distribution == OWN_DISTRIBUTION]
         holder = own[0] if len(own) == 1 else claims[0]
         winner = OWN_DISTRIBUTION if len(own) == 1 else None
@@ -264,6 +279,24 @@ class Registry:
                 logger.warning("%s", conflict.describe())
             self.conflicts.append(conflict)
         return holder
+
+    def _one_claim_per_distribution(self, claims: list[PluginEntry]) -> list[PluginEntry]:
+        """Drop a distribution's second claim on a name, recording it as that plugin's
+        mistake: two of its own entry points clash, which only its author can fix (and
+        uninstalling or blocking the distribution would drop both)."""
+        kept: dict[str, PluginEntry] = {}
+        for claim in claims:
+            first = kept.setdefault(claim.distribution, claim)
+            if first is claim:
+                continue
+            hook = hookspecs.REGISTRATION_HOOKS[claim.kind]
+            self._fail(claim.plugin_name, hook, (
+                f"{claim.kind.replace('_', ' ')} {claim.name!r} is also registered by "
+                f"{first.plugin_name}, another entry point of the same distribution "
+                f"{claim.distribution!r}; {first.plugin_name}'s is used. Register the name "
+                "from one entry point only, or rename one of them"
+            ))
+        return list(kept.values())
 
     def _record_hook_mistakes(self) -> None:
         """Misspelt or undecorated hooks register nothing and pluggy says nothing; this is
@@ -335,7 +368,11 @@ class Registry:
             raise PluginContractError(
                 f"{label} rejected options {sorted(options)}: {reason}"
             ) from error
-        except ValueError as error:  # a known option with a value the plugin refuses
+        except ValueError as error:
+            if not options:  # nothing was given to refuse: a bug in the factory, not the user's
+                error.add_note(f"while building {label}")
+                raise
+            # a known option with a value the plugin refuses
             raise ComponentOptionError(f"{label} rejected options {options}: {error}") from error
         except Exception as error:  # any other bug in the factory: say whose it is
             error.add_note(f"while building {label}")
@@ -351,6 +388,13 @@ class Registry:
 
 def _one_line(error: BaseException) -> str:
     return "".join(traceback.format_exception_only(error)).strip()
+
+
+def _bad_name(kind: str, name: Any) -> str:
+    return (
+        f"{kind.replace('_', ' ')} name {name!r} is not a non-empty string; "
+        "a component is looked up by its name, so register it under a str"
+    )
 
 
 def _not_callable(kind: str, name: str, factory: Any) -> str:
@@ -413,7 +457,8 @@ def _valid_options_hint(factory: Any, options: Mapping[str, Any]) -> str:
     """'; unknown: … (did you mean …?); its options: …' when the factory's signature
     tells them, else ''."""
     known = factory_options(factory)
-    unknown = sorted(set(options) - set(known or options))
+    # ``{}`` (a factory that takes no options) is a readable signature; only ``None`` is not.
+    unknown = sorted(set(options) - set(options if known is None else known))
     if not unknown:
         return ""
     named = []

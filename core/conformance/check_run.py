@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ensembo import components
-from ensembo.errors import PluginContractError
+from ensembo.errors import DuplicatePluginError, PluginContractError, UnknownComponentError
 from ensembo.registry import Registry
 
 
@@ -37,15 +37,37 @@ class CheckRun:
         """A fresh component, or ``None`` with a failed "protocol" check if it lacks
         ``protocol`` (a class or a tuple of them). A registered name is checked against
         its protocol when it is built, and that error is this check's finding: raised,
-        it skipped the report (``--json`` printed plain text and exited 2)."""
+        it skipped the report (``--json`` printed plain text and exited 2). So is any
+        error of the factory itself, as a failed "build" check: raised, ``--check``
+        printed "this looks like a bug" and no report at all. Only a name that is not
+        registered, or a spec that is neither a name nor a factory, is the caller's."""
         try:
             component = self.fresh()
         except PluginContractError as error:
             self.failures.append(("protocol", f"{type(error).__name__}: {error}"))
             return None
+        except (UnknownComponentError, DuplicatePluginError):  # no one component to check
+            raise
+        except Exception as error:  # the factory could not build: every check depends on it
+            if not self._spec_names_a_component():
+                raise
+            notes = "".join(f" ({note})" for note in getattr(error, "__notes__", ()))
+            self.failures.append(("build", f"{type(error).__name__}: {error}{notes}"))
+            return None
         with self.check("protocol"):
             require(isinstance(component, protocol), lacking)
         return None if self.failures else component
+
+    def _spec_names_a_component(self) -> bool:
+        """Whether an error of :meth:`fresh` came from building the component, not from a
+        ``spec`` that names none (a malformed mapping, or an object that is no factory)."""
+        if isinstance(self.spec, str | Mapping):
+            try:
+                components.split_spec(self.kind, self.spec)
+            except Exception:
+                return False
+            return True
+        return callable(self.spec)
 
     def fresh(self) -> Any:
         if isinstance(self.spec, str | Mapping):

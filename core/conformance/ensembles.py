@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 
 from ensembo import components
@@ -92,6 +93,26 @@ def _check_step(targets: Any, ensemble: Any, completed: list[int]) -> None:
     require(not strangers, f"members {sorted(strangers)} are not completed trials")
 
 
+def _without_predictions(seed: int) -> tuple[list[Trial], EnsembleContext]:
+    """The same trials as a study whose objective returns only a loss records them (the
+    example's Branin experiment): no predictions, no validation targets, no task."""
+    events, _ = _finished_trials("regression", seed)
+    context = EnsembleContext(y_true=None, loss=None, task=None, budget=200, seed=seed)
+    return [attrs.evolve(t, predictions=None) for t in events], context
+
+
+def _check_step_without_predictions(targets: Any, ensemble: Any, completed: list[int]) -> None:
+    targets = np.asarray(targets)
+    require(targets.shape == (len(completed),),
+             f"targets of shape {targets.shape} for {len(completed)} completed trials")
+    require(bool(np.all(np.isfinite(targets))), "non-finite targets")
+    if ensemble is None:
+        return
+    require(isinstance(ensemble, Ensemble), f"ensemble() returned {ensemble!r}")
+    strangers = set(ensemble.members) - set(completed)
+    require(not strangers, f"members {sorted(strangers)} are not completed trials")
+
+
 def _same_end(one: list, two: list) -> bool:
     """Two replays end with the same ensemble and targets. NaN targets are the per-step
     check's finding; compared unequal, they also failed both replay checks."""
@@ -109,6 +130,10 @@ def check_ensemble_strategy(
     registry: Registry | None = None,
 ) -> list[str]:
     """Check an ensemble strategy on synthetic trials as a study feeds them.
+
+    A strategy that does not declare ``needs_predictions = True`` is also fed trials
+    without predictions, as a study whose objective returns only a loss feeds them: one
+    that reads ``context.y_true`` or the predictions anyway would crash that study.
 
     ``tasks`` defaults to the strategy's ``task`` attribute if it has one, else both
     classification and regression. Returns the names of the checks passed; raises
@@ -150,4 +175,22 @@ def check_ensemble_strategy(
             require(combined.shape == np.shape(history[ensemble.members[0]].predictions)
                      and bool(np.all(np.isfinite(combined))),
                      f"combined predictions of shape {combined.shape}")
+    if not getattr(first, "needs_predictions", False):
+        trials, context = _without_predictions(seed)
+        with checks.check("trials without validation predictions (needs_predictions not "
+                          "declared)"):
+            try:
+                _, steps = _replay(checks.fresh(), trials, context)
+            except Exception as error:
+                raise AssertionError(
+                    f"raised {type(error).__name__}: {error}; a strategy that scores the "
+                    "trials' validation predictions must declare needs_predictions = True "
+                    "(a study without them then refuses it before the first trial)"
+                ) from error
+            for index, (targets, ensemble, completed) in enumerate(steps):
+                try:
+                    _check_step_without_predictions(targets, ensemble, completed)
+                except AssertionError as problem:
+                    after = f"after {index + 1} finished trial(s)"
+                    raise AssertionError(f"{after}: {problem}") from None
     return checks.done()

@@ -19,7 +19,7 @@ from ensembo.conformance import (
     check_surrogate,
 )
 from ensembo.ensemble import Ensemble
-from ensembo.errors import PluginContractError
+from ensembo.errors import PluginContractError, UnknownComponentError
 from ensembo.hookspecs import hookimpl
 from ensembo.plugins.acquisition_optimizers.random_search import RandomSearchOptimizer
 from ensembo.plugins.acquisitions.expected_improvement import ExpectedImprovement
@@ -398,7 +398,8 @@ def test_nan_targets_fail_only_the_step_check_not_the_replay_checks():
     with pytest.raises(ConformanceError) as caught:
         check_ensemble_strategy(NaNTargets, tasks=("regression",))
     assert [name for name, _ in caught.value.failures] == [
-        "targets and ensemble at every step, regression"]
+        "targets and ensemble at every step, regression",
+        "trials without validation predictions (needs_predictions not declared)"]
     assert "non-finite targets" in str(caught.value)
 
 
@@ -440,3 +441,91 @@ def test_a_registered_component_missing_a_method_fails_the_protocol_check(monkey
     assert [f["check"] for f in result["failures"]] == ["protocol"]
     assert main(["plugins", "nopredict", "--check"]) == 1
     assert "  FAIL protocol: PluginContractError: " in capsys.readouterr().out
+
+
+class UsesPredictions:
+    """Reads ``context.y_true`` but forgot ``needs_predictions = True``."""
+
+    def targets(self, history, context):
+        return history.losses()
+
+    def update(self, history, trial, context):
+        pass
+
+    def ensemble(self, history, context):
+        best = history.best()
+        if best is None:
+            return None
+        len(context.y_true)
+        return Ensemble.single(best.number)
+
+
+class DeclaresPredictions(UsesPredictions):
+    needs_predictions = True
+
+
+def test_a_strategy_reading_predictions_undeclared_fails_the_no_predictions_check():
+    """It passed every check (they always supplied predictions), then crashed the first
+    study whose objective returns only a loss."""
+    with pytest.raises(ConformanceError) as caught:
+        check_ensemble_strategy(UsesPredictions)
+    ((check, problem),) = caught.value.failures
+    assert check == "trials without validation predictions (needs_predictions not declared)"
+    assert problem.startswith("AssertionError: raised TypeError: ")
+    assert "must declare needs_predictions = True" in problem
+    passed = check_ensemble_strategy(DeclaresPredictions)
+    assert not [name for name in passed if "without validation predictions" in name]
+
+
+def test_the_built_in_best_is_also_checked_without_predictions():
+    assert ("trials without validation predictions (needs_predictions not declared)"
+            in check_ensemble_strategy("best"))
+
+
+class _Raises:
+    def __init__(self, k: int = 3):
+        raise ValueError("could not parse internal table")
+
+
+def _divides_by_zero():
+    return 1 / 0
+
+
+class _RaisingFactories:
+    @hookimpl
+    def ensembo_add_surrogates(self):
+        return {"broken": _Raises, "boom": _divides_by_zero}
+
+
+def test_a_factory_that_raises_is_a_failed_build_check_not_an_escaped_error():
+    """A ValueError escaped as 'rejected options {}' (options never given, and exit 2 as
+    a user mistake); any other error escaped --check with no report and no JSON."""
+    reg = Registry.from_plugins({"my-dist": _RaisingFactories()}, builtins=True)
+    with pytest.raises(ConformanceError) as caught:
+        check_surrogate("broken", registry=reg)
+    assert caught.value.failures == [(
+        "build", ("ValueError: could not parse internal table "
+                  "(while building surrogate 'broken' (from my-dist))"))]
+    assert "rejected options" not in str(caught.value)
+
+
+def test_plugins_check_reports_a_factory_that_raises_in_text_and_json(monkeypatch, capsys):
+    reg = Registry.from_plugins({"my-dist": _RaisingFactories()}, builtins=True)
+    monkeypatch.setattr(plugins_command, "registry", lambda: reg)
+    assert main(["plugins", "boom", "--check", "--json"]) == 1
+    (result,) = json.loads(capsys.readouterr().out)
+    assert result["distribution"] == "my-dist" and result["passed"] == []
+    assert result["failures"] == [{"check": "build", "problem": (
+        "ZeroDivisionError: division by zero (while building surrogate 'boom' (from my-dist))")}]
+    assert main(["plugins", "broken", "--check"]) == 1
+    assert capsys.readouterr().out == (
+        "surrogate 'broken' (from my-dist): 1 check(s) failed\n"
+        "  FAIL build: ValueError: could not parse internal table "
+        "(while building surrogate 'broken' (from my-dist))\n")
+
+
+def test_a_spec_that_is_no_factory_and_an_unknown_name_are_still_the_callers_mistake():
+    with pytest.raises(TypeError, match="zero-argument factory"):
+        check_surrogate(RandomForestSurrogate())
+    with pytest.raises(UnknownComponentError):
+        check_surrogate("no-such-surrogate")

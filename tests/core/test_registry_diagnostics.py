@@ -491,3 +491,129 @@ def test_the_listing_marks_a_name_two_third_parties_claim_as_unusable(monkeypatc
     assert grid.endswith("(unusable: registered twice, see conflict below)")
     (shadow_only,) = [line for line in lines if line.split()[:1] == ["shadow-only"]]
     assert "unusable" not in shadow_only
+
+
+# --- 8. names that are not strings, clashes inside one distribution, blocking -------------
+
+
+class _IntNames:
+    @hookimpl
+    def ensembo_add_surrogates(self):
+        return {1: _Surrogate, None: _Surrogate, "": _Surrogate, "fine-too": _Surrogate}
+
+
+def test_a_name_that_is_not_a_string_is_refused_without_breaking_the_others(
+    monkeypatch, capsys
+):
+    """Sorting mixed keys broke `ensembo plugins` and every unknown-name lookup, for
+    every plugin, with a bare TypeError naming no one."""
+    reg = Registry.from_plugins({"dist-int": _IntNames(), "good": _Instances()})
+    failures = [f for f in reg.failures if f.distribution == "dist-int"]
+    assert [f.entry_point for f in failures] == ["dist-int.ensembo_add_surrogates"] * 3
+    assert "surrogate name 1 is not a non-empty string" in failures[0].error
+    assert reg.names("surrogate") == ["fine", "fine-too"]
+    with pytest.raises(UnknownComponentError, match="dist-int"):
+        reg.entry("surrogate", "knnn")
+    _use_registry(monkeypatch, reg)
+    assert main(["plugins"]) == 0
+    out = capsys.readouterr().out
+    assert "failed to load dist-int.ensembo_add_surrogates from dist-int: surrogate name 1" in out
+
+
+class _TwoEntryPointsA:
+    @hookimpl
+    def ensembo_add_surrogates(self):
+        return {"mean-s": _Surrogate}
+
+
+class _TwoEntryPointsB:
+    @hookimpl
+    def ensembo_add_surrogates(self):
+        return {"mean-s": _KNNRegSurrogate}
+
+
+def test_two_entry_points_of_one_distribution_clashing_name_both_and_keep_the_first():
+    """Reported as a conflict 'from d and d' with advice to uninstall or block one of
+    them, which would drop both; it is the author's mistake, so say which entry points."""
+    manager = new_plugin_manager()
+    manager.register(_TwoEntryPointsA(), name="ens-twoep:surrogates")
+    manager.register(_TwoEntryPointsB(), name="ens-twoep:extra")
+    reg = Registry(manager, {"ens-twoep:surrogates": "ens-twoep", "ens-twoep:extra": "ens-twoep"})
+    assert reg.conflicts == []
+    assert reg.factory("surrogate", "mean-s") is _Surrogate
+    (failure,) = reg.failures
+    assert failure.distribution == "ens-twoep"
+    assert failure.entry_point == "ens-twoep:extra.ensembo_add_surrogates"
+    assert failure.error == (
+        "surrogate 'mean-s' is also registered by ens-twoep:surrogates, another entry point "
+        "of the same distribution 'ens-twoep'; ens-twoep:surrogates's is used. Register the "
+        "name from one entry point only, or rename one of them"
+    )
+
+
+def test_a_clash_inside_one_distribution_does_not_hide_a_conflict_with_another():
+    manager = new_plugin_manager()
+    for plugin, name in ((_TwoEntryPointsA(), "d:a"), (_TwoEntryPointsB(), "d:b"),
+                         (_TwoEntryPointsA(), "other")):
+        manager.register(plugin, name=name)
+    reg = Registry(manager, {"d:a": "d", "d:b": "d", "other": "other"})
+    assert [c.distributions for c in reg.conflicts] == [("d", "other")]
+    with pytest.raises(DuplicatePluginError):
+        reg.entry("surrogate", "mean-s")
+
+
+class _FakeEntryPoint:
+    """What ``importlib.metadata.entry_points`` yields, for a distribution not installed."""
+
+    def __init__(self, distribution: str, plugin: object):
+        self.dist = types.SimpleNamespace(name=distribution)
+        self.name, self.value, self._plugin = "main", "fake.hooks", plugin
+
+    def load(self):
+        return self._plugin
+
+
+@pytest.mark.parametrize("written", ["ens_intname", "ENS-IntName", "ens.intname", "ens-_intname"])
+def test_blocked_distributions_are_matched_as_pip_matches_names(monkeypatch, written):
+    """`ENSEMBO_BLOCK_PLUGINS=ens_intname` did not block `ens-intname`, though pip
+    treats them as one name (PEP 503)."""
+    import importlib.metadata
+
+    fakes = [_FakeEntryPoint("ens-intname", _IntNames()), _FakeEntryPoint("good", _Instances())]
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: fakes)
+    monkeypatch.setenv("ENSEMBO_BLOCK_PLUGINS", f"other, {written}")
+    monkeypatch.delenv("ENSEMBO_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    reg = Registry.from_entry_points()
+    assert reg.names("surrogate") == ["fine"]
+    assert not [f for f in reg.failures if f.distribution == "ens-intname"]
+
+
+class _NoOptions:
+    def fit(self, batch, y, rng):
+        pass
+
+    def predict(self, batch):
+        return None, None
+
+
+def _no_options_fn():
+    return _NoOptions()
+
+
+class _NoOptionFactories:
+    @hookimpl
+    def ensembo_add_surrogates(self):
+        return {"plain": _NoOptions, "plain-fn": _no_options_fn}
+
+
+@pytest.mark.parametrize("name", ["plain", "plain-fn"])
+def test_an_option_for_a_factory_that_takes_none_says_its_options_are_none(name):
+    """An empty signature was treated like an unreadable one, so the message was
+    Python's 'takes no arguments' instead of ensembo's documented format."""
+    reg = Registry.from_plugins({"my-dist": _NoOptionFactories()})
+    with pytest.raises(PluginContractError) as caught:
+        reg.create("surrogate", name, k=1)
+    assert str(caught.value) == (
+        f"surrogate {name!r} (from my-dist) rejected options ['k']: "
+        "unknown: k; its options: none"
+    )
