@@ -80,7 +80,11 @@ def _replay(strategy: Any, events: list[Trial], context: EnsembleContext, resume
     return history, steps
 
 
-def _check_step(targets: Any, ensemble: Any, completed: list[int]) -> None:
+def _check_step(
+    targets: Any, ensemble: Any, completed: list[int], *, may_abstain: bool = False
+) -> None:
+    """One step's targets and ensemble; ``may_abstain``: without predictions, a strategy
+    may give no ensemble at all."""
     targets = np.asarray(targets)
     require(targets.shape == (len(completed),),
              f"targets of shape {targets.shape} for {len(completed)} completed trials")
@@ -88,9 +92,20 @@ def _check_step(targets: Any, ensemble: Any, completed: list[int]) -> None:
     if not completed:
         require(ensemble is None, "an ensemble before any trial completed")
         return
+    if ensemble is None and may_abstain:
+        return
     require(isinstance(ensemble, Ensemble), f"ensemble() returned {ensemble!r}")
     strangers = set(ensemble.members) - set(completed)
     require(not strangers, f"members {sorted(strangers)} are not completed trials")
+
+
+def _check_every_step(steps: list, *, may_abstain: bool = False) -> None:
+    """:func:`_check_step` on each replayed step, the failure saying which."""
+    for index, (targets, ensemble, completed) in enumerate(steps):
+        try:
+            _check_step(targets, ensemble, completed, may_abstain=may_abstain)
+        except AssertionError as problem:
+            raise AssertionError(f"after {index + 1} finished trial(s): {problem}") from None
 
 
 def _without_predictions(seed: int) -> tuple[list[Trial], EnsembleContext]:
@@ -99,18 +114,6 @@ def _without_predictions(seed: int) -> tuple[list[Trial], EnsembleContext]:
     events, _ = _finished_trials("regression", seed)
     context = EnsembleContext(y_true=None, loss=None, task=None, budget=200, seed=seed)
     return [attrs.evolve(t, predictions=None) for t in events], context
-
-
-def _check_step_without_predictions(targets: Any, ensemble: Any, completed: list[int]) -> None:
-    targets = np.asarray(targets)
-    require(targets.shape == (len(completed),),
-             f"targets of shape {targets.shape} for {len(completed)} completed trials")
-    require(bool(np.all(np.isfinite(targets))), "non-finite targets")
-    if ensemble is None:
-        return
-    require(isinstance(ensemble, Ensemble), f"ensemble() returned {ensemble!r}")
-    strangers = set(ensemble.members) - set(completed)
-    require(not strangers, f"members {sorted(strangers)} are not completed trials")
 
 
 def _same_end(one: list, two: list) -> bool:
@@ -149,12 +152,7 @@ def check_ensemble_strategy(
         trials, context = _finished_trials(task, seed)
         with checks.check(f"targets and ensemble at every step, {task}"):
             _, steps = _replay(checks.fresh(), trials, context)
-            for index, (targets, ensemble, completed) in enumerate(steps):
-                try:
-                    _check_step(targets, ensemble, completed)
-                except AssertionError as problem:
-                    after = f"after {index + 1} finished trial(s)"
-                    raise AssertionError(f"{after}: {problem}") from None
+            _check_every_step(steps)
         with checks.check(f"a replay gives the same ensemble, {task}"):
             _, steps = _replay(checks.fresh(), trials, context)
             _, again = _replay(checks.fresh(), trials, context)
@@ -187,10 +185,5 @@ def check_ensemble_strategy(
                     "trials' validation predictions must declare needs_predictions = True "
                     "(a study without them then refuses it before the first trial)"
                 ) from error
-            for index, (targets, ensemble, completed) in enumerate(steps):
-                try:
-                    _check_step_without_predictions(targets, ensemble, completed)
-                except AssertionError as problem:
-                    after = f"after {index + 1} finished trial(s)"
-                    raise AssertionError(f"{after}: {problem}") from None
+            _check_every_step(steps, may_abstain=True)
     return checks.done()
