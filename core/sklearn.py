@@ -290,7 +290,9 @@ class _EnsemboSearch(BaseEstimator):
                 study, task, remaining, store=store, timeout=self.timeout, n_jobs=self.n_jobs,
                 limits=limits,
             )
-            final = finalize(study, task, store, selection=self.selection, refit=self.refit)
+            final = finalize(
+                study, task, store, selection=self.selection, refit=self.refit, limits=limits
+            )
         finally:  # the search is over: let another process load or resume the file
             study.close()
         self.best_estimator_ = final.best_estimator

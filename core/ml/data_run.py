@@ -334,7 +334,9 @@ def run_and_report(
     store = artifact_store_for(storage)
     remaining = max(budget - finished_count(study), 0)
     run_task(study, task, remaining, store=store, timeout=timeout, limits=limits)
-    final = finalize(study, task, store, selection=settings.final, refit=settings.refit)
+    final = finalize(
+        study, task, store, selection=settings.final, refit=settings.refit, limits=limits
+    )
     best = final.best_trial
     ensemble = final.ensemble
     spec = split_spec("ensemble", study.components()["ensemble_strategy"])

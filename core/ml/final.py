@@ -15,6 +15,8 @@ from typing import Any
 import attrs
 
 from ensembo.ensemble import Ensemble
+from ensembo.errors import TrialError
+from ensembo.execution import NO_LIMITS, OutcomeKind, TrialLimits, evaluate
 from ensembo.ml.artifacts import ArtifactStore
 from ensembo.ml.fitted_ensemble import FittedEnsemble
 from ensembo.ml.selection import select_trial
@@ -45,8 +47,10 @@ def finalize(
     selection: str = "argmin",
     refit: bool = False,
     surrogate: Any = "gp",
+    limits: TrialLimits = NO_LIMITS,
 ) -> FinalModels:
-    """Select the final trial by ``selection`` and fit what will predict."""
+    """Select the final trial by ``selection`` and fit what will predict; a model trained
+    again because none was kept is trained within the trials' ``limits``."""
     best = select_trial(study.history, study.space, selection, surrogate=surrogate, seed=study.seed)
     ensemble = study.ensemble or Ensemble.single(best.number)
     cache: dict[int, Any] = {}
@@ -54,7 +58,9 @@ def finalize(
     def model_of(number: int) -> Any:
         if number not in cache:
             config = dict(study.history[number].config)
-            cache[number] = task.fit(config) if refit else kept_model(store, task, number, config)
+            cache[number] = (
+                task.fit(config) if refit else kept_model(store, task, number, config, limits)
+            )
         return cache[number]
 
     estimator = FittedEnsemble(
@@ -72,21 +78,31 @@ def finalize(
     )
 
 
-def kept_model(store: ArtifactStore, task: Task, number: int, config: dict[str, Any]) -> Any:
+def kept_model(
+    store: ArtifactStore,
+    task: Task,
+    number: int,
+    config: dict[str, Any],
+    limits: TrialLimits = NO_LIMITS,
+) -> Any:
     """The model trial ``number`` trained during the search. One that was never kept
     (a run killed between finishing the trial and writing its model, or a deleted file)
     is trained again as the trial trained it, on the same rows (its splits are drawn
-    from the trial number), and kept: the run goes on instead of failing on every
-    later resume."""
+    from the trial number) and within the trials' ``limits``, and kept: the run goes on
+    instead of failing on every later resume."""
     if number in store:
         return store.get(number)
     logger.warning(
         "no model kept for trial %d (killed run or deleted file): training it again on "
         "the rows it was trained on", number,
     )
-    model = task.evaluate(config, iteration=number).model
-    store.put(number, model)
-    return model
+    outcome = evaluate(lambda c: task.evaluate(c, iteration=number).model, config, limits)
+    if outcome.kind is not OutcomeKind.RETURNED:
+        raise TrialError(
+            f"trial {number} kept no model, and training it again failed: {outcome.message}"
+        )
+    store.put(number, outcome.value)
+    return outcome.value
 
 
 def ensemble_validation_loss(study: Study, task: Task, ensemble: Ensemble) -> float | None:

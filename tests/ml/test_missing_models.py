@@ -96,3 +96,28 @@ def test_a_trial_the_study_refuses_keeps_no_model(tmp_path, classification_data,
     run_task(study, task, 2, store=store)
     assert [t.state for t in study.trials] == [TrialState.FAILED] * 2
     assert not list((tmp_path / "run.models").iterdir())
+
+
+class _SlowTask:
+    """Trains for ten seconds: more than the trials were allowed."""
+
+    def evaluate(self, config, iteration=0):
+        import time
+
+        time.sleep(10)
+        return Evaluation(loss=0.0, model="model")
+
+
+def test_a_missing_model_is_trained_again_within_the_trial_limits():
+    """It was trained in the driver without the trials' timeout or memory limit, so one
+    that had been stopped during the search could hang the run's end."""
+    import pytest
+
+    from ensembo.errors import TrialError
+    from ensembo.execution import TrialLimits
+    from ensembo.ml.final import kept_model
+
+    store = MemoryArtifactStore()
+    with pytest.raises(TrialError, match="trial 3 kept no model, and training it again failed"):
+        kept_model(store, _SlowTask(), 3, {}, TrialLimits(wall_time=1))
+    assert 3 not in store
