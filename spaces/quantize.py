@@ -75,6 +75,18 @@ def quantize_array(hp: Hyperparameter, values: np.ndarray) -> np.ndarray:
     )
 
 
+def snap_vectors(hyperparameters: list[Hyperparameter], vectors: np.ndarray) -> np.ndarray:
+    """Copy of ConfigSpace ``vectors`` (n, d) with stepped values on their grids (NaN,
+    an inactive value, stays NaN): conditions must read the value that will be run."""
+    snapped = np.array(vectors, dtype=float, ndmin=2)
+    for column, hp in enumerate(hyperparameters):
+        present = ~np.isnan(snapped[:, column])
+        if step_of(hp) is not None and present.any():
+            values = quantize_array(hp, hp.to_value(snapped[present, column]))
+            snapped[present, column] = hp.to_vector(values)
+    return snapped
+
+
 def off_grid(hp: Hyperparameter, value: Any) -> str | None:
     """Why ``value`` is not on ``hp``'s grid, naming the nearest grid values; ``None``
     when it is (or ``hp`` has no step, or ``value`` is no number: ConfigSpace's call).

@@ -22,7 +22,7 @@ from ConfigSpace.hyperparameters import (
 from ensembo.errors import SpaceError
 from ensembo.spaces.activity import deactivate
 from ensembo.spaces.encoding import EncodedBatch, activity_signature
-from ensembo.spaces.quantize import quantize_array
+from ensembo.spaces.quantize import quantize_array, snap_vectors
 
 
 class VectorForms:
@@ -107,11 +107,14 @@ class VectorForms:
     def from_vectors(self, raw: np.ndarray) -> list[dict[str, Any]]:
         """Configurations from ConfigSpace vectors; values of inactive hyperparameters are
         dropped; raises :class:`SpaceError` when an active value is missing or invalid."""
+        given = np.atleast_2d(np.asarray(raw, dtype=float))
+        # Snapped first: a snapped parent may activate or deactivate children.
+        snapped = snap_vectors(self._hyperparameters, given) if self._quantized else given
         configs = []
-        for row in np.atleast_2d(np.asarray(raw, dtype=float)):
+        for row, vector in zip(given, snapped, strict=True):
             try:
                 configuration = Configuration(
-                    self.configspace, vector=deactivate(self.configspace, row[None])[0]
+                    self.configspace, vector=deactivate(self.configspace, vector[None])[0]
                 )
                 configuration.check_valid_configuration()
             except Exception as error:  # ConfigSpace raises several types for bad vectors

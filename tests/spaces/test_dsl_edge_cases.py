@@ -243,3 +243,22 @@ def test_encode_still_takes_what_validate_gives():
     configs = space.sample(50, seed=0)
     batch = space.encode(configs)
     assert np.nanmin(batch.values) >= 0 and np.nanmax(batch.values) <= 1
+
+
+def test_from_vectors_reads_conditions_on_snapped_values():
+    """A child activated only once its stepped parent snapped took its default (0.25),
+    not the value in the vector; one deactivated by the snap made the vector invalid."""
+    space = spaces.load({"params": {
+        "n": {"type": "float", "low": 0, "high": 10, "q": 5},
+        "x": {"type": "float", "low": 0, "high": 1, "default": 0.25, "when": {"n": {"gt": 8}}},
+    }})
+    to_vector = space.hyperparameter("n").to_vector
+    assert space.from_vectors(np.array([[to_vector(7.6), 0.9]])) == [{"n": 10.0, "x": 0.9}]
+    with pytest.raises(SpaceError, match="active but has no value"):
+        space.from_vectors(np.array([[to_vector(7.6), np.nan]]))
+    falls = spaces.load({"params": {
+        "n": {"type": "int", "low": 0, "high": 10, "q": 5},
+        "x": {"type": "float", "low": 0, "high": 1, "when": {"n": {"gt": 5}}},
+    }})
+    seven = falls.hyperparameter("n").to_vector(7)
+    assert falls.from_vectors(np.array([[seven, np.nan], [seven, 0.5]])) == [{"n": 5}] * 2
