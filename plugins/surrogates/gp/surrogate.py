@@ -54,17 +54,17 @@ def fitting_rows(y: np.ndarray, limit: int, rng: np.random.Generator) -> np.ndar
     return np.sort(np.concatenate([best, rest]))
 
 
-def _choice(option: str, value: Any, valid: Sequence[str]) -> str:
+def _choice(plugin: str, option: str, value: Any, valid: Sequence[str]) -> str:
     """One of ``valid``; an unhashable value failed in the lookup with a TypeError."""
     if not isinstance(value, str) or value not in valid:
-        raise ValueError(f"gp: unknown {option} {value!r}; valid: {list(valid)}")
+        raise ValueError(f"{plugin}: unknown {option} {value!r}; valid: {list(valid)}")
     return value
 
 
-def _noise_floor(value: Any) -> float:
-    value = positive("gp", "noise_floor", value)
+def _noise_floor(plugin: str, value: Any) -> float:
+    value = positive(plugin, "noise_floor", value)
     if value >= NOISE_CEILING:
-        raise ValueError(f"gp: noise_floor must be in (0, {NOISE_CEILING}), got {value}")
+        raise ValueError(f"{plugin}: noise_floor must be in (0, {NOISE_CEILING}), got {value}")
     return value
 
 
@@ -85,6 +85,7 @@ class GaussianProcessSurrogate:
     the noise variance, ``sigma_f^2 sigma_n^2 / (sigma_f^2 + sigma_n^2)`` for a lone
     observation, and can approach 0), ``blas_threads``
     (BLAS threads during fits and predictions; 0 leaves the BLAS pools as they are).
+    ``plugin`` is the name option errors give (``gp-cond`` builds this class too).
     """
 
     def __init__(
@@ -99,18 +100,19 @@ class GaussianProcessSurrogate:
         mean: str = "fit",
         noise_floor: float = NOISE_FLOOR,
         blas_threads: int = 1,
+        plugin: str = "gp",
     ):
-        self.kernel = KERNELS[_choice("kernel", kernel, sorted(KERNELS))]()
-        self.method = _choice("hyperparameters", hyperparameters, HYPERPARAMETER_METHODS)
-        self.fit_mean = _choice("mean", mean, MEAN_CHOICES) == "fit"
+        self.kernel = KERNELS[_choice(plugin, "kernel", kernel, sorted(KERNELS))]()
+        self.method = _choice(plugin, "hyperparameters", hyperparameters, HYPERPARAMETER_METHODS)
+        self.fit_mean = _choice(plugin, "mean", mean, MEAN_CHOICES) == "fit"
         # flag: bool("false") gave the conditional kernel
-        self.conditional = flag("gp", "conditional", conditional)
-        self.restarts = whole("gp", "restarts", restarts, 1)
-        self.fit_subset = whole("gp", "fit_subset", fit_subset, 2)
-        self.noise_floor = _noise_floor(noise_floor)
-        self.blas_threads = whole("gp", "blas_threads", blas_threads, 0)  # 0: no limit
-        samples = whole("gp", "samples", samples, 1)
-        burn_in = whole("gp", "burn_in", burn_in, 0)  # -5 passed and acted as 0
+        self.conditional = flag(plugin, "conditional", conditional)
+        self.restarts = whole(plugin, "restarts", restarts, 1)
+        self.fit_subset = whole(plugin, "fit_subset", fit_subset, 2)
+        self.noise_floor = _noise_floor(plugin, noise_floor)
+        self.blas_threads = whole(plugin, "blas_threads", blas_threads, 0)  # 0: no limit
+        samples = whole(plugin, "samples", samples, 1)
+        burn_in = whole(plugin, "burn_in", burn_in, 0)  # -5 passed and acted as 0
         self._chain = (
             HyperparameterChain(samples=samples, burn_in=burn_in)
             if hyperparameters == "mcmc"
@@ -239,15 +241,15 @@ class GaussianProcessSurrogate:
         return mean, np.maximum(variance, 0.0), d_mean, d_variance
 
 
-@declares_options(GaussianProcessSurrogate)
+@declares_options(GaussianProcessSurrogate, without=("plugin",))
 def gp(**options) -> GaussianProcessSurrogate:
     """Factory for ``gp``: imputed encoding, one kernel over every configuration."""
-    return GaussianProcessSurrogate(**options)
+    return GaussianProcessSurrogate(plugin="gp", **options)
 
 
-@declares_options(GaussianProcessSurrogate, without=("conditional",))
+@declares_options(GaussianProcessSurrogate, without=("conditional", "plugin"))
 def gp_conditional(**options) -> GaussianProcessSurrogate:
     """Factory for ``gp-cond``: Lévesque's conditional kernel."""
     if "conditional" in options:
         raise ValueError("gp-cond: 'conditional' is implied; use 'gp' for the unconditional kernel")
-    return GaussianProcessSurrogate(conditional=True, **options)
+    return GaussianProcessSurrogate(conditional=True, plugin="gp-cond", **options)

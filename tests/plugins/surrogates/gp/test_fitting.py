@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from ensembo.errors import ComponentOptionError
+from ensembo.errors import ComponentOptionError, PluginContractError
 from ensembo.plugins.surrogates.gp.hyperparameters import Hyperparameters, log_prior, vector_bounds
 from ensembo.plugins.surrogates.gp.kernels import (
     Laplace,
@@ -205,6 +205,19 @@ def test_options_are_validated_with_valid_choices_listed():
 def test_refused_values_name_the_option(options, expected):
     with pytest.raises(ComponentOptionError, match=re.escape(expected)):
         registry().create("surrogate", "gp", **options)
+
+
+@pytest.mark.parametrize("options", [{"restarts": 0}, {"kernel": "rbf"}, {"noise_floor": 1.0}])
+def test_gp_cond_errors_name_gp_cond(options):
+    """``gp-cond`` builds the ``gp`` class, and its option errors began ``gp:``."""
+    with pytest.raises(ComponentOptionError, match=r"gp-cond: (restarts|unknown|noise)"):
+        registry().create("surrogate", "gp-cond", **options)
+
+
+def test_the_plugin_name_is_not_an_option():
+    for name in ("gp", "gp-cond"):
+        with pytest.raises(PluginContractError, match="unknown: plugin; its options: kernel"):
+            registry().create("surrogate", name, plugin="x")
 
 
 def test_valid_options_are_kept():
