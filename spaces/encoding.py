@@ -9,6 +9,8 @@ which the conditional GP kernel uses to keep branches apart.
 
 from __future__ import annotations
 
+import hashlib
+
 import attrs
 import numpy as np
 
@@ -50,14 +52,30 @@ class EncodedBatch:
         )
 
 
+EXACT_BYTES = 7
+"""Packed activity masks up to this many bytes (56 hyperparameters) fold into an int64
+exactly: base 257 over bytes of at most 255 cannot wrap below 257**8 > 2**63."""
+
+
 def activity_signature(active: np.ndarray) -> np.ndarray:
-    """One integer per row identifying its set of active columns (stable across calls)."""
+    """One integer per row identifying its set of active columns (stable across calls
+    and processes)."""
     active = np.asarray(active, dtype=bool)
     if active.shape[1] == 0:
         return np.zeros(active.shape[0], dtype=np.int64)
     packed = np.packbits(active, axis=1, bitorder="little")
-    # Fold the packed bytes into one int64 per row; collisions need > 2**63 branch sets.
+    if packed.shape[1] > EXACT_BYTES:
+        return _digests(packed)
     signature = np.zeros(active.shape[0], dtype=np.uint64)
     for column in range(packed.shape[1]):
         signature = signature * np.uint64(257) + packed[:, column].astype(np.uint64)
     return signature.astype(np.int64)
+
+
+def _digests(packed: np.ndarray) -> np.ndarray:
+    """64-bit BLAKE2 digests of wider masks, one per distinct mask: folding their bytes
+    into 64 bits wrapped, and two branches of a large space could share a key."""
+    masks, inverse = np.unique(packed, axis=0, return_inverse=True)
+    digests = [hashlib.blake2b(mask.tobytes(), digest_size=8).digest() for mask in masks]
+    keys = [int.from_bytes(digest, "little", signed=True) for digest in digests]
+    return np.asarray(keys, dtype=np.int64)[inverse.reshape(-1)]

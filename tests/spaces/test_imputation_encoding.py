@@ -9,6 +9,7 @@ import pytest
 
 from ensembo import spaces
 from ensembo.errors import SpaceError
+from ensembo.spaces.encoding import activity_signature
 
 TREE = {
     "name": "tree",
@@ -158,3 +159,20 @@ def test_a_rule_given_as_load_impute_is_named_with_the_way_to_apply_it_to_all(so
 def test_an_unknown_load_option_is_named():
     with pytest.raises(SpaceError, match="unknown load option.*imput; valid: impute, encoding"):
         spaces.load("svm", imput={"gamma": "none"})
+
+
+def test_wide_activity_masks_get_distinct_signatures():
+    """Bytes folded in base 257 wrap mod 2**64: masks whose bytes differ by the
+    coefficients of (x - 1)**8 shared a signature (257 - 1)**8 = 2**64 apart, so the
+    conditional kernel would have merged two branches of a 72-hyperparameter space."""
+    coefficients = np.array([1, -8, 28, -56, 70, -56, 28, -8, 1])
+    masks = np.stack([np.maximum(coefficients, 0), np.maximum(-coefficients, 0)]).astype(np.uint8)
+    active = np.unpackbits(masks, axis=1, bitorder="little").astype(bool)
+    first, second = activity_signature(active)
+    assert first != second
+    assert activity_signature(active[::-1]).tolist() == [second, first]  # stable
+
+
+def test_narrow_activity_masks_keep_their_exact_signatures():
+    active = np.array([[True, False, True], [False, False, False]])
+    assert activity_signature(active).tolist() == [5, 0]
