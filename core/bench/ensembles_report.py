@@ -26,9 +26,9 @@ from ensembo.stats import (
     expected_rank,
     friedman_test,
     pb_test_from_counts,
+    tie_float_noise,
     wilcoxon_signed_rank,
     win_frequency,
-    without_float_noise,
 )
 
 PAPER = {
@@ -79,8 +79,10 @@ def _has_errors(complete: Sequence[dict[str, Any]], method: str) -> bool:
 
 def _sole_winners(matrix: np.ndarray, methods: Sequence[str]) -> str:
     """How often one method alone has the lowest test loss: an average rank can hide a
-    method that wins many problems outright and loses the rest."""
-    lowest = matrix == matrix.min(axis=1, keepdims=True)
+    method that wins many problems outright and loses the rest. Losses that differ only
+    by float noise share the lowest (:func:`ensembo.stats.tie_float_noise`)."""
+    tied = tie_float_noise(matrix)
+    lowest = tied == tied.min(axis=1, keepdims=True)
     alone = lowest.sum(axis=1) == 1
     counts = lowest[alone].sum(axis=0)
     order = sorted(range(len(methods)), key=lambda i: (-counts[i], i))
@@ -176,8 +178,10 @@ def _per_dataset(complete: Sequence[dict[str, Any]], methods: Sequence[str]) -> 
             else result["test_loss"]
         )
 
-    matrix = without_float_noise([[np.mean([run_loss(r, m) for r in runs]) for m in methods]
-                                  for runs in by_dataset.values()])
+    # Unrounded: the paired tests must see equal differences of means as equal
+    # (paired_differences); ranks, wins and the sole winners tie float noise themselves.
+    matrix = np.array([[np.mean([run_loss(r, m) for r in runs]) for m in methods]
+                       for runs in by_dataset.values()])
 
     def pb(a: str, b: str) -> float | None:
         if not (_has_errors(complete, a) and _has_errors(complete, b)):

@@ -163,9 +163,10 @@ def hyperparameter_importance(
 
     Over the trials where a hyperparameter is active, the loss ranks are grouped by its
     value — categories as they are, numeric values into up to ``MAX_BINS`` quantile
-    bins, so a U-shaped effect counts as much as a monotonic one — and scored by the
-    bias-corrected correlation ratio sqrt(epsilon²), in [0, 1] (0 when the groups
-    explain no more than chance would). Hyperparameters active in fewer than
+    bins (equal values always in the same bin; a hyperparameter with that few distinct
+    values grouped by value), so a U-shaped effect counts as much as a monotonic one — and
+    scored by the bias-corrected correlation ratio sqrt(epsilon²), in [0, 1] (0 when the
+    groups explain no more than chance would). Hyperparameters active in fewer than
     ``MIN_ACTIVE`` trials (or 10 % of them) are left out. A screening aid, not a causal
     analysis.
     """
@@ -181,11 +182,11 @@ def hyperparameter_importance(
         values, loss_ranks = batch.values[active, column], rankdata(losses[active])
         if active.sum() < min_active or np.ptp(values) == 0 or np.ptp(loss_ranks) == 0:
             continue
-        if hasattr(space.hyperparameter(name), "choices"):
+        n_bins = max(2, min(MAX_BINS, len(values) // 4))
+        if hasattr(space.hyperparameter(name), "choices") or len(np.unique(values)) <= n_bins:
             groups = values
-        else:
-            n_bins = max(2, min(MAX_BINS, len(values) // 4))
-            groups = np.floor((rankdata(values, method="ordinal") - 1) * n_bins / len(values))
+        else:  # mid-ranks: equal values share a bin, never split by the trials' order
+            groups = np.floor((rankdata(values, method="average") - 1) * n_bins / len(values))
         scores.append((name, _explained(groups, loss_ranks)))
     return sorted(scores, key=lambda pair: -pair[1])
 

@@ -17,6 +17,7 @@ from ensembo.stats.ranking import (
     average_ranks,
     expected_rank,
     paired_differences,
+    tie_float_noise,
     win_frequency,
     without_float_noise,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "pb_test_from_counts",
     "poisson_binomial_pmf",
     "sign_test",
+    "tie_float_noise",
     "win_frequency",
     "wilcoxon_signed_rank",
     "without_float_noise",

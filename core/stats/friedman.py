@@ -12,7 +12,7 @@ import attrs
 import numpy as np
 from scipy.stats import chi2, studentized_range
 
-from ensembo.stats.ranking import average_ranks, without_float_noise
+from ensembo.stats.ranking import _finite_or_infinite, average_ranks, tie_float_noise
 
 
 @attrs.frozen(kw_only=True)
@@ -35,8 +35,9 @@ def nemenyi_critical_difference(n_methods: int, n_problems: int, alpha: float = 
 def friedman_test(losses, alpha: float = 0.05) -> FriedmanResult:
     """Friedman chi-square with tie correction (matches scipy.stats.friedmanchisquare).
 
-    Losses equal to 12 significant digits tie, in the ranks and in the tie correction alike."""
-    matrix = without_float_noise(losses)
+    Losses that agree to a relative 1e-12 tie (:func:`ensembo.stats.tie_float_noise`), in
+    the ranks and in the tie correction alike; NaN losses are refused with a ValueError."""
+    matrix = tie_float_noise(_finite_or_infinite(losses, "friedman_test"))
     if matrix.ndim != 2 or matrix.shape[1] < 3:
         raise ValueError(
             f"Friedman needs a (problems, methods) matrix with >= 3 methods, got {matrix.shape}"

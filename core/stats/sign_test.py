@@ -24,9 +24,9 @@ def sign_test(losses_a: Sequence[float], losses_b: Sequence[float]) -> SignTestR
 
     ``p = 2 Σ_{i<=min(wins, losses)} C(n, i) / 2^n`` (capped at 1), n = wins + losses.
     Losses that differ only by float noise tie (:func:`paired_differences`), as in the
-    Wilcoxon test.
+    Wilcoxon test. NaN losses are refused with a ValueError.
     """
-    difference = paired_differences(losses_a, losses_b)  # positive where A is better
+    difference = paired_differences(losses_a, losses_b, "sign_test")  # > 0: A is better
     wins, losses = int(np.sum(difference > 0)), int(np.sum(difference < 0))
     n = wins + losses
     p_value = 1.0 if n == 0 else min(1.0, 2.0 * float(binom.cdf(min(wins, losses), n, 0.5)))

@@ -2,7 +2,7 @@
 
 Zero differences are dropped and tied magnitudes share mid-ranks. Differences are
 freed of float noise first (:func:`paired_differences`): 0.3 - 0.1 and 0.4 - 0.2 differ
-in the last bit, and only rounded do they tie. The null
+in the last bit, and only within a relative tolerance do they tie. The null
 distribution of ``c+`` is computed exactly for the observed ranks (each rank gets
 sign ± with probability 1/2), so mid-ranks need no normal approximation. Ranks are
 doubled to stay integers. Above ``EXACT_LIMIT`` pairs the normal approximation with
@@ -45,8 +45,9 @@ def signed_rank_null(doubled_ranks: np.ndarray) -> np.ndarray:
 
 
 def wilcoxon_signed_rank(losses_a: Sequence[float], losses_b: Sequence[float]) -> WilcoxonResult:
-    """Two-sided test that the paired differences are symmetric around zero."""
-    difference = paired_differences(losses_a, losses_b)  # positive where A is better
+    """Two-sided test that the paired differences are symmetric around zero; NaN losses
+    are refused with a ValueError. Pass unrounded losses (:func:`paired_differences`)."""
+    difference = paired_differences(losses_a, losses_b, "wilcoxon_signed_rank")  # > 0: A better
     difference = difference[difference != 0]
     n = len(difference)
     if n == 0:

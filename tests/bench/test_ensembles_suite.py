@@ -472,3 +472,22 @@ def test_report_names_the_environment_of_its_records():
     assert ("- Python 3.11.7, Linux-x86_64, 2 CPUs, ensembo 9b98088f78b6; "
             "Python ? (?); numpy 2.4: 2 records") in text
     assert "- not recorded (made before records kept it): 1 record" in text
+
+
+def test_per_dataset_wilcoxon_reads_unrounded_means_so_equal_differences_tie():
+    # ESMBO's errors of 300 test rows over 5 seeds; SMBO's differ on seed 0 only, so the
+    # per-dataset differences are exactly (2, 2, -5, -2, 2, -2) / 1500: ranks 3 tie at
+    # 2/1500 and 5 at 5/1500 shared, c+ = c- = 10.5, p = 1. Rounding the means to 12 digits
+    # first broke the ties between the 2/1500 differences (the report printed p=0.66).
+    errors = [[27, 47, 78, 28, 42], [44, 74, 32, 50, 35], [21, 65, 23, 36, 49],
+              [49, 27, 78, 64, 77], [25, 63, 37, 52, 75], [36, 63, 29, 39, 78]]
+    shift = [2, 2, -5, -2, 2, -2]
+    wrong = {m: "10" for m in ("ESMBO", "SMBO", "RS", "ERS")}
+    records = [
+        {**fake_record(f"d{d}", {"ESMBO": k / 300, "SMBO": (k + (shift[d] if s == 0 else 0)) / 300,
+                                 "RS": 0.5, "ERS": 0.6}, wrong), "seed": s}
+        for d, row in enumerate(errors) for s, k in enumerate(row)
+    ]
+    per_dataset = render_report(records, command="c", budget=10, seeds=5).split("Per dataset")[1]
+    row = next(line for line in per_dataset.splitlines() if line.startswith("| ESMBO | – |"))
+    assert row.split("|")[3].strip().endswith("W p=1")

@@ -196,3 +196,25 @@ def test_a_strategy_that_fails_on_replay_is_reported_not_raised(tmp_path):
     data = compute_report(path)
     assert "ensembles were not replayed" in data.replay_note
     assert data.members == () and len(data.iterations) == 4
+
+
+def test_importance_keeps_equal_values_in_one_bin():
+    """An integer hyperparameter with no effect must score near 0 even when the loss falls
+    with the trial number: equal values split across bins in trial order looked like an
+    effect (scored 0.5 on average before)."""
+    from ConfigSpace import ConfigurationSpace
+
+    from ensembo.spaces import Space
+
+    space = Space(ConfigurationSpace(space={"k": (1, 3), "many": (1, 12)}))
+    rng = np.random.default_rng(0)
+    scores = []
+    for repetition in range(20):
+        configs = space.sample(60, repetition)
+        history = History([
+            Trial(number=i, config=c, state="complete", loss=1.0 / (i + 1) + 0.01 * rng.random())
+            for i, c in enumerate(configs)
+        ])
+        scores.append(dict(hyperparameter_importance(space, list(history))))
+    assert np.mean([s.get("k", 0.0) for s in scores]) < 0.2
+    assert np.mean([s.get("many", 0.0) for s in scores]) < 0.2

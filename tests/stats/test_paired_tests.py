@@ -209,3 +209,26 @@ def test_equal_error_rate_differences_tie_whatever_the_rates():
         np.testing.assert_array_equal(noisy == 0, exact == 0)
         result = wilcoxon_signed_rank(count_a / n, count_b / n)
         assert result.p_value == wilcoxon_signed_rank(np.zeros(200), exact).p_value
+
+
+def test_differences_one_ulp_apart_across_a_rounding_boundary_tie():
+    # 0.1234567890125 and the next float round to 12 digits on either side of ...2|...3;
+    # within a relative tolerance they are the tie they are.
+    from ensembo.stats import paired_differences
+
+    a = 0.1234567890125
+    b = np.nextafter(a, 1.0)
+    assert paired_differences([a], [b]).tolist() == [0.0]
+    result = sign_test([a, 0.1], [b, 0.3])
+    assert (result.wins, result.losses, result.ties) == (1, 0, 1)
+    assert wilcoxon_signed_rank([a, 0.1], [b, 0.3]).n_used == 1
+
+
+@pytest.mark.parametrize(
+    ("test", "name"), [(sign_test, "sign_test"), (wilcoxon_signed_rank, "wilcoxon_signed_rank")]
+)
+def test_paired_tests_refuse_nan_naming_the_function(test, name):
+    with pytest.raises(ValueError, match=rf"{name}: losses_a must not be NaN"):
+        test([0.1, np.nan, 0.3, 0.2], [0.2, 0.5, 0.6, 0.9])
+    with pytest.raises(ValueError, match=rf"{name}: losses_b must not be NaN"):
+        test([0.2, 0.5, 0.6, 0.9], [0.1, np.nan, 0.3, 0.2])

@@ -85,3 +85,34 @@ def test_ranks_and_friedman_tie_losses_that_differ_in_the_last_bit():
     np.testing.assert_array_equal(expected_rank(noisy), expected_rank(exact))
     np.testing.assert_array_equal(win_frequency(noisy), win_frequency(exact))
     assert friedman_test(noisy).statistic == friedman_test(exact).statistic
+
+
+def test_losses_one_ulp_apart_across_a_rounding_boundary_tie():
+    # 0.1234567890125 and the next float round to 12 digits on either side of ...2|...3;
+    # a relative tolerance cannot split them.
+    a = 0.1234567890125
+    b = np.nextafter(a, 1.0)
+    losses = [[a, b, 0.5], [0.3, 0.1, 0.2]]
+    exact = [[a, a, 0.5], [0.3, 0.1, 0.2]]
+    np.testing.assert_array_equal(average_ranks(losses), average_ranks(exact))
+    np.testing.assert_array_equal(expected_rank(losses), expected_rank(exact))
+    np.testing.assert_array_equal(win_frequency(losses), win_frequency(exact))
+    assert friedman_test(losses).statistic == friedman_test(exact).statistic
+
+
+def test_the_tolerance_keeps_real_differences_and_infinities_apart():
+    from ensembo.stats import tie_float_noise
+
+    row = [0.1, 0.1 * (1 + 1e-10), np.inf, 1e300, -np.inf, 0.0, 5e-324]
+    np.testing.assert_array_equal(tie_float_noise([row]), [row])
+    assert average_ranks([[np.inf, 1e300, np.inf]]).tolist() == [2.5, 1.0, 2.5]
+
+
+@pytest.mark.parametrize(
+    ("function", "name"),
+    [(average_ranks, "average_ranks"), (expected_rank, "expected_rank"),
+     (win_frequency, "win_frequency"), (friedman_test, "friedman_test")],
+)
+def test_ranks_and_friedman_refuse_nan_naming_the_function(function, name):
+    with pytest.raises(ValueError, match=rf"{name}: losses must not be NaN"):
+        function([[np.nan, 1.0, 2.0], [0.0, 1.0, 2.0]])
