@@ -45,7 +45,7 @@ from ensembo.storage import (
     shared_object,
 )
 from ensembo.suggestion import Suggester
-from ensembo.trials import Evaluation, Trial, TrialState
+from ensembo.trials import Evaluation, Trial, TrialState, handed_back
 
 logger = logging.getLogger(__name__)
 
@@ -305,14 +305,15 @@ class Study:
         is not usable raises ``InvalidResultError`` and records nothing; one the storage
         cannot keep (``info`` values that are not JSON) is recorded as a failed trial
         with the reason, as :meth:`optimize` records it.
-        ``skip_if_known`` returns the trial that already has this configuration instead."""
+        ``skip_if_known`` tells the trial that already has this configuration if it is not
+        finished (queued, running or interrupted), and returns it unchanged if it is."""
         try:  # a result that cannot be used is the caller's mistake: record nothing
             evaluation = self._evaluation(result, predictions)
         except (ValueError, TypeError) as invalid:
             raise InvalidResultError(f"add(): the result is not usable: {invalid}") from None
         with self._lock:
             queued = self.enqueue(config, skip_if_known=skip_if_known)
-            if queued.state is not TrialState.PENDING:
+            if queued.state.finished:
                 return queued
             return self._tell(
                 queued, evaluation, None, TrialState.COMPLETE, None, fail_unusable=True
@@ -353,9 +354,15 @@ class Study:
                 for offset, config in enumerate(self.suggest_batch(first, fresh))
             ]
             self._model_state.save(self.proposer)
-        for trial in trials:
-            self._record(trial)
-            self._notify("ensembo_trial_started", study=self, trial=trial)
+        try:  # all recorded before observers hear of any: one that raises loses none
+            for trial in trials:
+                self._record(trial)
+            for trial in trials:
+                self._notify("ensembo_trial_started", study=self, trial=trial)
+        except BaseException as error:  # nobody got the batch: ask must hand it out again
+            for trial in handed_back(self.history, requeued, trials, error):
+                self._record(trial)
+            raise
         return trials
 
     def tell(
@@ -365,16 +372,16 @@ class Study:
         *,
         predictions: np.ndarray | None = None,
         state: TrialState | str = TrialState.COMPLETE,
-        error: str | None = None,
+        error: str | BaseException | None = None,
     ) -> Trial:
         """Record the outcome of a trial handed out by :meth:`ask`.
 
         ``result`` is a loss, an :class:`Evaluation` or a mapping with ``loss``; pass
-        ``state="failed"`` with ``error`` for a failed evaluation. A result that cannot
-        be used (not a number, predictions of the wrong shape, info that cannot be
-        stored) raises ``InvalidResultError`` and records nothing: the trial stays
-        running, to be told again. A NaN or infinite loss is a failed evaluation: the
-        trial is failed, with a warning.
+        ``state="failed"`` with ``error`` (text or the exception) for a failed
+        evaluation. A result that cannot be used (none, not a number, predictions of the
+        wrong shape, info that cannot be stored) raises ``InvalidResultError`` and
+        records nothing: the trial stays running, to be told again. A NaN or infinite
+        loss is a failed evaluation: the trial is failed, with a warning.
         """
         with self._lock:
             return self._tell(trial, result, predictions, state, error, fail_unusable=False)
@@ -392,7 +399,7 @@ class Study:
         result: Any,
         predictions: np.ndarray | None,
         state: TrialState | str,
-        error: str | None,
+        error: str | BaseException | None,
         *,
         fail_unusable: bool,
     ) -> Trial:
@@ -400,10 +407,13 @@ class Study:
         if state not in _OUTCOMES:
             raise TrialError(f"a trial is told as one of {[s.value for s in _OUTCOMES]}, "
                              f"not {state.value!r}")
-        if result is not None and state is not TrialState.COMPLETE:
-            raise TrialError(f"a {state.value} trial has no result; tell it without one "
-                             "(the reason goes in error=)")
+        if (result is not None or predictions is not None) and state is not TrialState.COMPLETE:
+            raise TrialError(f"a {state.value} trial has no result; tell it without one and "
+                             "without predictions= (the reason goes in error=)")
         current = self.history.awaiting_result(trial)
+        if result is None and state is TrialState.COMPLETE and not fail_unusable:
+            raise _unusable(current, "none was given (a loss, an Evaluation or a mapping "
+                            "with 'loss')")
         now = time.time()
         if state is not TrialState.COMPLETE:
             return self._finish(current.with_failure(error or state.value, now, state))
@@ -417,8 +427,8 @@ class Study:
             if fail_unusable:
                 return self._finish(current.with_failure(str(invalid), now))
             raise _unusable(current, invalid) from None
-        completed = current.with_result(evaluation, now)
         try:
+            completed = current.with_result(evaluation, now)  # info refused here too
             self._record(completed)
         except (TypeError, ValueError) as refused:  # e.g. info or predictions not storable
             if fail_unusable:

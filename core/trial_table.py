@@ -60,7 +60,8 @@ def dataframe(
 ) -> Any:
     """A pandas DataFrame indexed by trial number: state, loss, the best loss so far,
     the trial's weight in ``ensemble`` (empty if it is not a member), then the columns
-    of a report's ``trials.csv`` (:func:`trial_values`)."""
+    of a report's ``trials.csv`` (:func:`trial_values`). A hyperparameter or metric named
+    like a fixed column (``loss``, ``state``) is a second column of that name."""
     try:
         import pandas
     except ImportError:
@@ -68,13 +69,16 @@ def dataframe(
     weights = member_weights(ensemble) if ensemble else {}
     metrics = info_keys(trials)
     rows = [
-        [trial.number, trial.state.value, trial.loss, best, weights.get(trial.number),
+        [trial.state.value, trial.loss, best, weights.get(trial.number),
          *trial_values(trial, hyperparameters, metrics)]
         for trial, best in zip(trials, best_so_far(trials), strict=True)
     ]
-    columns = ["number", "state", "loss", "best_so_far", "weight", *hyperparameters, *metrics,
+    columns = ["state", "loss", "best_so_far", "weight", *hyperparameters, *metrics,
                *TAIL_COLUMNS]
-    return _typed(pandas.DataFrame(rows, columns=columns)).set_index("number")
+    # The index is not made from a column: a hyperparameter or metric named "number"
+    # would make two of them, and set_index refuse both.
+    index = pandas.Index([trial.number for trial in trials], name="number", dtype="int64")
+    return _typed(pandas.DataFrame(rows, columns=columns, index=index))
 
 
 def _typed(table: Any) -> Any:

@@ -8,6 +8,7 @@ seen, the single input every surrogate and ensemble strategy reads.
 from __future__ import annotations
 
 import enum
+import json
 import math
 import numbers
 from collections.abc import Hashable, Iterator, Mapping, Sequence
@@ -63,6 +64,38 @@ def _info_dict(value: Mapping[Any, Any]) -> dict[str, Any]:
     return info
 
 
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot store {type(value).__name__} in a trial record: {value!r}")
+
+
+def json_text(value: Any, sort_keys: bool = True) -> str:
+    """``value`` as the JSON a study file keeps (numpy scalars and arrays as numbers)."""
+    return json.dumps(value, default=_json_default, sort_keys=sort_keys)
+
+
+def json_form(info: Mapping[str, Any]) -> dict[str, Any]:
+    """``info`` as it reads back from a study file, so a resumed study shows the same
+    values (nested keys as text, numpy scalars as numbers); unstorable info raises here,
+    whatever the storage."""
+    return json.loads(json_text(info, sort_keys=False))
+
+
+def error_text(error: Any) -> str | None:
+    """A failed trial's ``error`` as storable text: an exception as "Type: message" (as
+    ``optimize`` records it); lone surrogates (undecodable file names) escaped, since a
+    study file keeps UTF-8 and would refuse the whole record."""
+    if isinstance(error, BaseException):
+        error = f"{type(error).__name__}: {error}"
+    if error is not None and not isinstance(error, str):
+        raise TypeError(f"error= takes text or an exception, got {type(error).__name__}: "
+                        f"{error!r:.200}")
+    return None if error is None else error.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 @attrs.frozen(kw_only=True)
 class Evaluation:
     """What an objective returns when a float is not enough.
@@ -109,12 +142,13 @@ class Trial:
         return self.finished_at - self.started_at
 
     def with_result(self, evaluation: Evaluation, finished_at: float) -> Trial:
+        """The trial complete; its info in JSON form (TypeError/ValueError if it has none)."""
         return attrs.evolve(
             self,
             state=TrialState.COMPLETE,
             loss=evaluation.loss,
             predictions=evaluation.predictions,
-            info={**self.info, **evaluation.info},
+            info=json_form({**self.info, **evaluation.info}),
             finished_at=finished_at,
             error=None,
         )
@@ -122,7 +156,26 @@ class Trial:
     def with_failure(
         self, error: str, finished_at: float, state: TrialState = TrialState.FAILED
     ) -> Trial:
-        return attrs.evolve(self, state=state, error=error, finished_at=finished_at)
+        return attrs.evolve(self, state=state, error=error_text(error), finished_at=finished_at)
+
+
+def handed_back(
+    history: History, requeued: Sequence[Trial], asked: Sequence[Trial], error: BaseException
+) -> list[Trial]:
+    """The records that put back a batch ``ask()`` recorded but handed to nobody (an
+    observer raised, Ctrl-C), so that the next ask hands each out again: a re-run or
+    queued trial as it was before, a new one interrupted. ``asked`` starts with the
+    trials made from ``requeued``; those the ask did not record are left out."""
+    reason = error_text(f"ask() stopped by {type(error).__name__}: {error}")
+    back = []
+    for index, trial in enumerate(asked):
+        if trial.number >= len(history) or history[trial.number].state is not TrialState.RUNNING:
+            continue
+        before = requeued[index] if index < len(requeued) else None
+        back.append(before or attrs.evolve(
+            trial, state=TrialState.INTERRUPTED, attempts=0, error=reason
+        ))
+    return back
 
 
 def config_key(config: Mapping[str, Any]) -> Hashable:
@@ -161,6 +214,7 @@ class History(Sequence[Trial]):
 
     def __init__(self, trials: Sequence[Trial] = ()):
         self._trials: list[Trial] = []
+        self._keys: list[Hashable] = []  # the config key counted for each trial number
         self._numbers: dict[TrialState, dict[int, None]] = {state: {} for state in TrialState}
         self._views: dict[tuple[TrialState, ...], list[Trial]] = {}
         self._config_counts: dict[Hashable, int] = {}
@@ -170,18 +224,25 @@ class History(Sequence[Trial]):
             self.put(trial)
 
     def put(self, trial: Trial) -> None:
-        """Append a new trial or replace the trial with the same number."""
-        if trial.number == len(self._trials):
-            self._trials.append(trial)
-        elif trial.number < len(self._trials):
-            self._forget(self._trials[trial.number])
-            self._trials[trial.number] = trial
-        else:
+        """Append a new trial or replace the trial with the same number.
+
+        The history keeps a private copy: a caller changing the config of the trial it
+        holds (``params = trial.config; params["n_jobs"] = 4``) cannot change the
+        history. Everything is checked and computed before the first change."""
+        if trial.number > len(self._trials):
             raise ValueError(
                 f"trial number {trial.number} leaves a gap; next expected is {len(self._trials)}"
             )
-        self._numbers[trial.state][trial.number] = None
+        trial = attrs.evolve(trial)  # copies config and info
         key = config_key(trial.config)
+        if trial.number == len(self._trials):
+            self._trials.append(trial)
+            self._keys.append(key)
+        else:
+            self._forget(self._trials[trial.number])
+            self._trials[trial.number] = trial
+            self._keys[trial.number] = key
+        self._numbers[trial.state][trial.number] = None
         self._config_counts[key] = self._config_counts.get(key, 0) + 1
         self._drop_views(trial.state)
         if self._best_known and trial.state is TrialState.COMPLETE and _better(trial, self._best):
@@ -191,7 +252,7 @@ class History(Sequence[Trial]):
         del self._numbers[trial.state][trial.number]
         if self._best is not None and trial.number == self._best.number:
             self._best, self._best_known = None, False
-        key = config_key(trial.config)
+        key = self._keys[trial.number]
         self._config_counts[key] -= 1
         if not self._config_counts[key]:
             del self._config_counts[key]
@@ -263,7 +324,8 @@ class History(Sequence[Trial]):
             raise TrialError(
                 f"trial {number} given to tell() was not asked by this study: its "
                 f"configuration {trial.config} differs from this study's trial {number} "
-                f"({current.config})"
+                f"({current.config}); if you changed trial.config after ask(), change a "
+                f"copy (dict(trial.config)), or tell trial number {number} instead"
             )
         if current.state.finished:
             raise TrialError(

@@ -43,7 +43,9 @@ def run_trials(
 
     Trials whose evaluation crashed or whose worker was lost are re-queued (state
     INTERRUPTED; ``Study.ask`` hands them out again first) and do not count as finished.
-    On Ctrl-C or any other exception every running trial is recorded INTERRUPTED, the
+    On Ctrl-C or any other exception every trial this run asked that is still running is
+    recorded INTERRUPTED (not those asked by hand or by another thread: they are being
+    evaluated elsewhere, and would be handed out and evaluated twice), the
     backend is closed with its work stopped, and the exception propagates. A backend
     may offer ``check_objective(objective)``, called before the first ask, to refuse an
     objective it cannot run (e.g. one a process pool cannot pickle). After a
@@ -55,6 +57,7 @@ def run_trials(
         check_objective(objective)
     deadline = None if timeout is None else time.monotonic() + timeout
     running: dict[Hashable, Trial] = {}
+    asked: set[int] = set()  # trial numbers; an ask that fails hands its trials back itself
     finished = 0
     stopping = False
 
@@ -78,6 +81,7 @@ def run_trials(
                     stopping = True
                     break
                 trial = study.ask()  # submitted at once: a worker waits for one ask only
+                asked.add(trial.number)
                 running[backend.submit(objective, dict(trial.config), limits)] = trial
                 if free_slots() > 0:
                     # Results that ended while this ask ran are told before the next
@@ -87,8 +91,8 @@ def run_trials(
                 break
             finished += tell_ended(backend.wait(list(running)))
     except BaseException as error:
-        # Every RUNNING trial, not only those in ``running``: Ctrl-C may land between
-        # taking a result and recording it, or inside an ask.
+        # Every RUNNING trial this run asked, not only those in ``running``: Ctrl-C may
+        # land between taking a result and recording it.
         reason = (
             "KeyboardInterrupt"
             if isinstance(error, KeyboardInterrupt)
@@ -96,7 +100,8 @@ def run_trials(
         )
         try:
             for trial in study.history.in_state(TrialState.RUNNING):
-                study.tell(trial, state=TrialState.INTERRUPTED, error=reason)
+                if trial.number in asked:
+                    study.tell(trial, state=TrialState.INTERRUPTED, error=reason)
         finally:  # even if recording fails (storage gone), stop the running evaluations
             backend.close(interrupted=True)
         raise

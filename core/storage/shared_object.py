@@ -32,7 +32,11 @@ def take_over(storage: Any) -> object:
 
 def check_still_writer(storage: Any, token: object) -> None:
     """Refuse a write of a study that another study of the same storage object
-    superseded."""
+    superseded, or of a study whose storage was closed (checked first: a closed file
+    is no longer claimed, and a study asking would compute a proposal in vain)."""
+    check_open = getattr(storage, "check_open", None)
+    if callable(check_open):
+        check_open()
     try:
         current = _writers.get(storage, token)
     except TypeError:  # not tracked

@@ -21,7 +21,7 @@ import numpy as np
 
 from ensembo.errors import StorageError
 from ensembo.storage.writer_lock import WriterClaim, claim_writer
-from ensembo.trials import Trial, TrialState
+from ensembo.trials import Trial, TrialState, json_text
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -43,16 +43,7 @@ _COLUMNS = (
 )
 
 
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"cannot store {type(value).__name__} in a trial record: {value!r}")
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, default=_json_default, sort_keys=True)
+_dumps = json_text
 
 
 def _array_to_blob(array: np.ndarray | None) -> bytes | None:
@@ -118,6 +109,7 @@ class SQLiteStorage:
         _refuse_other_database(self.path)
         self._lock = threading.RLock()
         self._claim: WriterClaim | None = None
+        self.closed = False
         try:
             self._connection = sqlite3.connect(
                 self.path, timeout=30.0, isolation_level=None, check_same_thread=False
@@ -196,7 +188,7 @@ class SQLiteStorage:
             trial.finished_at,
             trial.attempts,
         )
-        with self._writing():
+        with self._writing(), _text_refused(trial):
             self._connection.execute(
                 f"INSERT OR REPLACE INTO trials ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 row,
@@ -208,6 +200,7 @@ class SQLiteStorage:
         over, checked and committed under the file's write mutex, which a takeover takes
         too (so none comes in between). The mutex comes before ``_lock`` (the order is in
         :mod:`ensembo.storage.writer_lock`); rows are serialised before either."""
+        self.check_open()
         claim = self._claim
         with (claim.writing() if claim is not None else contextlib.nullcontext(),
               self._named_errors(), self._transaction()):
@@ -239,11 +232,33 @@ class SQLiteStorage:
     def _transaction(self):
         return _Transaction(self._connection, self._lock)
 
+    def check_open(self) -> None:
+        """Refuse a write after :meth:`close` with that reason (the claim it let go of
+        would otherwise report a takeover by another study that does not exist)."""
+        if self.closed:
+            raise StorageError(f"{self.path}: this study was closed; Study.load the file "
+                               "to continue it")
+
     def close(self) -> None:
+        self.closed = True
         with self._lock:
             self._connection.close()
         if self._claim is not None:
             self._claim.release()
+
+
+@contextlib.contextmanager
+def _text_refused(trial: Trial):
+    """sqlite3 refuses text that is not valid UTF-8 (a lone surrogate from an undecodable
+    file name) with a bare UnicodeEncodeError: name the trial. A ValueError, as for any
+    other value that cannot be stored."""
+    try:
+        yield
+    except UnicodeEncodeError as error:
+        raise ValueError(
+            f"trial {trial.number}: its error text is not valid UTF-8 and cannot be stored "
+            f"({error.reason} at position {error.start})"
+        ) from None
 
 
 def _cannot_open(path: Path, error: sqlite3.DatabaseError) -> str:
