@@ -45,7 +45,7 @@ from ensembo.storage import (
     shared_object,
 )
 from ensembo.suggestion import Suggester
-from ensembo.trials import Evaluation, Trial, TrialState, handed_back
+from ensembo.trials import Evaluation, Trial, TrialState, handed_back, next_to_run
 
 logger = logging.getLogger(__name__)
 
@@ -332,27 +332,8 @@ class Study:
 
     def _ask_batch(self, n: int) -> list[Trial]:
         shared_object.check_still_writer(self.storage, self._writer_token)  # it writes state
-        waiting = self.history.in_state(TrialState.INTERRUPTED) + self.history.in_state(
-            TrialState.PENDING
-        )
-        requeued = waiting[:n]
-        trials = [
-            attrs.evolve(
-                trial, state=TrialState.RUNNING, started_at=time.time(),
-                attempts=trial.attempts + 1, error=None,
-            )
-            for trial in requeued
-        ]
-        first = len(self.history)
-        fresh = n - len(trials)
-        if fresh:
-            trials += [
-                Trial(
-                    number=first + offset, config=config, state=TrialState.RUNNING,
-                    started_at=time.time(), attempts=1,
-                )
-                for offset, config in enumerate(self.suggest_batch(first, fresh))
-            ]
+        requeued, trials = next_to_run(self.history, n, self.suggest_batch)
+        if len(trials) > len(requeued):  # the proposer moved on: a resume starts from here
             self._model_state.save(self.proposer)
         try:  # all recorded before observers hear of any: one that raises loses none
             for trial in trials:

@@ -11,7 +11,8 @@ import enum
 import json
 import math
 import numbers
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -157,6 +158,30 @@ class Trial:
         self, error: str, finished_at: float, state: TrialState = TrialState.FAILED
     ) -> Trial:
         return attrs.evolve(self, state=state, error=error_text(error), finished_at=finished_at)
+
+
+def next_to_run(
+    history: History, n: int, suggest: Callable[[int, int], list[dict[str, Any]]]
+) -> tuple[list[Trial], list[Trial]]:
+    """What ``ask()`` hands out next, all RUNNING: interrupted trials to re-run first,
+    then queued ones in the order queued, then new ones numbered on from the history
+    with configurations from ``suggest(first, count)``. Returns the waiting trials it
+    took (as they were) and the ``n`` trials to hand out."""
+    waiting = history.in_state(TrialState.INTERRUPTED) + history.in_state(TrialState.PENDING)
+    requeued = waiting[:n]
+    trials = [
+        attrs.evolve(trial, state=TrialState.RUNNING, started_at=time.time(),
+                     attempts=trial.attempts + 1, error=None)
+        for trial in requeued
+    ]
+    first, fresh = len(history), n - len(trials)
+    if fresh:
+        trials += [
+            Trial(number=first + offset, config=config, state=TrialState.RUNNING,
+                  started_at=time.time(), attempts=1)
+            for offset, config in enumerate(suggest(first, fresh))
+        ]
+    return requeued, trials
 
 
 def handed_back(

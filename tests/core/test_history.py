@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ensembo.trials import Evaluation, History, Trial, TrialState
+from ensembo.trials import Evaluation, History, Trial, TrialState, next_to_run
 
 
 def trial(number: int, x: float, state=TrialState.RUNNING) -> Trial:
@@ -113,3 +113,23 @@ def test_info_keys_are_text_before_and_after_a_resume(tmp_path):
         study.optimize(lambda c: Evaluation(loss=c["x"], info={3: 4, "epochs": 2}), n_trials=1)
         live = study.trials[0].info
     assert live == {"3": 4, "epochs": 2} == ensembo.Study.load(path).trials[0].info
+
+
+def test_next_to_run_hands_out_interrupted_then_queued_then_new_trials():
+    history = History()
+    for number, state in enumerate([TrialState.PENDING, TrialState.INTERRUPTED,
+                                    TrialState.COMPLETE, TrialState.PENDING]):
+        history.put(done(trial(number, number / 10), 0.5) if state is TrialState.COMPLETE
+                    else trial(number, number / 10, state))
+    asked = []
+
+    def suggest(first, count):
+        asked.append((first, count))
+        return [{"x": 0.9}] * count
+
+    requeued, trials = next_to_run(history, 5, suggest)
+    assert [t.number for t in requeued] == [1, 0, 3]
+    assert [t.number for t in trials] == [1, 0, 3, 4, 5] and asked == [(4, 2)]
+    assert all(t.state is TrialState.RUNNING for t in trials)
+    assert [t.attempts for t in trials] == [1, 1, 1, 1, 1]
+    assert next_to_run(history, 2, suggest)[1][1].number == 0 and asked == [(4, 2)]
