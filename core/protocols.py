@@ -89,7 +89,9 @@ class Acquisition(Protocol):
 
     Acquisitions are pure functions of the posterior so that any surrogate giving a
     mean and a variance can use any of them. ``best`` is the incumbent target value
-    (targets are minimized).
+    (targets are minimized). An acquisition that returns the log of a utility (log-EI)
+    sets the class attribute ``log_space = True``: under sampled GP hyperparameters its
+    values are then combined as the log of the mean utility, not averaged.
     """
 
     def __call__(self, mean: np.ndarray, variance: np.ndarray, best: float) -> np.ndarray:

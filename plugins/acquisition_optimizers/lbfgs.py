@@ -3,9 +3,8 @@
 Starting points are the best-scoring of a scrambled Sobol set and a random pool, the
 best of each branch (condition signature) in conditional spaces, and the incumbents
 (the completed trials with the lowest targets, see ``LbfgsOptimizer._incumbents``).
-All starts are ascended together as one L-BFGS-B problem — the acquisition is a sum
-of independent terms, so the joint gradient is each start's gradient — which costs
-one batched surrogate call per iteration instead of one per start. Each start moves
+Each start is ascended by its own L-BFGS-B run, on a scale of its own, so that no
+start's value or progress decides when another stops. Each start moves
 only its free continuous entries (:class:`ContinuousRelaxation`): categorical choices
 and condition parents stay fixed, so a conditional space is optimized branch by
 branch; integers are rounded afterwards and re-scored. The answer is the best
@@ -50,7 +49,7 @@ class LbfgsOptimizer:
     """Options: ``n_sobol``, ``n_random`` (candidate pool sizes), ``n_starts`` (best
     candidates ascended), ``n_branch_starts`` (at most this many further starts, the
     best candidate of each other condition signature), ``n_incumbents`` (best observed
-    configurations ascended), ``max_iterations`` (of the joint L-BFGS-B run)."""
+    configurations ascended), ``max_iterations`` (of each start's L-BFGS-B run)."""
 
     def __init__(self, **options: Any):
         # An unknown option is a TypeError the registry answers with "did you mean";
@@ -131,26 +130,64 @@ class LbfgsOptimizer:
     def _ascend(
         self, surface: Any, space: Space, relaxation: ContinuousRelaxation, starts: np.ndarray
     ) -> np.ndarray:
+        """Each start ascended by its own L-BFGS-B run.
+
+        One joint run over all starts, scaled by the largest |value|, let a single
+        extreme start (log-EI of -3.7e8 at an observed incumbent, or LCB with a 1e6
+        target offset) push every other start's gradient below L-BFGS-B's absolute
+        stopping tolerance: no start moved. A joint run scaled per start still shares
+        its line search and its relative stopping test, and a start climbing out of a
+        region where EI underflows dominated it. Separate runs share nothing; they
+        cost one surrogate call per start and iteration (on a 200-trial GP in 6-D,
+        about 0.2 s more per ask with ml2 and 1 s with mcmc, against a fit of 0.5 s
+        and 3 s).
+        """
+        ascended = starts.copy()
         movable = relaxation.movable(starts)
-        initial = surface.score(space.encode_vectors(starts))
-        # L-BFGS-B's stopping rules are absolute; put the objective on a unit scale.
-        scale = float(np.max(np.abs(initial[np.isfinite(initial)]), initial=0.0)) or 1.0
+        for row in np.flatnonzero(movable.any(1)):
+            ascended[row] = self._ascend_one(surface, space, relaxation, starts[row], movable[row])
+        return ascended
+
+    def _ascend_one(
+        self,
+        surface: Any,
+        space: Space,
+        relaxation: ContinuousRelaxation,
+        start: np.ndarray,
+        movable: np.ndarray,
+    ) -> np.ndarray:
+        """One start ascended, on a scale of its own.
+
+        L-BFGS-B's stopping tests are absolute (projected gradient below ``pgtol``) or
+        relative to ``max(|f|, 1)``. The objective is therefore the gain over the start,
+        ``(value - initial) / scale`` with ``scale`` the start's initial gradient
+        (max-norm): invariant to a shift of the acquisition (a target offset) and to its
+        unit, so the run stops when the gradient has fallen by a fixed factor.
+        """
+
+        def value_and_gradient(flat: np.ndarray) -> tuple[float, np.ndarray]:
+            vector = start.copy()
+            vector[movable] = flat
+            values, gradient = surface.score_with_gradient(space.encode_vectors(vector[None]))
+            return float(values[0]), relaxation.vector_gradient(gradient)[0, movable]
+
+        initial, gradient = value_and_gradient(start[movable])
+        if not (np.isfinite(initial) and np.all(np.isfinite(gradient))):
+            return start
+        scale = float(np.max(np.abs(gradient), initial=0.0)) or 1.0
 
         def negative(flat: np.ndarray) -> tuple[float, np.ndarray]:
-            vectors = starts.copy()
-            vectors[movable] = flat
-            values, gradient = surface.score_with_gradient(space.encode_vectors(vectors))
-            gradient = relaxation.vector_gradient(gradient)[movable]
-            if not (np.all(np.isfinite(values)) and np.all(np.isfinite(gradient))):
+            value, gradient = value_and_gradient(flat)
+            if not (np.isfinite(value) and np.all(np.isfinite(gradient))):
                 return np.inf, np.zeros_like(flat)
-            return -float(values.sum()) / scale, -gradient / scale
+            return -(value - initial) / scale, -gradient / scale
 
         result = minimize(
-            negative, starts[movable], jac=True, method="L-BFGS-B",
+            negative, start[movable], jac=True, method="L-BFGS-B",
             bounds=[(0.0, 1.0)] * int(movable.sum()),
             options={"maxiter": self.settings.max_iterations},
         )
-        ascended = starts.copy()
+        ascended = start.copy()
         ascended[movable] = np.clip(result.x, 0.0, 1.0)
         return ascended
 

@@ -55,6 +55,8 @@ def log_h_and_ratio(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class LogExpectedImprovement:
     """``log EI``; same maximizer as EI but with informative gradients everywhere."""
 
+    log_space = True  # under GP hyperparameter samples, combine as the log of mean EI
+
     def __init__(self, xi: float = 0.0):
         # finite: NaN passed "< 0" and made every acquisition value NaN
         self.xi = non_negative("log-ei", "xi", xi)

@@ -22,22 +22,29 @@ below the largest float for standardized variances and their gradients; a loss t
 large is as bad as any larger one for choosing where to search."""
 
 
+ROUNDING_ULPS = 8
+"""Targets whose range is at most this many ulps of their largest magnitude count as
+equal: the same loss summed in another order differs by an ulp or two."""
+
+
 def standardize(y: np.ndarray) -> tuple[np.ndarray, float, float]:
     """Finite-ized, standardized targets, their location and scale; failed (infinite)
     targets count as the worst, and huge ones as :data:`TARGET_LIMIT`.
 
-    Any spread above rounding (1e-12 of the targets' magnitude) is divided out, however
-    small: targets of order 1e-13 are as informative as targets of order 1 (an absolute
-    threshold of 1e-12 left them unscaled, below the GP's noise floor, and the posterior
-    learned nothing). Only equal targets keep the unit scale: their ``std`` is rounding
+    Any spread above rounding (:data:`ROUNDING_ULPS` ulps of the largest |target|) is
+    divided out, however small: targets of order 1e-13 are as informative as targets of
+    order 1 (an absolute threshold of 1e-12 left them unscaled, below the GP's noise
+    floor, and the posterior learned nothing), and so is a signal of 1e-4 on an offset
+    of 1e9 (a relative threshold of 1e-12, some 4500 ulps, left it unscaled and the GP
+    fit noise). Only equal targets keep the unit scale: their ``std`` is rounding
     error, not 0 (three targets of 0.1 give 1.4e-17), and dividing by it would turn them
-    into ones; so are targets within rounding of each other.
+    into ones; so are targets within a few ulps of each other.
     """
     y = _within_limit(_finite(np.asarray(y, dtype=float)))
     location = float(np.mean(y))
     scale = _standard_deviation(y)
-    # relative, so scale-free: targets one ulp apart are rounding, not signal to magnify
-    spread = np.ptp(y) > 1e-12 * float(np.max(np.abs(y)))
+    # in ulps of the magnitude, so scale-free: a few ulps apart is rounding, not signal
+    spread = np.ptp(y) > ROUNDING_ULPS * float(np.spacing(np.max(np.abs(y))))
     scale = scale if spread else 1.0
     return (y - location) / scale, location, scale
 

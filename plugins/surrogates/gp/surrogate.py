@@ -197,48 +197,53 @@ class GaussianProcessSurrogate:
 
     # --- per-sample predictions (integrated acquisition) --------------------------------
 
-    def predict_samples(self, batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and variance under each hyperparameter sample, shapes (S, n)."""
+    def _standardized_samples(self, batch: EncodedBatch, gradients: bool) -> tuple:
+        """Each sample's predictions in standardized units, stacked: (S, n) means and
+        variances, and with ``gradients`` their (S, n, d) input gradients."""
         x, keys = np.asarray(batch.values, dtype=float), self._keys(batch)
         with limited_threads(self.blas_threads, user_api="blas"):
-            parts = [p.predict(x, keys) for p in self.posteriors]
-        means = np.stack([m for m, _ in parts]) * self._scale + self._location
-        variances = np.stack([v for _, v in parts]) * self._scale**2
-        return means, variances
+            if gradients:
+                parts = [p.predict_with_gradients(x, keys) for p in self.posteriors]
+            else:
+                parts = [p.predict(x, keys) for p in self.posteriors]
+        return tuple(np.stack(arrays) for arrays in zip(*parts, strict=True))
+
+    def predict_samples(self, batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and variance under each hyperparameter sample, shapes (S, n)."""
+        means, variances = self._standardized_samples(batch, gradients=False)
+        return means * self._scale + self._location, variances * self._scale**2
 
     def predict_samples_with_gradients(
         self, batch: EncodedBatch
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per-sample mean (S, n), variance (S, n), d mean/dx and d variance/dx (S, n, d)."""
-        x, keys = np.asarray(batch.values, dtype=float), self._keys(batch)
-        with limited_threads(self.blas_threads, user_api="blas"):
-            parts = [p.predict_with_gradients(x, keys) for p in self.posteriors]
+        means, variances, d_means, d_variances = self._standardized_samples(batch, gradients=True)
         s, s2 = self._scale, self._scale**2
-        return (
-            np.stack([p[0] for p in parts]) * s + self._location,
-            np.stack([p[1] for p in parts]) * s2,
-            np.stack([p[2] for p in parts]) * s,
-            np.stack([p[3] for p in parts]) * s2,
-        )
+        return means * s + self._location, variances * s2, d_means * s, d_variances * s2
 
     # --- Surrogate / DifferentiableSurrogate: the mixture's first two moments ----------
+    #
+    # The mixture variance is the mean variance plus the variance of the means, taken
+    # about the mixture mean in standardized units and scaled at the end. The textbook
+    # ``mean(v + m^2) - mean(m)^2`` in target units cancelled catastrophically under a
+    # target offset: with 1e9 + 0.1 sin(6x) every variance came out 0 (or 128).
 
     def predict(self, batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray]:
-        means, variances = self.predict_samples(batch)
+        means, variances = self._standardized_samples(batch, gradients=False)
         mean = means.mean(0)
-        return mean, np.maximum((variances + means**2).mean(0) - mean**2, 0.0)
+        variance = variances.mean(0) + ((means - mean) ** 2).mean(0)
+        return mean * self._scale + self._location, variance * self._scale**2
 
     def predict_with_gradients(
         self, batch: EncodedBatch
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        means, variances, d_means, d_variances = self.predict_samples_with_gradients(batch)
-        mean = means.mean(0)
-        variance = (variances + means**2).mean(0) - mean**2
-        d_mean = d_means.mean(0)
-        d_variance = (
-            (d_variances + 2.0 * means[..., None] * d_means).mean(0) - 2.0 * mean[:, None] * d_mean
-        )
-        return mean, np.maximum(variance, 0.0), d_mean, d_variance
+        means, variances, d_means, d_variances = self._standardized_samples(batch, gradients=True)
+        mean, d_mean = means.mean(0), d_means.mean(0)
+        spread, d_spread = means - mean, d_means - d_mean
+        variance = variances.mean(0) + (spread**2).mean(0)
+        d_variance = d_variances.mean(0) + 2.0 * (spread[..., None] * d_spread).mean(0)
+        s, s2 = self._scale, self._scale**2
+        return mean * s + self._location, variance * s2, d_mean * s, d_variance * s2
 
 
 @declares_options(GaussianProcessSurrogate, without=("plugin",))
