@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import hashlib
 import importlib
 import io
+import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -173,6 +175,12 @@ def from_frame(
     group_labels = None if groups is None else _group_labels(frame, groups, keep, name)
     frame, y_column = frame[keep], y_column[keep]
     features = frame.drop(columns=[target] if groups is None else [target, groups])
+    if features.shape[1] == 0:  # every trial failed fitting a model on no columns
+        besides = f"the target {target!r}" + ("" if groups is None else f" and groups {groups!r}")
+        raise ExperimentError(
+            "data.target", f"{name}: no feature columns besides {besides}; a model needs at "
+            "least one column to learn from"
+        )
     categorical = [_is_text(features[c]) for c in features.columns]
     columns = [
         _codes(features[c]) if cat else _numeric(features[c])
@@ -197,6 +205,38 @@ def from_frame(
         feature_names=[str(c) for c in features.columns],
         groups=group_labels,
     )
+
+
+def canonical_name(source: str) -> str:
+    """The dataset's name as loaded: ``breast_cancer`` is the bundled ``breast-cancer``."""
+    name = source.replace("_", "-")
+    return name if name in _SKLEARN else source
+
+
+def data_digest(dataset: Dataset) -> str:
+    """A SHA-256 digest of the loaded data (features, targets, groups, column names and
+    kinds, task): a study continued on a file whose contents changed would rank and
+    ensemble trials scored on two datasets."""
+    digest = hashlib.sha256()
+
+    def add(label: str, value: Any) -> None:
+        digest.update(f"{label}\0".encode())
+        if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+            array = np.ascontiguousarray(value)
+            digest.update(f"{array.dtype.str}{array.shape}".encode())
+            digest.update(array.tobytes())
+        else:  # text labels: their text, not object pointers
+            items = value.tolist() if isinstance(value, np.ndarray) else value
+            digest.update(json.dumps(items, default=str).encode())
+        digest.update(b"\0")
+
+    add("X", np.asarray(dataset.X, dtype=float))
+    add("y", np.asarray(dataset.y))
+    add("groups", None if dataset.groups is None else np.asarray(dataset.groups))
+    add("columns", list(dataset.feature_names))
+    add("categorical", list(dataset.categorical_features))
+    add("task", dataset.task)
+    return digest.hexdigest()
 
 
 def _sklearn(name: str) -> Dataset:
@@ -288,15 +328,43 @@ def _check_target_given(target: str | None, frame: Any, name: str) -> None:
         raise ExperimentError("data.target", f"{name}: name the target column; columns: {columns}")
 
 
+def _parquet_engine() -> None:
+    """pandas reads Parquet through pyarrow or fastparquet; without either it raised an
+    ImportError that looked like a bug. The ``data`` extra installs pyarrow."""
+    for module in ("pyarrow", "fastparquet"):
+        try:
+            importlib.import_module(module)
+            return
+        except ImportError:
+            continue
+    raise MissingDependencyError("a Parquet dataset (data.dataset)", "pyarrow", "data")
+
+
+def _read_table(pandas: Any, path: Path) -> Any:
+    """The file as a DataFrame; a file the reader cannot parse (ragged rows, another text
+    encoding, a corrupt Parquet file) is the user's to fix, named as data.dataset."""
+    kind = "Parquet" if path.suffix == ".parquet" else "CSV"
+    try:
+        if kind == "Parquet":
+            _parquet_engine()
+            return pandas.read_parquet(path)
+        return pandas.read_csv(path, na_values=["?"])
+    except pandas.errors.EmptyDataError:
+        raise ExperimentError("data.dataset", f"{path}: the file is empty") from None
+    except UnicodeDecodeError as error:
+        raise ExperimentError(
+            "data.dataset", f"{path}: cannot read as {kind}: it is not UTF-8 text ({error}); "
+            "re-save it as UTF-8"
+        ) from error
+    except (ValueError, OSError) as error:  # pandas' ParserError is a ValueError
+        raise ExperimentError(
+            "data.dataset", f"{path}: cannot read as {kind}: {str(error).strip()}"
+        ) from error
+
+
 def _file(path: Path, target: str | None, task: str | None, groups: str | None) -> Dataset:
     pandas = _optional("pandas")
-    if path.suffix == ".parquet":
-        frame = pandas.read_parquet(path)
-    else:
-        try:
-            frame = pandas.read_csv(path, na_values=["?"])
-        except pandas.errors.EmptyDataError:
-            raise ExperimentError("data.dataset", f"{path}: the file is empty") from None
+    frame = _read_table(pandas, path)
     _check_target_given(target, frame, str(path))
     return from_frame(frame, target, name=path.name, task=task, groups=groups)
 

@@ -98,6 +98,17 @@ class Experiment:
         space = self.source["space"]
         if isinstance(space, str) and (self.base_dir / space).is_file():
             return str(self.base_dir / space)
+        if isinstance(space, str) and _is_file_path(space):
+            # relative to the experiment file only: read from the current directory, a
+            # file of that name there was used silently, and a resume from elsewhere
+            # read another one
+            path = self.base_dir / Path(space).expanduser()
+            if path.is_file():  # ~/spaces/svm.yaml
+                return str(path)
+            elsewhere = Path(space).is_file() and not Path(space).is_absolute()
+            note = (f"; {space} in the current directory is not used: paths in an "
+                    "experiment file are relative to its folder") if elsewhere else ""
+            raise ExperimentError("space", f"{path}: no such space file{note}")
         name = self.source.get("name") or self.label
         if isinstance(space, Mapping) and "params" in space and not space.get("name") and name:
             return {**space, "name": name}  # reports would title it "space"
@@ -122,6 +133,16 @@ class Experiment:
             study.enqueue(config)
 
 
+def _is_file_path(space: str) -> bool:
+    """A space given as a path (``spaces/svm.yaml``), not a library name (``svm``);
+    :func:`ensembo.spaces.load` tells them apart so too."""
+    return bool(Path(space).suffix) or "/" in space or "\\" in space
+
+
+# scikit-learn's random_state, which a data: experiment's seed becomes, is below 2**32
+_MAX_DATA_SEED = 2**32 - 1
+
+
 def _check_keys(document: Mapping[str, Any]) -> None:
     for key in document:
         if key not in _KEYS:
@@ -142,7 +163,12 @@ def _check_keys(document: Mapping[str, Any]) -> None:
     budget = document["budget"]
     if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:
         raise ExperimentError("budget", f"must be a positive integer, got {budget!r}")
-    checks.whole_number("seed", document.get("seed", 0), 0)
+    seed = checks.whole_number("seed", document.get("seed", 0), 0)
+    if _DATA_KEY in document and seed > _MAX_DATA_SEED:  # it failed as a bug (exit 1)
+        raise ExperimentError(
+            "seed", f"must be at most {_MAX_DATA_SEED} (2**32 - 1) in a data: experiment, "
+            f"where it seeds scikit-learn's random_state; got {seed}"
+        )
     _check_optional_values(document)
     ExecutionSettings.from_document(document.get("execution"))
 
@@ -157,6 +183,11 @@ def _check_optional_values(document: Mapping[str, Any]) -> None:
         value = document.get(key)
         if value is not None and not isinstance(value, str):
             raise ExperimentError(key, f"must be a string, got {value!r}")
+    if isinstance(document.get("storage"), str) and not document["storage"].strip():
+        raise ExperimentError(  # it named the experiment's folder as the study file
+            "storage", "must be a file path (e.g. runs/study.db), got an empty string; "
+            "leave storage out to keep the study in memory"
+        )
     queued = document.get("enqueue")
     if queued is not None and not isinstance(queued, list):
         raise ExperimentError("enqueue", f"must be a list of configurations, got {queued!r}")

@@ -30,6 +30,9 @@ MODEL_STATE = "model_state"  # the proposer's Resumable state, with the surrogat
 # Metadata key: how the trials are scored (data, validation scheme, loss). Trials scored
 # otherwise cannot be compared, so a study continues only with the same (when both say).
 SCORING = "scoring"
+# Key of a data experiment's scoring record: a digest of the loaded data (features,
+# targets); records written before it was added lack it and are not compared by it.
+DATA_DIGEST = "data_digest"
 
 
 @attrs.frozen
@@ -94,7 +97,7 @@ def check_same_study(
     if stored.get("seed") != current["seed"]:
         _refuse(storage, f"seed {stored.get('seed')} (given {current['seed']})")
     if not same_space(current["space"], stored.get("space")):
-        _refuse(storage, _another_space(current["space"], stored.get("space")))
+        _refuse(storage, another_space(current["space"], stored.get("space")))
     # the scoring record first: it names what the user changed (data.dataset), of
     # which other validation targets are only the consequence
     check_same_scoring(storage, current["metadata"].get(SCORING),
@@ -204,7 +207,7 @@ def same_space(definition: Any, stored: Any) -> bool:
         return False
 
 
-def _another_space(definition: Any, stored: Any, shown: int = 5) -> str:
+def another_space(definition: Any, stored: Any, shown: int = 5) -> str:
     """'another space (y: upper 15.0 -> 16.0; z added)': which hyperparameters differ,
     the first ``shown`` of them, so that the user sees what changed."""
     try:
@@ -221,6 +224,9 @@ def _another_space(definition: Any, stored: Any, shown: int = 5) -> str:
         return "another space (its conditions or forbidden clauses differ)"
     more = f"; and {len(notes) - shown} more" if len(notes) > shown else ""
     return f"another space ({'; '.join(notes[:shown])}{more})"
+
+
+_another_space = another_space  # its earlier name
 
 
 def _hyperparameters(definition: Any) -> dict[str, dict[str, Any]]:
@@ -286,10 +292,40 @@ def check_same_scoring(storage: Storage, scoring: Any, stored: Any) -> None:
         # a key the stored record lacks was not recorded then (an older version): not a
         # difference; a stored key the new record lacks is one (its value is now unset)
         given = {key: given.get(key) for key in stored}
+        stored, given = _comparable_data(stored), _comparable_data(given)
+    stored_digest = given_digest = None
+    if isinstance(stored, dict) and isinstance(given, dict):  # copies: popped here only
+        stored_digest, given_digest = stored.pop(DATA_DIGEST, None), given.pop(DATA_DIGEST, None)
     if _differences(stored, given):
         listing = "; ".join(f"{key} {old!r} stored, {new!r} given"
                             for key, old, new in _differences(stored, given))
         _refuse(storage, f"its trials were scored otherwise ({listing})")
+    if stored_digest is not None and given_digest is not None and stored_digest != given_digest:
+        _refuse(storage, changed_data_message(given.get("data")))
+
+
+def changed_data_message(data: Any) -> str:
+    """'the contents of dataset 'd.csv' (data.dataset) changed since ...'."""
+    name = data.get("dataset") if isinstance(data, dict) else data
+    return (
+        f"the contents of dataset {name!r} (data.dataset) changed since the study started, "
+        "so its trials were scored on other data; restore the data, or start a new study "
+        "with another storage"
+    )
+
+
+def _comparable_data(record: dict[str, Any]) -> dict[str, Any]:
+    """A data experiment's record with its ``data:`` settings as they act on the scoring
+    (defaults filled in; final, refit and threads left out), on both sides: records of
+    earlier versions hold the mapping as written."""
+    if "data" not in record or record["data"] is None:
+        return dict(record)
+    from ensembo.ml.data_run import scoring_settings  # imports scikit-learn
+
+    settings = scoring_settings(record["data"])
+    if settings is None:  # not a data: value this version reads: compared as written
+        return dict(record)
+    return {**record, "data": json.loads(json.dumps(settings, default=str))}
 
 
 def _differences(stored: Any, given: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:

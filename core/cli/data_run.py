@@ -19,15 +19,29 @@ from ensembo.cli.run_command import (
     print_budget_reached,
     print_timeout_stop,
 )
-from ensembo.errors import TrialError
+from ensembo.datasets import data_digest
+from ensembo.errors import ExperimentError, TrialError
 from ensembo.execution import TrialLimits
 from ensembo.experiment import Experiment
 from ensembo.hookspecs import hookimpl
-from ensembo.ml.data_run import DataSettings, format_report, prepare, run_and_report, study_options
+from ensembo.ml.data_run import (
+    DataSettings,
+    format_report,
+    prepare,
+    run_and_report,
+    scoring_settings,
+    study_options,
+)
 from ensembo.ml.loop import finished_count
 from ensembo.objective import failure_summary
 from ensembo.progress import ProgressBar, is_terminal
-from ensembo.stored_study import SCORING
+from ensembo.stored_study import (
+    DATA_DIGEST,
+    SCORING,
+    another_space,
+    changed_data_message,
+    same_space,
+)
 from ensembo.study import Study
 from ensembo.trials import Trial, TrialState
 
@@ -95,7 +109,8 @@ def run_data_experiment(
     study: Study | None = None,
 ) -> int:
     """Start (or, given ``study``, continue) a data experiment and print its report."""
-    settings = DataSettings.from_document(experiment.source["data"])
+    # a resumed study's settings are those it was started with: checked as then
+    settings = DataSettings.from_document(experiment.source["data"], stored=study is not None)
     unused = sorted(set(experiment.source.get("execution") or {}) - _DATA_EXECUTION_KEYS)
     if unused:  # checked, but a user expects them to act
         logger.warning(
@@ -113,6 +128,12 @@ def run_data_experiment(
     )
     observers = _observers(experiment.budget, show_progress)
     created = study is None and storage is not None and not storage.exists()
+    scoring = {
+        # as they act on the scoring: final, refit and threads may change between runs
+        "data": scoring_settings(experiment.source["data"]),
+        "loss": experiment.source.get("loss"),
+        DATA_DIGEST: data_digest(prepared.dataset),
+    }
     if study is None:
         study = Study(
             space,
@@ -121,12 +142,13 @@ def run_data_experiment(
             metadata={
                 "experiment": experiment.source,
                 "experiment_dir": str(experiment.base_dir),
-                SCORING: {"data": experiment.source["data"], "loss": experiment.source.get("loss")},
+                SCORING: scoring,
             },
             **study_options(prepared, experiment.study_options()),
         )
         experiment.queue_into(study)
     else:
+        _check_resumable(study, experiment, space, scoring, storage)
         study = Study.load(storage, callbacks=observers)
     finished = finished_count(study)
     if finished >= experiment.budget:
@@ -154,6 +176,30 @@ def run_data_experiment(
     print_timeout_stop(finished_count(study), experiment)
     print(json.dumps(summary, indent=2, default=str) if as_json else format_report(summary))
     return 0
+
+
+def _check_resumable(
+    study: Study, experiment: Experiment, space: Any, scoring: dict[str, Any], storage: Path
+) -> None:
+    """A resumed study rebuilds its learners from the space file and reloads its data
+    from the dataset: either may have been edited since it started. Another space
+    failed every remaining trial (spending the budget); other data would be ranked and
+    ensembled with the stored trials. A study stored before data digests were kept
+    resumes unchecked for its data."""
+    if not same_space(space.definition(), study.space.definition()):
+        difference = another_space(space.definition(), study.space.definition())
+        source = experiment.source["space"]
+        where = source if isinstance(source, str) else "the inline space"
+        raise ExperimentError(
+            "space", f"{where} is not the space the study in {storage} was started with: "
+            f"{difference}. Restore it to resume this study, or run the edited experiment "
+            "with another storage"
+        )
+    stored = (study.metadata.get(SCORING) or {}).get(DATA_DIGEST)
+    if stored is not None and stored != scoring[DATA_DIGEST]:
+        raise ExperimentError(
+            "data.dataset", f"{storage}: {changed_data_message(scoring['data'])}"
+        )
 
 
 def _none_completed(study: Study) -> bool:

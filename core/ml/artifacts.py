@@ -9,6 +9,8 @@ process that ran it is gone.
 
 from __future__ import annotations
 
+import glob
+import sqlite3
 from os import PathLike
 from pathlib import Path
 from typing import Any, Protocol
@@ -90,4 +92,41 @@ def artifact_store_for(storage: str | PathLike | None) -> MemoryArtifactStore | 
     if storage is None or str(storage) == ":memory:":
         return MemoryArtifactStore()
     path = Path(storage)
-    return DiskArtifactStore(path.with_name(path.stem + ".models"))
+    directory = path.with_name(path.stem + ".models")
+    _check_not_shared(path, directory)
+    return DiskArtifactStore(directory)
+
+
+def _check_not_shared(path: Path, directory: Path) -> None:
+    """``run.db`` and ``run.sqlite`` both keep their models in ``run.models/``: each
+    study would overwrite the other's (the study's lock guards one file only), and its
+    final models would silently be another study's. Refused while both files exist."""
+    candidates = [path.with_name(path.stem), *path.parent.glob(glob.escape(path.stem) + ".*")]
+    for other in candidates:
+        if other.stem != path.stem or other.resolve() == path.resolve():
+            continue
+        if _is_study_file(other):
+            raise StorageError(
+                f"{path}: its models would be kept in {directory}, where the study in "
+                f"{other} keeps its models too, and each would overwrite the other's; "
+                "give one of the two study files another name"
+            )
+
+
+def _is_study_file(path: Path) -> bool:
+    """A SQLite file holding an ensembo study (its ``meta`` and ``trials`` tables)."""
+    try:
+        if not path.is_file():
+            return False
+        with path.open("rb") as file:
+            if file.read(16) != b"SQLite format 3\x00":
+                return False
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            names = {row[0] for row in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            connection.close()
+    except (OSError, sqlite3.Error):
+        return False
+    return {"meta", "trials"} <= names

@@ -37,7 +37,7 @@ from sklearn.model_selection import GroupShuffleSplit, train_test_split
 
 from ensembo.checks import is_bool, is_fraction, is_whole_number
 from ensembo.components import split_spec
-from ensembo.datasets import Dataset, load_dataset
+from ensembo.datasets import Dataset, canonical_name, load_dataset
 from ensembo.ensemble import members_text
 from ensembo.errors import ExperimentError
 from ensembo.execution import NO_LIMITS, TrialLimits
@@ -98,7 +98,9 @@ class DataSettings:
     threads: int = attrs.field(default=1, validator=is_whole_number(0))
 
     @classmethod
-    def from_document(cls, document: Any) -> DataSettings:
+    def from_document(cls, document: Any, *, stored: bool = False) -> DataSettings:
+        """The checked settings; ``stored``: the document of a stored study, resumed as
+        it was started (a check added since then warns instead of refusing it)."""
         if isinstance(document, str):
             document = {"dataset": document}
         if not isinstance(document, Mapping) or "dataset" not in document:
@@ -131,6 +133,17 @@ class DataSettings:
                 "selection-split chooses by the loss on rows held out from the search: give "
                 "data.selection_split, the fraction of training rows to hold out (e.g. 0.2)",
             )
+        final = document.get("final", attrs.fields(cls).final.default)
+        if document.get("selection_split") is not None and final != "selection-split":
+            unused = ExperimentError(  # the rows were taken out of every trial, never used
+                "data.selection_split",
+                f"rows are held out for data.final: selection-split, but data.final is "
+                f"{final!r}{'' if 'final' in document else ' (the default)'}, which never "
+                "uses them: set data.final: selection-split, or remove data.selection_split",
+            )
+            if not stored:
+                raise unused
+            logger.warning("%s", unused)
         return cls(**dict(document))
 
 
@@ -216,26 +229,97 @@ def prepare(
         groups=settings.groups,
     )
     _check_targets(dataset, settings)
+    _check_features(dataset, settings)
     train, test = train_and_test_rows(dataset, settings.test, seed)
     if dataset.task == "classification":
         _check_test_labels_seen(dataset.y[train], dataset.y[test])
         _warn_if_classes_look_like_numbers(dataset.y)
-    task = Task(
-        dataset.X[train],
-        dataset.y[train],
-        task=dataset.task,
-        space=space,
-        validation=settings.validation,
-        loss=loss,
-        categorical_features=dataset.categorical_features,
-        selection_split=settings.selection_split,
-        groups=None if dataset.groups is None else dataset.groups[train],
-        seed=seed,
-        threads=settings.threads,
-    )
+    try:
+        task = Task(
+            dataset.X[train],
+            dataset.y[train],
+            task=dataset.task,
+            space=space,
+            validation=settings.validation,
+            loss=loss,
+            categorical_features=dataset.categorical_features,
+            selection_split=settings.selection_split,
+            groups=None if dataset.groups is None else dataset.groups[train],
+            seed=seed,
+            threads=settings.threads,
+        )
+    except ExperimentError as error:
+        raise _in_data_terms(error, dataset, settings) from error
     return PreparedData(
         dataset=dataset, task=task, X_test=dataset.X[test], y_test=dataset.y[test], test_rows=test
     )
+
+
+_TASK_KEYS = ("validation", "selection_split", "threads")  # Task's names of data: keys
+
+
+def _in_data_terms(
+    error: ExperimentError, dataset: Dataset, settings: DataSettings
+) -> ExperimentError:
+    """The Task's error as the experiment file says it: its ``validation.folds`` is the
+    file's ``data.validation``; a space that builds the other kind of model, when the
+    task was inferred, says so (a target of two float values reads as regression)."""
+    path, message = error.path, error.message
+    if path.split(".")[0] in _TASK_KEYS:
+        path = f"data.{path}"
+    elif path == "space" and settings.task is None and "not a model for" in message:
+        column = f"data.target {settings.target!r}" if settings.target else "the dataset"
+        message += (
+            f" (the task was inferred as {dataset.task} from {column}; if that is wrong, set "
+            f"data.task: {'regression' if dataset.task == 'classification' else 'classification'})"
+        )
+    else:
+        return error
+    named = ExperimentError(path, message)
+    for note in getattr(error, "__notes__", ()):
+        named.add_note(note)
+    return named
+
+
+def _check_features(dataset: Dataset, settings: DataSettings) -> None:
+    """Infinite feature values, refused before the budget is spent: every trial failed
+    with "Input X contains infinity" and named neither column nor row."""
+    X = np.asarray(dataset.X, dtype=float)
+    infinite = np.isinf(X)
+    if not infinite.any():
+        return
+    columns = np.flatnonzero(infinite.any(axis=0))
+    names = [dataset.feature_names[c] if c < len(dataset.feature_names) else str(c)
+             for c in columns]
+    first = int(columns[0])
+    row = int(np.argmax(infinite[:, first]))
+    shown = ", ".join(map(repr, names[:5])) + (", ..." if len(names) > 5 else "")
+    raise ExperimentError(
+        "data.dataset",
+        f"{dataset.name}: {int(infinite.sum())} feature value(s) are infinite, in column(s) "
+        f"{shown} (e.g. {X[row, first]} in column {names[0]!r}, row {row}); no model can "
+        "learn from them: replace them or mark them missing (empty)",
+    )
+
+
+# data: keys that decide how trials are scored; final, refit and threads act after the
+# search or do not change a loss, and may change between runs
+_SCORING_KEYS = ("dataset", "target", "groups", "task", "test", "validation", "selection_split")
+
+
+def scoring_settings(document: Any) -> dict[str, Any] | None:
+    """The ``data:`` settings that decide how trials are scored, defaults filled in and
+    the dataset named as loaded, so that ``data: iris``, ``{dataset: iris, test: 0.25}``
+    and ``breast_cancer`` / ``breast-cancer`` compare equal. ``None`` for a document
+    that is not a valid ``data:`` value (then compared as written)."""
+    try:
+        settings = DataSettings.from_document(document, stored=True)
+    except ExperimentError:
+        return None
+    return {
+        key: canonical_name(settings.dataset) if key == "dataset" else getattr(settings, key)
+        for key in _SCORING_KEYS
+    }
 
 
 def _target_key(settings: DataSettings) -> str:

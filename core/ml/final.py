@@ -59,7 +59,9 @@ def finalize(
         if number not in cache:
             config = dict(study.history[number].config)
             cache[number] = (
-                task.fit(config) if refit else kept_model(store, task, number, config, limits)
+                refitted_model(task, number, config, limits)
+                if refit
+                else kept_model(store, task, number, config, limits)
             )
         return cache[number]
 
@@ -76,6 +78,26 @@ def finalize(
         ensemble_estimator=estimator,
         refit=refit,
     )
+
+
+def refitted_model(
+    task: Task, number: int, config: dict[str, Any], limits: TrialLimits = NO_LIMITS
+) -> Any:
+    """Trial ``number``'s configuration trained on all the rows, within the trials'
+    ``limits`` (``execution.trial_timeout`` / ``memory_limit``): the final refit ran in
+    the driver without them, and a model that fitted within them on the folds could
+    run on past them on all rows."""
+    if not limits.any:
+        return task.fit(config)
+    outcome = evaluate(task.fit, config, limits)
+    if outcome.kind is not OutcomeKind.RETURNED:
+        raise TrialError(
+            f"refitting trial {number} on all training rows failed within the trials' "
+            f"time and memory limits: {outcome.message}; the trials are kept: raise the "
+            "limits (execution.trial_timeout / memory_limit) or keep the models trained "
+            "during the search (refit off, data.refit: false) and run it again"
+        )
+    return outcome.value
 
 
 def kept_model(
