@@ -3,9 +3,10 @@ functions ``(study, trial)`` called when each trial finishes, as Optuna's are.""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pluggy
@@ -45,6 +46,7 @@ def observer_callbacks(callbacks: Iterable[Any]) -> list[Any]:
 def register_observer(manager: pluggy.PluginManager, callback: Any) -> None:
     """Register ``callback``: hook methods as they are, a plain callable as a
     trial-finished callback. Mistakes pluggy would ignore are logged."""
+    _refuse_class_or_repeat(manager, callback)
     try:
         manager.register(callback)
     except pluggy.PluginValidationError as error:  # pluggy names it by id()
@@ -55,17 +57,41 @@ def register_observer(manager: pluggy.PluginManager, callback: Any) -> None:
         return
     manager.unregister(callback)
     mistakes = find_hook_mistakes(callback)
-    if callable(callback) and not mistakes:
+    # a callable is still called per trial: dropping it too would hide the mistake twice
+    also = "; only its __call__(study, trial) is used" if callable(callback) else ""
+    for hook, mistake in mistakes:
+        logger.warning("callback %s: %s (%s)%s", _name(callback), mistake, hook, also)
+    if callable(callback):
         _check_callable_as_study_trial(callback)
         manager.register(TrialFinishedCallback(callback))
         return
-    for hook, mistake in mistakes:
-        logger.warning("callback %s: %s (%s)", _name(callback), mistake, hook)
     if not mistakes:
         raise TypeError(
             f"callback {_name(callback)} is neither callable as (study, trial) nor has "
             "@ensembo.hookimpl methods such as ensembo_trial_finished(study, trial)"
         )
+
+
+def _refuse_class_or_repeat(manager: pluggy.PluginManager, callback: Any) -> None:
+    """An observer class registers, but pluggy would call its methods without ``self``
+    and fail at the first trial; one object listed twice would make pluggy's error dump
+    every registered plugin."""
+    if inspect.isclass(callback) and (
+        find_hook_mistakes(callback) or _hookimpl_names(manager, callback)
+    ):
+        raise TypeError(
+            f"callback {_name(callback)} is a class with hook methods; pass an instance: "
+            f"{callback.__qualname__}()"
+        )
+    if manager.is_registered(callback):
+        raise TypeError(
+            f"callback {_name(callback)} is listed twice (or is an installed plugin, "
+            "which observes every study already)"
+        )
+
+
+def _hookimpl_names(manager: pluggy.PluginManager, plugin: Any) -> list[str]:
+    return [name for name in dir(plugin) if manager.parse_hookimpl_opts(plugin, name)]
 
 
 def _check_callable_as_study_trial(callback: Callable[..., Any]) -> None:
@@ -106,14 +132,26 @@ def notify(manager: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> Any:
 
 
 def _raising_implementation(implementations: list[Any], error: BaseException) -> Any:
-    """The hook implementation whose function is on ``error``'s traceback, if any."""
-    by_code = {impl.function.__code__: impl for impl in implementations}
+    """The hook implementation whose call is on ``error``'s traceback, if any. A frame
+    is matched by its code and, for a method, by its ``self``: every plain-function
+    callback's wrapper, and every instance of one observer class, share one code."""
     frame = error.__traceback__
     while frame is not None:
-        if frame.tb_frame.f_code in by_code:
-            return by_code[frame.tb_frame.f_code]
+        for implementation in implementations:
+            if _runs(frame.tb_frame, implementation.function):
+                return implementation
         frame = frame.tb_next
     return None
+
+
+def _runs(frame: Any, function: Any) -> bool:
+    """Whether ``frame`` is a call of ``function`` (for a bound method: on its object)."""
+    if frame.f_code is not getattr(function, "__code__", None):
+        return False
+    bound_to = getattr(function, "__self__", None)
+    if bound_to is None or not frame.f_code.co_argcount:
+        return True
+    return frame.f_locals.get(frame.f_code.co_varnames[0]) is bound_to
 
 
 def _observer_name(implementation: Any) -> str:
@@ -124,3 +162,42 @@ def _observer_name(implementation: Any) -> str:
     if implementation.plugin_name != str(id(observer)):  # registered under a name
         return f"plugin {implementation.plugin_name}"
     return f"callback {_name(observer)}"
+
+
+@contextlib.contextmanager
+def observed_run(manager: pluggy.PluginManager, study: Any, progress: Any = None) -> Iterator[None]:
+    """One ``optimize`` run as the observers see it: ``progress`` (a progress bar
+    observer, or None) is registered for the run alone, and ``ensembo_study_finished``
+    is called when it ends, however it ends, without hiding the run's own error."""
+    if progress is not None:
+        manager.register(progress)
+    failed = None
+    try:
+        yield
+    except BaseException as error:
+        failed = error
+        raise
+    finally:
+        try:
+            notify_finished(manager, failed, study=study)
+        finally:
+            if progress is not None:  # closed even if an observer raised first
+                progress.close()
+                manager.unregister(progress)
+
+
+def notify_finished(manager: pluggy.PluginManager, run_error: BaseException | None,
+                    **kwargs: Any) -> None:
+    """``ensembo_study_finished``, called as the run ends. If the run itself already
+    failed (``run_error``), an observer's error is noted on that one and logged, rather
+    than replacing the error that says why the run stopped."""
+    try:
+        notify(manager, "ensembo_study_finished", **kwargs)
+    except Exception as error:
+        if run_error is None:
+            raise
+        notes = "".join(f" ({note})" for note in getattr(error, "__notes__", ()))
+        logger.error("ensembo_study_finished raised after the run failed%s", notes,
+                     exc_info=error)
+        run_error.add_note(f"then ensembo_study_finished raised {type(error).__name__}: "
+                           f"{error}{notes}")

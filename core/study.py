@@ -513,23 +513,17 @@ class Study:
         max_retries = checks.whole_number("max_retries", max_retries, 0)
         limits = execution.trial_limits(trial_timeout, memory_limit)
         backend, owned = execution.resolve_backend(n_jobs, executor)
-        if show_progress:
-            progress = ProgressBar(n_trials)
-            self._observer_manager.register(progress)
-        try:
-            execution.run_trials(
-                self, objective, backend, n_trials=n_trials, timeout=timeout, limits=limits,
-                max_retries=max_retries, catch=catch,
-                should_stop=lambda: bool(self._notify("ensembo_should_stop", study=self)),
-            )
-        finally:
+        progress = ProgressBar(n_trials) if show_progress else None
+        with observers.observed_run(self._observer_manager, self, progress):
             try:
+                execution.run_trials(
+                    self, objective, backend, n_trials=n_trials, timeout=timeout,
+                    limits=limits, max_retries=max_retries, catch=catch,
+                    should_stop=lambda: bool(self._notify("ensembo_should_stop", study=self)),
+                )
+            finally:  # before the observers hear that the run ended
                 if owned:
                     backend.close()
-            finally:  # a backend that fails to close must not keep observers waiting
-                self._notify("ensembo_study_finished", study=self)
-                if show_progress:
-                    self._observer_manager.unregister(progress)
         return self
 
     def run_trial(self, objective: Callable[[dict[str, Any]], Any], catch=(Exception,)) -> Trial:

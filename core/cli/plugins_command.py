@@ -208,9 +208,10 @@ def _refuse_other_task(entry: PluginEntry, task: str | None) -> None:
 
 
 def _declared_task(entry: PluginEntry) -> str | None:
-    """The one task a component is for, as its ``task`` attribute says (``eo``)."""
+    """The one task a component is for, as its ``task`` attribute says (``eo``). A
+    misspelt one is the conformance check's finding, not a task to refuse others by."""
     task = getattr(entry.factory, "task", None)
-    return task if isinstance(task, str) else None
+    return task if isinstance(task, str) and task in ("classification", "regression") else None
 
 
 def _notes_kept_apart(caught: list[warnings.WarningMessage], note: type) -> list[str]:

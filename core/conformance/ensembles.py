@@ -8,8 +8,9 @@ import attrs
 import numpy as np
 
 from ensembo import components
+from ensembo.checks import one_of
 from ensembo.conformance.check_run import CheckRun, require
-from ensembo.conformance.synthetic import CLASSES, EXAMPLES, synthetic_predictions
+from ensembo.conformance.synthetic import CLASSES, EXAMPLES, TASKS, synthetic_predictions
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.protocols import EnsembleStrategy
 from ensembo.registry import Registry
@@ -108,6 +109,22 @@ def _check_every_step(steps: list, *, may_abstain: bool = False) -> None:
             raise AssertionError(f"after {index + 1} finished trial(s): {problem}") from None
 
 
+def _check_combines(history: History, ensemble: Any) -> None:
+    """The last ensemble combines its members' predictions into finite ones of a
+    member's shape. The per-step check passed on another replay: a replay that now
+    ends otherwise says so, not with an error from combining."""
+    require(isinstance(ensemble, Ensemble),
+            f"this replay ended with ensemble() returning {ensemble!r}, unlike the one before")
+    completed = {t.number for t in history.completed()}
+    strangers = [n for n in ensemble.members if n not in completed]
+    require(not strangers, f"this replay ended with members {strangers} that are not "
+                           "completed trials, unlike the one before")
+    combined = ensemble.combine([history[n].predictions for n in ensemble.members])
+    require(combined.shape == np.shape(history[ensemble.members[0]].predictions)
+            and bool(np.all(np.isfinite(combined))),
+            f"combined predictions of shape {combined.shape}")
+
+
 def _without_predictions(seed: int) -> tuple[list[Trial], EnsembleContext]:
     """The same trials as a study whose objective returns only a loss records them (the
     example's Branin experiment): no predictions, no validation targets, no task."""
@@ -142,13 +159,20 @@ def check_ensemble_strategy(
     classification and regression. Returns the names of the checks passed; raises
     :class:`ConformanceError` listing every failed one.
     """
+    for task in tasks or ():
+        one_of("check_ensemble_strategy tasks", task, TASKS)
     checks = CheckRun("ensemble_strategy", strategy, registry)
     first = checks.first(EnsembleStrategy,
                          "has no targets(history, context), update(...) and ensemble(...)")
     if first is None:
         return checks.done()
     own = getattr(first, "task", None)
-    for task in tasks or ((own,) if own else ("classification", "regression")):
+    if own is not None and own not in TASKS:  # a study refuses the strategy for it
+        with checks.check("fits the task"):
+            require(False, f"its task attribute is {own!r}, neither 'classification' nor "
+                           "'regression' (None: both)")
+        return checks.done()
+    for task in tasks or ((own,) if own else TASKS):
         trials, context = _finished_trials(task, seed)
         with checks.check(f"targets and ensemble at every step, {task}"):
             _, steps = _replay(checks.fresh(), trials, context)
@@ -166,13 +190,11 @@ def check_ensemble_strategy(
                      "resumed half-way (stored trials replayed through update, without the "
                      "targets calls the uninterrupted run made), it ends with another ensemble "
                      "or other targets: keep state in update, not in targets or ensemble")
+        if f"targets and ensemble at every step, {task}" not in checks.passed:
+            continue  # what is wrong with its ensembles is said; combining them adds noise
         with checks.check(f"the ensemble combines its members' predictions, {task}"):
             history, steps = _replay(checks.fresh(), trials, context)
-            ensemble = steps[-1][1]
-            combined = ensemble.combine([history[n].predictions for n in ensemble.members])
-            require(combined.shape == np.shape(history[ensemble.members[0]].predictions)
-                     and bool(np.all(np.isfinite(combined))),
-                     f"combined predictions of shape {combined.shape}")
+            _check_combines(history, steps[-1][1])
     if not getattr(first, "needs_predictions", False):
         trials, context = _without_predictions(seed)
         with checks.check("trials without validation predictions (needs_predictions not "

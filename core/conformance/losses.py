@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 
 from ensembo import components
+from ensembo.checks import one_of
 from ensembo.conformance.check_run import CheckRun, ConformanceNote, require
-from ensembo.conformance.synthetic import CLASSES, EXAMPLES, synthetic_predictions
+from ensembo.conformance.synthetic import CLASSES, EXAMPLES, TASKS, synthetic_predictions
 from ensembo.errors import ExperimentError
 from ensembo.loss_fit import check_loss_fits_task
 from ensembo.protocols import EnsembleLoss, Loss
@@ -34,8 +35,10 @@ def check_loss(
     is not called per example. Returns the names of the checks passed; raises
     :class:`ConformanceError` listing every failed one. A loss with neither method
     passes, with a :class:`ConformanceNote` warning that the strategies which combine
-    models refuse it; one with only one of the two fails "ensemble side".
+    models refuse it; one with only one of the two, or with neither and
+    ``per_example = False``, fails "ensemble side".
     """
+    one_of("check_loss task", task, TASKS)
     checks = CheckRun("loss", loss, registry)
     rng = np.random.default_rng(seed)
     first = checks.first(Loss, "is not callable as loss(y_true, predictions)")
@@ -49,6 +52,9 @@ def check_loss(
         perfect = y.copy()
     if per_example is None:
         per_example = getattr(first, "per_example", True)
+    if not per_example and not isinstance(first, EnsembleLoss):
+        _no_ensemble_side(checks, first)
+        return checks.done()
     if not _fits_the_task(checks, first, task, per_example):
         return checks.done()
     members = np.stack([synthetic_predictions(task, rng, y) for _ in range(4)])
@@ -104,6 +110,18 @@ def _label(spec: Any) -> str:
     return parts[0] if parts else getattr(spec, "__qualname__", repr(spec))
 
 
+def _no_ensemble_side(checks: CheckRun, loss: Any) -> None:
+    """Scoring no single model and no ensemble, the loss is refused by every strategy;
+    the task checks would only see the missing method and skip."""
+    missing = [name for name in _ENSEMBLE_SIDE if not callable(getattr(loss, name, None))]
+    with checks.check("ensemble side"):
+        require(False, f"per_example = False (defined only on whole ensembles), but it has "
+                       f"no {'() or '.join(missing)}(): a loss defined only on ensembles "
+                       "needs contributions() and ensemble_loss() "
+                       "(ensembo.protocols.EnsembleLoss), or a study refuses it with every "
+                       "strategy")
+
+
 def _single_model_side_only(checks: CheckRun, loss: Any) -> None:
     """Without the ensemble side a study refuses the loss for ``posthoc``, ``eo``,
     ``segor`` and ``agnostic-bayes`` with ``rho: tune``, but only when it is built: the
@@ -138,6 +156,22 @@ def _per_example_checks(checks: CheckRun, loss: Any, y, perfect, predictions) ->
         loss(y, predictions)
         require(np.array_equal(kept[0], y) and np.array_equal(kept[1], predictions),
                  "the loss modified y_true or the predictions in place")
+    if "one finite loss per example" not in checks.passed:
+        return  # losses of the wrong shape cannot be compared row by row
+    with checks.check("an example's loss does not depend on other examples' predictions"):
+        # agnostic-bayes resamples the validation rows of per-example losses. A scale
+        # taken from y_true alone (huber's, tukey's) is allowed: the rows are all there.
+        rows = np.random.default_rng(EXAMPLES).choice(EXAMPLES, 9, replace=False)
+        others = np.setdiff1d(np.arange(EXAMPLES), rows)
+        changed = predictions.copy()
+        changed[rows] = perfect[rows]
+        before = np.asarray(loss(y, predictions))[others]
+        after = np.asarray(loss(y, changed))[others]
+        require(np.allclose(before, after, equal_nan=True),
+                 f"making the predictions of {len(rows)} examples right changed the losses "
+                 f"of others, from {np.round(before[:4], 5).tolist()} to "
+                 f"{np.round(after[:4], 5).tolist()} (the first 4); set per_example = False "
+                 "if the loss is defined only on whole sets of examples")
 
 
 def _ensemble_loss_checks(checks: CheckRun, loss: Any, y, perfect, members, per_example) -> None:

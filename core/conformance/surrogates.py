@@ -9,6 +9,7 @@ import numpy as np
 
 from ensembo import spaces
 from ensembo.conformance.check_run import CheckRun, require
+from ensembo.conformance.search import require_some_distinct_valid
 from ensembo.conformance.synthetic import CONDITIONAL_SPACE, FLAT_SPACE, synthetic_problem
 from ensembo.protocols import (
     DifferentiableSurrogate,
@@ -23,20 +24,24 @@ from ensembo.trials import History, Trial, TrialState
 _SIZES = (2, 25)  # a study models from two completed trials on
 
 
-def _posterior_problem(prediction: Any, n: int) -> str | None:
-    """What is wrong with ``predict``'s result for ``n`` points, if anything; a result
+def _posterior_problem(prediction: Any, n: int, method: str = "predict") -> str | None:
+    """What is wrong with ``method``'s posterior for ``n`` points, if anything; a result
     that is not a pair (one (n, 2) array) is a finding, not a crash of the check."""
     try:
         mean, variance = prediction
     except (TypeError, ValueError):
-        return f"predict gave {_described(prediction)}, expected (mean, variance)"
+        return f"{method} gave {_described(prediction)}, expected (mean, variance)"
     mean, variance = np.asarray(mean), np.asarray(variance)
     if mean.shape != (n,) or variance.shape != (n,):
-        return f"predict gave shapes {mean.shape} and {variance.shape}, expected ({n},) each"
+        return f"{method} gave shapes {mean.shape} and {variance.shape}, expected ({n},) each"
+    return _values_problem(mean, variance, method)
+
+
+def _values_problem(mean: np.ndarray, variance: np.ndarray, method: str) -> str | None:
     if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(variance))):
-        return "predict gave non-finite means or variances"
+        return f"{method} gave non-finite means or variances"
     if np.any(variance < 0):
-        return f"predict gave a negative variance ({variance.min():.3g})"
+        return f"{method} gave a negative variance ({variance.min():.3g})"
     return None
 
 
@@ -120,14 +125,27 @@ def _optional_protocol_checks(checks: CheckRun, first: Any, seed: int) -> None:
                      and np.shape(variances) == np.shape(means),
                      f"predict_samples gave shapes {np.shape(means)} and "
                      f"{np.shape(variances)}, expected (S, 5) each")
+            problem = _values_problem(np.asarray(means), np.asarray(variances),
+                                      "predict_samples")
+            require(problem is None, str(problem))
     if isinstance(first, Resumable):
         with checks.check("state and restore continue the same fits"):
             _check_resumable(checks, flat, seed)
 
 
 def _check_gradients(fitted: Any, batch) -> None:
+    """The posterior ``predict_with_gradients`` gives is the one ``predict`` gives (the
+    acquisition optimizer climbs it), and its gradients match finite differences."""
     mean, variance, d_mean, d_variance = fitted.predict_with_gradients(batch)
     n, d = batch.values.shape
+    problem = _posterior_problem((mean, variance), n, "predict_with_gradients")
+    require(problem is None, str(problem))
+    expected_mean, expected_variance = fitted.predict(batch)
+    for name, given, expected in (("mean", mean, expected_mean),
+                                  ("variance", variance, expected_variance)):
+        require(np.allclose(given, expected, rtol=1e-6, atol=1e-9),
+                f"predict_with_gradients gave a {name} {np.asarray(given).round(5)} where "
+                f"predict gives {np.asarray(expected).round(5)}")
     require(np.shape(d_mean) == (n, d) and np.shape(d_variance) == (n, d),
              f"gradient shapes {np.shape(d_mean)}, {np.shape(d_variance)}, expected ({n}, {d})")
     step = 1e-6
@@ -193,11 +211,9 @@ def _proposer_checks(checks: CheckRun, seed: int) -> None:
             [Trial(number=i, config=c, state=TrialState.COMPLETE, loss=float(v))
              for i, (c, v) in enumerate(zip(configs, y, strict=True))]
         )
-        with checks.check(f"proposes valid configurations, {label} space"):
+        with checks.check(f"proposes up to n distinct valid configurations, {label} space"):
             proposed = checks.fresh().propose(space, history, y, 3, np.random.default_rng(seed))
-            require(len(proposed) == 3, f"asked for 3 configurations, got {len(proposed)}")
-            for config in proposed:
-                space.validate(config)
+            require_some_distinct_valid(proposed, space, 3, "propose")
         with checks.check(f"same seed, same proposals, {label} space"):
             one = checks.fresh().propose(space, history, y, 3, np.random.default_rng(seed))
             two = checks.fresh().propose(space, history, y, 3, np.random.default_rng(seed))

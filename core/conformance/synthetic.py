@@ -19,6 +19,7 @@ FLAT_SPACE = {
 CONDITIONAL_SPACE = "svm"  # a library space: a kernel choice with per-kernel parameters
 CLASSES = 3
 EXAMPLES = 24
+TASKS = ("classification", "regression")
 
 
 
