@@ -33,6 +33,10 @@ from ensembo.protocols import AcquisitionSurface, DifferentiableSurrogate, Sampl
 from ensembo.spaces import Space
 from ensembo.trials import History
 
+MIN_GRADIENT_SCALE = 1e-150
+"""Smallest start gradient a gain is divided by: a start in a region where EI
+underflows has a gradient of ~1e-318, and its gains of order 1 overflowed to inf. A
+start flatter than this stays where it is."""
 
 @attrs.frozen(kw_only=True)
 class LbfgsSettings:
@@ -174,7 +178,8 @@ class LbfgsOptimizer:
         initial, gradient = value_and_gradient(start[movable])
         if not (np.isfinite(initial) and np.all(np.isfinite(gradient))):
             return start
-        scale = float(np.max(np.abs(gradient), initial=0.0)) or 1.0
+        steepest = float(np.max(np.abs(gradient), initial=0.0))
+        scale = max(steepest, MIN_GRADIENT_SCALE) if steepest > 0 else 1.0
 
         def negative(flat: np.ndarray) -> tuple[float, np.ndarray]:
             value, gradient = value_and_gradient(flat)

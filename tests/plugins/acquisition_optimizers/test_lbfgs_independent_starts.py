@@ -8,6 +8,8 @@ LCB under a target offset of 1e6, scaled every gradient below ``pgtol``: no star
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from ConfigSpace import ConfigurationSpace
@@ -96,3 +98,31 @@ def test_lcb_proposals_ignore_a_target_offset():
         )
         proposals.append([best[name] for name in CUBE.names])
     np.testing.assert_allclose(proposals[1], proposals[0], atol=1e-4)
+
+
+class Bump:
+    """``exp(-k |x - target|^2)``: far from the target its gradient is subnormal."""
+
+    def __init__(self, target: np.ndarray, k: float):
+        self.target, self.k = target, k
+
+    def score(self, batch: EncodedBatch) -> np.ndarray:
+        return self.score_with_gradient(batch)[0]
+
+    def score_with_gradient(self, batch: EncodedBatch):
+        diff = batch.values - self.target
+        value = np.exp(-self.k * (diff**2).sum(1))
+        return value, -2.0 * self.k * diff * value[:, None]
+
+
+def test_a_start_with_a_subnormal_gradient_does_not_overflow():
+    """Its gain was divided by its gradient of ~1e-318 and overflowed to inf."""
+    space = Space(ConfigurationSpace(space={"x": (0.0, 1.0), "y": (0.0, 1.0)}))
+    optimizer = LbfgsOptimizer()
+    surface = Bump(np.array([0.5, 0.5]), k=1465.0)
+    far = space.vectors([{"x": 1.0, "y": 1.0}])
+    assert 0 < np.abs(surface.score_with_gradient(space.encode_vectors(far))[1]).max() < 1e-300
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        ascended = optimizer._ascend(surface, space, optimizer._relaxation(space), far)
+    assert np.all(np.isfinite(ascended))
