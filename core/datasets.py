@@ -216,27 +216,48 @@ def canonical_name(source: str) -> str:
 def data_digest(dataset: Dataset) -> str:
     """A SHA-256 digest of the loaded data (features, targets, groups, column names and
     kinds, task): a study continued on a file whose contents changed would rank and
-    ensemble trials scored on two datasets."""
+    ensemble trials scored on two datasets.
+
+    Numbers are hashed from their buffers in place, or converted a block of rows at a
+    time (features as float64, whatever their type): no copy of the data is made."""
     digest = hashlib.sha256()
 
-    def add(label: str, value: Any) -> None:
+    def add(label: str, value: Any, dtype: Any = None) -> None:
         digest.update(f"{label}\0".encode())
-        if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
-            array = np.ascontiguousarray(value)
-            digest.update(f"{array.dtype.str}{array.shape}".encode())
-            digest.update(array.tobytes())
+        if isinstance(value, np.ndarray) and (dtype is not None or value.dtype.kind in "biuf"):
+            _hash_numbers(digest, value, np.dtype(value.dtype if dtype is None else dtype))
         else:  # text labels: their text, not object pointers
             items = value.tolist() if isinstance(value, np.ndarray) else value
             digest.update(json.dumps(items, default=str).encode())
         digest.update(b"\0")
 
-    add("X", np.asarray(dataset.X, dtype=float))
+    add("X", np.asarray(dataset.X), float)
     add("y", np.asarray(dataset.y))
     add("groups", None if dataset.groups is None else np.asarray(dataset.groups))
     add("columns", list(dataset.feature_names))
     add("categorical", list(dataset.categorical_features))
     add("task", dataset.task)
     return digest.hexdigest()
+
+
+_DIGEST_BLOCK = 1 << 20  # bytes of rows converted at a time
+
+
+def _hash_numbers(digest: Any, array: np.ndarray, dtype: np.dtype) -> None:
+    """Add ``array`` as ``dtype`` in C order (the bytes of ``np.ascontiguousarray(array,
+    dtype)``) to ``digest``: its own buffer when it has that layout, else converted in
+    blocks of rows."""
+    digest.update(f"{dtype.str}{array.shape}".encode())
+    if array.dtype == dtype and array.flags.c_contiguous:
+        digest.update(memoryview(array.reshape(-1).view(np.uint8)))
+        return
+    if array.ndim == 0:
+        array = array.reshape(1)
+    row_bytes = max(dtype.itemsize * (array.size // max(len(array), 1)), 1)
+    step = max(_DIGEST_BLOCK // row_bytes, 1)
+    for start in range(0, len(array), step):
+        block = np.ascontiguousarray(array[start:start + step], dtype=dtype)
+        digest.update(memoryview(block.reshape(-1).view(np.uint8)))
 
 
 def _sklearn(name: str) -> Dataset:

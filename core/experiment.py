@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import logging
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -30,6 +31,8 @@ import yaml
 from ensembo import checks
 from ensembo.errors import ExperimentError, SpaceError
 from ensembo.execution.settings import ExecutionSettings
+
+logger = logging.getLogger(__name__)
 
 _COMPONENT_KEYS = (
     "surrogate",
@@ -58,6 +61,8 @@ class Experiment:
     source: dict[str, Any] = attrs.field(eq=False)
     base_dir: Path
     label: str = ""
+    # space paths read from the current directory and warned of, to warn once
+    _warned: set[str] = attrs.field(factory=set, eq=False, repr=False, init=False)
 
     @property
     def budget(self) -> int:
@@ -99,16 +104,28 @@ class Experiment:
         if isinstance(space, str) and (self.base_dir / space).is_file():
             return str(self.base_dir / space)
         if isinstance(space, str) and _is_file_path(space):
-            # relative to the experiment file only: read from the current directory, a
-            # file of that name there was used silently, and a resume from elsewhere
-            # read another one
+            # relative to the experiment file; a path relative to the current directory
+            # (which versions before 28 Nov 2026 read, so stored studies may name one) is
+            # still read, with a warning, when the experiment's folder has no such file
             path = self.base_dir / Path(space).expanduser()
             if path.is_file():  # ~/spaces/svm.yaml
                 return str(path)
-            elsewhere = Path(space).is_file() and not Path(space).is_absolute()
-            note = (f"; {space} in the current directory is not used: paths in an "
-                    "experiment file are relative to its folder") if elsewhere else ""
-            raise ExperimentError("space", f"{path}: no such space file{note}")
+            here = Path(space).expanduser()
+            if here.is_file():
+                if space not in self._warned:
+                    self._warned.add(space)
+                    logger.warning(
+                        "space: %s is not next to the experiment file (%s); using %s in the "
+                        "current directory. Paths in an experiment file are relative to its "
+                        "folder: move the space file there", space, path, here.resolve(),
+                    )
+                return str(here.resolve())
+            if here.is_absolute():
+                raise ExperimentError("space", f"{path}: no such space file")
+            raise ExperimentError(
+                "space", f"{space}: no such space file, looked for {path} (next to the "
+                f"experiment file) and {Path.cwd() / here} (in the current directory)"
+            )
         name = self.source.get("name") or self.label
         if isinstance(space, Mapping) and "params" in space and not space.get("name") and name:
             return {**space, "name": name}  # reports would title it "space"

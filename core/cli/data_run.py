@@ -24,6 +24,7 @@ from ensembo.errors import ExperimentError, TrialError
 from ensembo.execution import TrialLimits
 from ensembo.experiment import Experiment
 from ensembo.hookspecs import hookimpl
+from ensembo.ml.artifacts import artifact_store_for
 from ensembo.ml.data_run import (
     DataSettings,
     format_report,
@@ -33,6 +34,7 @@ from ensembo.ml.data_run import (
     study_options,
 )
 from ensembo.ml.loop import finished_count
+from ensembo.ml.stored_search import stored_scoring
 from ensembo.objective import failure_summary
 from ensembo.progress import ProgressBar, is_terminal
 from ensembo.stored_study import (
@@ -109,8 +111,11 @@ def run_data_experiment(
     study: Study | None = None,
 ) -> int:
     """Start (or, given ``study``, continue) a data experiment and print its report."""
-    # a resumed study's settings are those it was started with: checked as then
-    settings = DataSettings.from_document(experiment.source["data"], stored=study is not None)
+    # a stored study's settings are those it was started with: checked as then
+    document = experiment.source["data"]
+    settings = DataSettings.from_document(
+        document, stored=study is not None or _continues_stored_split(document, storage)
+    )
     unused = sorted(set(experiment.source.get("execution") or {}) - _DATA_EXECUTION_KEYS)
     if unused:  # checked, but a user expects them to act
         logger.warning(
@@ -132,8 +137,9 @@ def run_data_experiment(
         # as they act on the scoring: final, refit and threads may change between runs
         "data": scoring_settings(experiment.source["data"]),
         "loss": experiment.source.get("loss"),
-        DATA_DIGEST: data_digest(prepared.dataset),
     }
+    if storage is not None:  # a study in memory cannot be continued: nothing to compare
+        scoring[DATA_DIGEST] = data_digest(prepared.dataset)
     if study is None:
         study = Study(
             space,
@@ -150,10 +156,12 @@ def run_data_experiment(
     else:
         _check_resumable(study, experiment, space, scoring, storage)
         study = Study.load(storage, callbacks=observers)
-    finished = finished_count(study)
-    if finished >= experiment.budget:
-        print_budget_reached(finished, experiment.budget)
     try:
+        # before any trial: a models folder another study file owns refuses this one
+        store = artifact_store_for(storage)
+        finished = finished_count(study)
+        if finished >= experiment.budget:
+            print_budget_reached(finished, experiment.budget)
         summary = run_and_report(
             study,
             prepared,
@@ -162,6 +170,7 @@ def run_data_experiment(
             timeout=experiment.timeout,
             storage=storage,
             limits=_trial_limits(experiment),
+            store=store,
         )
     except TrialError:
         if not _none_completed(study):
@@ -176,6 +185,19 @@ def run_data_experiment(
     print_timeout_stop(finished_count(study), experiment)
     print(json.dumps(summary, indent=2, default=str) if as_json else format_report(summary))
     return 0
+
+
+def _continues_stored_split(document: Any, storage: Path | None) -> bool:
+    """Whether ``storage`` holds a study whose trials were scored without the rows of
+    this ``data.selection_split``: then they stay held out, whatever ``data.final``
+    (a study stored before an unused split was refused must still continue)."""
+    if storage is None or not storage.is_file():
+        return False
+    given = scoring_settings(document)
+    if given is None or given["selection_split"] is None:
+        return False
+    stored = scoring_settings(stored_scoring(storage, "data"))
+    return stored is not None and stored["selection_split"] == given["selection_split"]
 
 
 def _check_resumable(
@@ -196,7 +218,7 @@ def _check_resumable(
             "with another storage"
         )
     stored = (study.metadata.get(SCORING) or {}).get(DATA_DIGEST)
-    if stored is not None and stored != scoring[DATA_DIGEST]:
+    if stored is not None and stored != scoring.get(DATA_DIGEST):
         raise ExperimentError(
             "data.dataset", f"{storage}: {changed_data_message(scoring['data'])}"
         )

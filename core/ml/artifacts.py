@@ -9,8 +9,6 @@ process that ran it is gone.
 
 from __future__ import annotations
 
-import glob
-import sqlite3
 from os import PathLike
 from pathlib import Path
 from typing import Any, Protocol
@@ -88,45 +86,57 @@ class DiskArtifactStore:
 
 
 def artifact_store_for(storage: str | PathLike | None) -> MemoryArtifactStore | DiskArtifactStore:
-    """Disk store next to a SQLite study file (``run.db`` -> ``run.models/``), else memory."""
+    """Disk store next to a SQLite study file (``run.db`` -> ``run.models/``), else memory.
+
+    The folder records the study file that owns it (:data:`OWNER_FILE`); another study
+    file of the same stem (``run.sqlite``, a copy ``run.bak``) is refused, before any
+    trial runs, rather than overwrite that study's models or predict with them."""
     if storage is None or str(storage) == ":memory:":
         return MemoryArtifactStore()
     path = Path(storage)
     directory = path.with_name(path.stem + ".models")
-    _check_not_shared(path, directory)
+    claim_models_folder(path, directory)
     return DiskArtifactStore(directory)
 
 
-def _check_not_shared(path: Path, directory: Path) -> None:
-    """``run.db`` and ``run.sqlite`` both keep their models in ``run.models/``: each
-    study would overwrite the other's (the study's lock guards one file only), and its
-    final models would silently be another study's. Refused while both files exist."""
-    candidates = [path.with_name(path.stem), *path.parent.glob(glob.escape(path.stem) + ".*")]
-    for other in candidates:
-        if other.stem != path.stem or other.resolve() == path.resolve():
-            continue
-        if _is_study_file(other):
+# In a models folder: the name of the study file whose models it keeps.
+OWNER_FILE = "owner.txt"
+
+
+def claim_models_folder(path: Path, directory: Path) -> None:
+    """Make ``directory`` the models folder of the study file ``path``, or refuse.
+
+    ``run.db`` and ``run.sqlite`` (or a backup ``run.bak``) both map to ``run.models/``:
+    each study would overwrite the other's models (the study's lock guards one file
+    only), and its final models would silently be another study's. The folder's marker
+    names its owner; a folder without one (made by an older version) is adopted by the
+    first study that uses it, and so is an empty one whose owner file is gone. No other
+    file is opened."""
+    marker = directory / OWNER_FILE
+    owner = _owner(marker)
+    if owner == path.name:
+        return
+    if owner is not None:
+        gone = not (directory.parent / owner).exists() and not any(directory.glob("trial-*"))
+        if not gone:
             raise StorageError(
-                f"{path}: its models would be kept in {directory}, where the study in "
-                f"{other} keeps its models too, and each would overwrite the other's; "
-                "give one of the two study files another name"
+                f"{path}: its models would be kept in {directory}, which keeps the models "
+                f"of the study in {directory.parent / owner} ({marker} says so); give this "
+                f"study file another name (or, if {owner} was renamed to {path.name}, write "
+                f"{path.name} into {marker})"
             )
+    directory.mkdir(parents=True, exist_ok=True)
+    temporary = marker.with_suffix(".tmp")
+    temporary.write_text(path.name + "\n", encoding="utf-8")
+    temporary.replace(marker)
 
 
-def _is_study_file(path: Path) -> bool:
-    """A SQLite file holding an ensembo study (its ``meta`` and ``trials`` tables)."""
+def _owner(marker: Path) -> str | None:
+    """The study file name a models folder's marker holds; ``None`` without one."""
     try:
-        if not path.is_file():
-            return False
-        with path.open("rb") as file:
-            if file.read(16) != b"SQLite format 3\x00":
-                return False
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            names = {row[0] for row in connection.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
-        finally:
-            connection.close()
-    except (OSError, sqlite3.Error):
-        return False
-    return {"meta", "trials"} <= names
+        text = marker.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise StorageError(f"{marker}: cannot read the models folder's owner: {error}") from error
+    return text or None

@@ -41,7 +41,7 @@ from ensembo.datasets import Dataset, canonical_name, load_dataset
 from ensembo.ensemble import members_text
 from ensembo.errors import ExperimentError
 from ensembo.execution import NO_LIMITS, TrialLimits
-from ensembo.ml.artifacts import artifact_store_for
+from ensembo.ml.artifacts import ArtifactStore, artifact_store_for
 from ensembo.ml.final import ensemble_validation_loss, finalize
 from ensembo.ml.loop import finished_count, run_task
 from ensembo.ml.selection import SELECTIONS
@@ -98,9 +98,12 @@ class DataSettings:
     threads: int = attrs.field(default=1, validator=is_whole_number(0))
 
     @classmethod
-    def from_document(cls, document: Any, *, stored: bool = False) -> DataSettings:
-        """The checked settings; ``stored``: the document of a stored study, resumed as
-        it was started (a check added since then warns instead of refusing it)."""
+    def from_document(
+        cls, document: Any, *, stored: bool = False, quiet: bool = False
+    ) -> DataSettings:
+        """The checked settings; ``stored``: the document of a stored study, continued
+        as it was started (a check added since then warns instead of refusing it; not
+        with ``quiet``, for a document read again only to compare it)."""
         if isinstance(document, str):
             document = {"dataset": document}
         if not isinstance(document, Mapping) or "dataset" not in document:
@@ -135,15 +138,21 @@ class DataSettings:
             )
         final = document.get("final", attrs.fields(cls).final.default)
         if document.get("selection_split") is not None and final != "selection-split":
-            unused = ExperimentError(  # the rows were taken out of every trial, never used
-                "data.selection_split",
-                f"rows are held out for data.final: selection-split, but data.final is "
-                f"{final!r}{'' if 'final' in document else ' (the default)'}, which never "
-                "uses them: set data.final: selection-split, or remove data.selection_split",
-            )
-            if not stored:
-                raise unused
-            logger.warning("%s", unused)
+            default = "" if "final" in document else " (the default)"
+            if not stored:  # the rows were taken out of every trial, never used
+                raise ExperimentError(
+                    "data.selection_split",
+                    f"rows are held out for data.final: selection-split, but data.final is "
+                    f"{final!r}{default}, which never uses them: set data.final: "
+                    "selection-split, or remove data.selection_split",
+                )
+            if not quiet:  # removing it would refuse the study: its trials lack the rows
+                logger.warning(
+                    "data.selection_split: %s of the training rows stay held out for this "
+                    "study, because its trials were scored without them, although "
+                    "data.final %r%s never uses them",
+                    document["selection_split"], final, default,
+                )
         return cls(**dict(document))
 
 
@@ -313,7 +322,7 @@ def scoring_settings(document: Any) -> dict[str, Any] | None:
     and ``breast_cancer`` / ``breast-cancer`` compare equal. ``None`` for a document
     that is not a valid ``data:`` value (then compared as written)."""
     try:
-        settings = DataSettings.from_document(document, stored=True)
+        settings = DataSettings.from_document(document, stored=True, quiet=True)
     except ExperimentError:
         return None
     return {
@@ -411,11 +420,13 @@ def run_and_report(
     timeout: float | None,
     storage: Any,
     limits: TrialLimits = NO_LIMITS,
+    store: ArtifactStore | None = None,
 ) -> dict[str, Any]:
     """Run the remaining trials (each within ``limits``), select and fit the final
-    models, and score them."""
+    models, and score them; models are kept in ``store``, by default the one of
+    ``storage``."""
     task = prepared.task
-    store = artifact_store_for(storage)
+    store = artifact_store_for(storage) if store is None else store
     remaining = max(budget - finished_count(study), 0)
     run_task(study, task, remaining, store=store, timeout=timeout, limits=limits)
     final = finalize(
@@ -449,6 +460,8 @@ def run_and_report(
         "failed": len(study.history) - len(study.history.completed()),
         "final": settings.final,
         "refit": settings.refit,
+        # with refit: the trials whose refit hit a limit or failed (models as trained)
+        "not_refitted": list(final.not_refitted),
         # the keys of an objective run's summary, plus the test losses
         "best": {
             "number": best.number, "loss": rows[0]["validation"], "test": rows[0]["test"],
@@ -483,6 +496,11 @@ def format_report(summary: Mapping[str, Any]) -> str:
 
     members = members_text(summary["ensemble"]["members"], summary["ensemble"]["weights"])
     refit = "refitted on all training rows" if summary["refit"] else "as trained during the search"
+    not_refitted = summary.get("not_refitted") or []
+    if not_refitted:
+        trials = ", ".join(map(str, not_refitted))
+        refit += (f", except trial{'s' if len(not_refitted) > 1 else ''} {trials}: not "
+                  "refitted (the refit hit a limit or failed), as trained during the search")
     rows = f"{summary['rows_train']} training rows, {summary['rows_test']} test rows"
     outcome = f"{summary['complete']} complete, {summary['failed']} failed"
     config = summary["best"]["config"]

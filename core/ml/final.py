@@ -37,6 +37,9 @@ class FinalModels:
     ensemble: Ensemble
     ensemble_estimator: FittedEnsemble = attrs.field(eq=False)
     refit: bool
+    # with ``refit``: the trials whose refit hit a limit or failed, whose models are
+    # those kept from the search (trained on their trial's training rows)
+    not_refitted: tuple[int, ...] = ()
 
 
 def finalize(
@@ -50,18 +53,24 @@ def finalize(
     limits: TrialLimits = NO_LIMITS,
 ) -> FinalModels:
     """Select the final trial by ``selection`` and fit what will predict; a model trained
-    again because none was kept is trained within the trials' ``limits``."""
+    again (refitted, or because none was kept) is trained within the trials' ``limits``.
+
+    A refit that hits a limit or fails does not lose the run: that member keeps the
+    model trained during the search, with a warning, and is listed in
+    ``not_refitted``."""
     best = select_trial(study.history, study.space, selection, surrogate=surrogate, seed=study.seed)
     ensemble = study.ensemble or Ensemble.single(best.number)
     cache: dict[int, Any] = {}
+    not_refitted: list[int] = []
 
     def model_of(number: int) -> Any:
         if number not in cache:
             config = dict(study.history[number].config)
+            model = refitted_model(task, number, config, limits) if refit else None
+            if refit and model is None:
+                not_refitted.append(number)
             cache[number] = (
-                refitted_model(task, number, config, limits)
-                if refit
-                else kept_model(store, task, number, config, limits)
+                kept_model(store, task, number, config, limits) if model is None else model
             )
         return cache[number]
 
@@ -77,27 +86,36 @@ def finalize(
         ensemble=ensemble,
         ensemble_estimator=estimator,
         refit=refit,
+        not_refitted=tuple(sorted(not_refitted)),
     )
 
 
 def refitted_model(
     task: Task, number: int, config: dict[str, Any], limits: TrialLimits = NO_LIMITS
-) -> Any:
+) -> Any | None:
     """Trial ``number``'s configuration trained on all the rows, within the trials'
-    ``limits`` (``execution.trial_timeout`` / ``memory_limit``): the final refit ran in
-    the driver without them, and a model that fitted within them on the folds could
-    run on past them on all rows."""
-    if not limits.any:
-        return task.fit(config)
+    ``limits`` (``execution.trial_timeout`` / ``memory_limit``: a model that fitted
+    within them on a trial's training rows can run past them on all rows); ``None``,
+    with a warning naming the trial and the limit, when the refit hits a limit or
+    fails: the caller then keeps the model trained during the search."""
     outcome = evaluate(task.fit, config, limits)
-    if outcome.kind is not OutcomeKind.RETURNED:
-        raise TrialError(
-            f"refitting trial {number} on all training rows failed within the trials' "
-            f"time and memory limits: {outcome.message}; the trials are kept: raise the "
-            "limits (execution.trial_timeout / memory_limit) or keep the models trained "
-            "during the search (refit off, data.refit: false) and run it again"
-        )
-    return outcome.value
+    if outcome.kind is OutcomeKind.RETURNED:
+        return outcome.value
+    logger.warning(
+        "refitting trial %d on all training rows %s: %s; its model is the one trained "
+        "during the search (on its trial's training rows), not refitted",
+        number, _refit_failure(outcome.kind, limits), outcome.message,
+    )
+    return None
+
+
+def _refit_failure(kind: OutcomeKind, limits: TrialLimits) -> str:
+    """Which limit the refit hit: 'hit the trials' time limit (trial_timeout 2 s)'."""
+    if kind is OutcomeKind.TIMEOUT:
+        return f"hit the trials' time limit (trial_timeout {limits.wall_time:g} s)"
+    if kind is OutcomeKind.MEMORY:
+        return f"hit the trials' memory limit (memory_limit {limits.memory} bytes)"
+    return "failed within the trials' limits" if limits.any else "failed"
 
 
 def kept_model(
