@@ -303,16 +303,27 @@ class Study:
         """Record a configuration evaluated elsewhere, as :meth:`enqueue` then
         :meth:`tell` would: to warm-start a study from earlier results. A result that
         is not usable raises ``InvalidResultError`` and records nothing; one the storage
-        cannot keep (``info`` values that are not JSON) is recorded as a failed trial
-        with the reason, as :meth:`optimize` records it.
-        ``skip_if_known`` tells the trial that already has this configuration if it is not
-        finished (queued, running or interrupted), and returns it unchanged if it is."""
+        cannot keep (``info`` values that are not JSON, in a study file) is recorded as
+        a failed trial with the reason, as :meth:`optimize` records it.
+
+        ``skip_if_known`` looks for the first trial that already has this configuration.
+        A queued or interrupted one (nobody is evaluating it) is told this result. A
+        running one is being evaluated by whoever asked it, and its ``tell`` will record
+        the outcome: it is returned unchanged, the result is not recorded, and a warning
+        says so. A complete or failed one is returned unchanged."""
         try:  # a result that cannot be used is the caller's mistake: record nothing
             evaluation = self._evaluation(result, predictions)
         except (ValueError, TypeError) as invalid:
             raise InvalidResultError(f"add(): the result is not usable: {invalid}") from None
         with self._lock:
             queued = self.enqueue(config, skip_if_known=skip_if_known)
+            if queued.state is TrialState.RUNNING:  # its owner's tell must not be refused
+                logger.warning(
+                    "add(): trial %d has this configuration and is running (asked and not "
+                    "yet told); the added result was not recorded: the trial's own tell "
+                    "records its outcome", queued.number,
+                )
+                return queued
             if queued.state.finished:
                 return queued
             return self._tell(
@@ -360,7 +371,7 @@ class Study:
         ``result`` is a loss, an :class:`Evaluation` or a mapping with ``loss``; pass
         ``state="failed"`` with ``error`` (text or the exception) for a failed
         evaluation. A result that cannot be used (none, not a number, predictions of the
-        wrong shape, info that cannot be stored) raises ``InvalidResultError`` and
+        wrong shape, info the storage cannot keep) raises ``InvalidResultError`` and
         records nothing: the trial stays running, to be told again. A NaN or infinite
         loss is a failed evaluation: the trial is failed, with a warning.
         """

@@ -19,7 +19,6 @@ import attrs
 import numpy as np
 
 from ensembo.errors import TrialError
-from ensembo.stats.ranking import without_float_noise
 
 
 # Not enum.StrEnum: its str()/format() give the value ("complete") where this public enum
@@ -80,9 +79,22 @@ def json_text(value: Any, sort_keys: bool = True) -> str:
 
 def json_form(info: Mapping[str, Any]) -> dict[str, Any]:
     """``info`` as it reads back from a study file, so a resumed study shows the same
-    values (nested keys as text, numpy scalars as numbers); unstorable info raises here,
-    whatever the storage."""
+    values (nested keys as text, numpy scalars as numbers, tuples as lists); info the
+    JSON encoder cannot write (a datetime, a set, an object) raises TypeError or
+    ValueError."""
     return json.loads(json_text(info, sort_keys=False))
+
+
+def stored_form(info: Mapping[str, Any]) -> dict[str, Any]:
+    """``info`` in :func:`json_form` if it has one, else as given (a private copy).
+
+    Info a study file could not keep is not refused here: an in-memory study keeps it
+    as given (a datetime, a set, a Path), and a study file refuses it when the trial is
+    written, as it always did."""
+    try:
+        return json_form(info)
+    except (TypeError, ValueError, RecursionError):
+        return dict(info)
 
 
 def error_text(error: Any) -> str | None:
@@ -143,13 +155,13 @@ class Trial:
         return self.finished_at - self.started_at
 
     def with_result(self, evaluation: Evaluation, finished_at: float) -> Trial:
-        """The trial complete; its info in JSON form (TypeError/ValueError if it has none)."""
+        """The trial complete; its info in JSON form when it has one (:func:`stored_form`)."""
         return attrs.evolve(
             self,
             state=TrialState.COMPLETE,
             loss=evaluation.loss,
             predictions=evaluation.predictions,
-            info=json_form({**self.info, **evaluation.info}),
+            info=stored_form({**self.info, **evaluation.info}),
             finished_at=finished_at,
             error=None,
         )
@@ -203,6 +215,23 @@ def handed_back(
     return back
 
 
+def private_copy(trial: Trial) -> Trial:
+    """``trial`` with its own ``config`` and ``info`` dicts, the other fields shared, so
+    that a caller changing the dicts of the trial it holds cannot change the copy.
+
+    Not :func:`attrs.evolve`: that re-runs every converter and check, which the trial
+    passed when it was made."""
+    copy = object.__new__(type(trial))
+    for name in _TRIAL_FIELDS:
+        object.__setattr__(copy, name, getattr(trial, name))
+    object.__setattr__(copy, "config", dict(trial.config))
+    object.__setattr__(copy, "info", dict(trial.info))
+    return copy
+
+
+_TRIAL_FIELDS = tuple(field.name for field in attrs.fields(Trial))
+
+
 def config_key(config: Mapping[str, Any]) -> Hashable:
     """Hashable identity of a configuration, to recognise repeats (its ``repr`` when
     a value cannot be hashed)."""
@@ -215,14 +244,19 @@ def config_key(config: Mapping[str, Any]) -> Hashable:
 
 
 def _loss_then_number(trial: Trial) -> tuple[float, int]:
-    """Losses equal to 12 significant digits tie: float noise must not pick the best."""
-    return float(without_float_noise(trial.loss)), trial.number
+    """The study's order of complete trials: losses equal to 12 significant digits tie
+    (float noise must not pick the best), and the lowest number wins a tie.
 
-
-def _better(trial: Trial, incumbent: Trial | None) -> bool:
-    if incumbent is None:
-        return True
-    return _loss_then_number(trial) < _loss_then_number(incumbent)
+    The rounding of :func:`ensembo.stats.without_float_noise`, written out for one
+    float (the numpy call cost more than the rest of a put). Not the statistics' rule:
+    :func:`ensembo.stats.tie_float_noise` ties losses within a relative 1e-12, which no
+    rounding boundary can split, so the two disagree on a pair of losses 1 ulp apart
+    that straddle a boundary of the 12th digit (here the later trial can be best by
+    float noise). The study keeps the rounding on purpose: it is a total order that
+    each trial's key decides alone, and changing it would change which trial running
+    benchmarks and resumed studies select. The ensemble tie-breaks
+    (``ensembo.plugins.ensembles.ties``) round the same way."""
+    return float(f"{float(trial.loss):.11e}"), trial.number
 
 
 class History(Sequence[Trial]):
@@ -235,6 +269,10 @@ class History(Sequence[Trial]):
     trial numbers of each state and the configurations it holds up to date as trials
     are put, instead of scanning every trial on every ask (which made asks grow with
     the history: issue 4's overhead of random search at 1,000 trials).
+
+    ``History(trials)`` keeps the given trial objects as they are: a storage's freshly
+    read trials (copying each again doubled the time to load a stored study) or another
+    history's. :meth:`put` keeps a private copy of the trial it is given.
     """
 
     def __init__(self, trials: Sequence[Trial] = ()):
@@ -244,9 +282,10 @@ class History(Sequence[Trial]):
         self._views: dict[tuple[TrialState, ...], list[Trial]] = {}
         self._config_counts: dict[Hashable, int] = {}
         self._best: Trial | None = None
+        self._best_key: tuple[float, int] | None = None  # _loss_then_number(self._best)
         self._best_known = True  # False after the best trial was replaced
         for trial in trials:
-            self.put(trial)
+            self._put(trial)
 
     def put(self, trial: Trial) -> None:
         """Append a new trial or replace the trial with the same number.
@@ -254,11 +293,14 @@ class History(Sequence[Trial]):
         The history keeps a private copy: a caller changing the config of the trial it
         holds (``params = trial.config; params["n_jobs"] = 4``) cannot change the
         history. Everything is checked and computed before the first change."""
+        self._put(private_copy(trial))
+
+    def _put(self, trial: Trial) -> None:
+        """:meth:`put` of a trial the history may keep as it is."""
         if trial.number > len(self._trials):
             raise ValueError(
                 f"trial number {trial.number} leaves a gap; next expected is {len(self._trials)}"
             )
-        trial = attrs.evolve(trial)  # copies config and info
         key = config_key(trial.config)
         if trial.number == len(self._trials):
             self._trials.append(trial)
@@ -270,13 +312,15 @@ class History(Sequence[Trial]):
         self._numbers[trial.state][trial.number] = None
         self._config_counts[key] = self._config_counts.get(key, 0) + 1
         self._drop_views(trial.state)
-        if self._best_known and trial.state is TrialState.COMPLETE and _better(trial, self._best):
-            self._best = trial
+        if self._best_known and trial.state is TrialState.COMPLETE:
+            rank = _loss_then_number(trial)
+            if self._best_key is None or rank < self._best_key:
+                self._best, self._best_key = trial, rank
 
     def _forget(self, trial: Trial) -> None:
         del self._numbers[trial.state][trial.number]
         if self._best is not None and trial.number == self._best.number:
-            self._best, self._best_known = None, False
+            self._best, self._best_key, self._best_known = None, None, False
         key = self._keys[trial.number]
         self._config_counts[key] -= 1
         if not self._config_counts[key]:
@@ -319,11 +363,13 @@ class History(Sequence[Trial]):
         return np.array([t.loss for t in self.completed()], dtype=float)
 
     def best(self) -> Trial | None:
-        """The complete trial with the lowest loss (the lowest number among equals, to 12
-        significant digits)."""
+        """The complete trial with the lowest loss (the lowest number among losses equal
+        to 12 significant digits: the study's own tie rule, not the relative tolerance of
+        :mod:`ensembo.stats`; see :func:`_loss_then_number`)."""
         if not self._best_known:
             done = self.completed()
             self._best = min(done, key=_loss_then_number) if done else None
+            self._best_key = None if self._best is None else _loss_then_number(self._best)
             self._best_known = True
         return self._best
 

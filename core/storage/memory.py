@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ensembo.trials import Trial
+from ensembo.trials import Trial, private_copy
 
 
 class MemoryStorage:
@@ -20,7 +20,10 @@ class MemoryStorage:
         self._meta = copy.deepcopy(meta)
 
     def put_trial(self, trial: Trial) -> None:
-        self._trials[trial.number] = trial
+        """Keep a private copy: the trial given is the one ``ask`` hands out, whose
+        config its caller may change (a study loading this storage takes the trials
+        it keeps as they are, as it takes the trials a file reads fresh)."""
+        self._trials[trial.number] = private_copy(trial)
 
     def trials(self) -> list[Trial]:
         return [self._trials[n] for n in sorted(self._trials)]

@@ -4,7 +4,17 @@ The same loss summed over the examples in another order can differ in its last b
 squared margin of 19/45 came out as 0.42222222222222222 for one candidate and
 ...217 for another), so comparing raw floats breaks a documented tie rule — the
 earliest trial, the current slot occupant — by noise. Losses equal to 12 significant
-digits tie, as in the benchmark statistics (:func:`ensembo.stats.without_float_noise`).
+digits tie (:func:`ensembo.stats.without_float_noise`), the rule of the study's best
+trial too (``ensembo.trials.History.best``).
+
+The benchmark statistics no longer use this rule: :func:`ensembo.stats.tie_float_noise`
+ties losses within a relative 1e-12, which no rounding boundary can split. The two
+disagree only on losses that close which straddle a boundary of the 12th digit (two
+floats 1 ulp apart, say): the statistics tie them, while rounding here can prefer the
+later trial by float noise. The strategies and the study keep the rounding on purpose:
+changing it would change which trials running benchmarks and resumed studies select,
+and a rounded score is a key of its own, so :func:`ranked` is one stable sort and ties
+never chain (under a tolerance, a ≈ b and b ≈ c while a ≉ c).
 """
 
 from __future__ import annotations

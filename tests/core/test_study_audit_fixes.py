@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
+import pathlib
 
 import numpy as np
 import pytest
@@ -127,15 +129,38 @@ def test_an_observer_failing_in_ask_loses_no_queued_or_new_trial(flat_space):
 # 6 -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("interrupt", [False, True])
-def test_add_skip_if_known_tells_a_running_or_interrupted_trial(flat_space, interrupt):
+def test_add_skip_if_known_tells_an_interrupted_trial(flat_space):
     study = Study(flat_space, surrogate=None, seed=0)
     trial = study.ask()
-    if interrupt:
-        study.tell(trial, state="interrupted")
+    study.tell(trial, state="interrupted")
     added = study.add(trial.config, 0.25, skip_if_known=True)
     assert (added.number, added.state, added.loss) == (0, TrialState.COMPLETE, 0.25)
     assert study.best_trial.number == 0 and len(study.trials) == 1
+
+
+def test_add_skip_if_known_leaves_a_running_trial_to_whoever_asked_it(flat_space, caplog):
+    # review of 28 Nov, finding 1: add() told the running trial, and its owner's tell
+    # then failed with "already complete"
+    study = Study(flat_space, surrogate=None, seed=0)
+    trial = study.ask()
+    with caplog.at_level("WARNING", logger="ensembo.study"):
+        added = study.add(dict(trial.config), 0.25, skip_if_known=True)
+    assert (added.number, added.state, added.loss) == (0, TrialState.RUNNING, None)
+    assert "trial 0" in caplog.text and "not recorded" in caplog.text
+    assert len(study.trials) == 1 and study.trials[0].state is TrialState.RUNNING
+    told = study.tell(trial, 0.7)  # the owner's tell is not refused
+    assert (told.state, told.loss) == (TrialState.COMPLETE, 0.7)
+
+
+def test_optimize_survives_an_add_of_the_config_it_is_evaluating(flat_space):
+    study = Study(flat_space, surrogate=None, seed=0)
+
+    def objective(config):  # a result for this config arrives from elsewhere meanwhile
+        study.add(dict(config), 0.01, skip_if_known=True)
+        return 0.5
+
+    study.optimize(objective, n_trials=2)
+    assert [(t.state, t.loss) for t in study.trials] == [(TrialState.COMPLETE, 0.5)] * 2
 
 
 def test_add_skip_if_known_returns_a_finished_trial_unchanged(flat_space):
@@ -213,9 +238,28 @@ def test_info_is_kept_in_the_form_a_resumed_study_reads(flat_space, tmp_path, st
     assert json.dumps(told.info)
 
 
-def test_info_memory_storage_cannot_keep_is_refused_as_sqlite_refuses_it(flat_space):
+NOT_JSON = {"finished": datetime.datetime(2024, 1, 1), "tags": {"a"},
+            "path": pathlib.Path("/tmp/a"), "pair": (1, 2), "net": object()}
+
+
+def test_info_with_no_json_form_is_kept_as_given_in_memory(flat_space):
+    # review of 28 Nov, finding 2: in-memory studies refused it, and optimize failed
+    # every trial ("the result cannot be stored")
     study = Study(flat_space, surrogate=None)
+    told = study.tell(study.ask(), ensembo.Evaluation(loss=0.2, info=NOT_JSON))
+    assert told.state is TrialState.COMPLETE and told.info == NOT_JSON
+    assert study.trials[0].info == NOT_JSON
+    study.optimize(lambda c: ensembo.Evaluation(loss=c["x"], info=NOT_JSON), n_trials=2)
+    assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 3
+    assert study.trials[2].info["finished"] == datetime.datetime(2024, 1, 1)
+
+
+def test_info_with_no_json_form_is_refused_by_a_study_file(flat_space, tmp_path):
+    study = Study(flat_space, surrogate=None, storage=tmp_path / "s.db")
     trial = study.ask()
     with pytest.raises(InvalidResultError, match="cannot be stored"):
         study.tell(trial, {"loss": 0.2, "net": object()})
     assert study.trials[0].state is TrialState.RUNNING
+    study.optimize(lambda c: ensembo.Evaluation(loss=c["x"], info=NOT_JSON), n_trials=1)
+    assert study.trials[1].state is TrialState.FAILED  # 0: asked above, still running
+    assert study.trials[1].error.startswith("the result cannot be stored: cannot store")
