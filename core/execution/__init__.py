@@ -13,7 +13,12 @@ from ensembo.execution.dask_cluster import DaskBackend, start_local_cluster
 from ensembo.execution.distinct import DistinctConfigs, config_key
 from ensembo.execution.futures import ExecutorBackend, ProcessBackend
 from ensembo.execution.loop import record, run_trials
-from ensembo.execution.outcome import ObjectiveError, Outcome, OutcomeKind
+from ensembo.execution.outcome import (
+    ObjectiveError,
+    Outcome,
+    OutcomeKind,
+    with_remote_traceback,
+)
 from ensembo.execution.resolve import resolve_backend
 from ensembo.execution.settings import ExecutionSettings, parse_bytes, trial_limits
 
@@ -39,4 +44,5 @@ __all__ = [
     "run_trials",
     "start_local_cluster",
     "trial_limits",
+    "with_remote_traceback",
 ]

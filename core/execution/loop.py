@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ensembo.execution.backend import Backend, Objective
 from ensembo.execution.child import NO_LIMITS, TrialLimits
-from ensembo.execution.outcome import Outcome, OutcomeKind, RemoteTraceback, matches
+from ensembo.execution.outcome import Outcome, OutcomeKind, matches, with_remote_traceback
 from ensembo.trials import Trial, TrialState
 
 if TYPE_CHECKING:
@@ -146,13 +146,5 @@ def record(
     told = study.tell(trial, state=TrialState.FAILED, error=outcome.message)
     if kind is OutcomeKind.RAISED and outcome.error is not None:
         if not matches(outcome.error, catch):
-            raise _with_traceback(outcome.error, outcome.traceback)
+            raise with_remote_traceback(outcome.error, outcome.traceback)
     return told
-
-
-def _with_traceback(error: BaseException, text: str | None) -> BaseException:
-    """An exception from another process lost its traceback in pickling: chain the text
-    of it, so the user sees where the objective raised."""
-    if error.__traceback__ is None and text and error.__cause__ is None:
-        error.__cause__ = RemoteTraceback(text)
-    return error

@@ -73,6 +73,14 @@ class RemoteTraceback(Exception):
         return "\n" + str(self.args[0]).rstrip()
 
 
+def with_remote_traceback(error: BaseException, text: str | None) -> BaseException:
+    """An exception from another process lost its traceback in pickling: chain the text
+    of it, so the user sees where the objective raised."""
+    if error.__traceback__ is None and text and error.__cause__ is None:
+        error.__cause__ = RemoteTraceback(text)
+    return error
+
+
 def qualified_name(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 

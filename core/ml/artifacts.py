@@ -9,6 +9,7 @@ process that ran it is gone.
 
 from __future__ import annotations
 
+import logging
 from os import PathLike
 from pathlib import Path
 from typing import Any, Protocol
@@ -16,6 +17,8 @@ from typing import Any, Protocol
 import joblib
 
 from ensembo.errors import StorageError
+
+logger = logging.getLogger(__name__)
 
 
 class ArtifactStore(Protocol):
@@ -110,20 +113,23 @@ def claim_models_folder(path: Path, directory: Path) -> None:
     each study would overwrite the other's models (the study's lock guards one file
     only), and its final models would silently be another study's. The folder's marker
     names its owner; a folder without one (made by an older version) is adopted by the
-    first study that uses it, and so is an empty one whose owner file is gone. No other
-    file is opened."""
+    first study that uses it, and so is one whose owner file is gone (a study file
+    renamed or moved with its folder), with a warning. No other file is opened."""
     marker = directory / OWNER_FILE
     owner = _owner(marker)
     if owner == path.name:
         return
     if owner is not None:
-        gone = not (directory.parent / owner).exists() and not any(directory.glob("trial-*"))
-        if not gone:
+        if not (directory.parent / owner).exists():
+            logger.warning(
+                "%s: the models folder %s belonged to %s, which no longer exists (renamed "
+                "or moved?); %s takes it over", path, directory, owner, path.name,
+            )
+        else:
             raise StorageError(
                 f"{path}: its models would be kept in {directory}, which keeps the models "
                 f"of the study in {directory.parent / owner} ({marker} says so); give this "
-                f"study file another name (or, if {owner} was renamed to {path.name}, write "
-                f"{path.name} into {marker})"
+                "study file another name"
             )
     directory.mkdir(parents=True, exist_ok=True)
     temporary = marker.with_suffix(".tmp")

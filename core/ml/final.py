@@ -15,8 +15,14 @@ from typing import Any
 import attrs
 
 from ensembo.ensemble import Ensemble
-from ensembo.errors import TrialError
-from ensembo.execution import NO_LIMITS, OutcomeKind, TrialLimits, evaluate
+from ensembo.errors import ExecutionError, TrialError
+from ensembo.execution import (
+    NO_LIMITS,
+    OutcomeKind,
+    TrialLimits,
+    evaluate,
+    with_remote_traceback,
+)
 from ensembo.ml.artifacts import ArtifactStore
 from ensembo.ml.fitted_ensemble import FittedEnsemble
 from ensembo.ml.selection import select_trial
@@ -96,26 +102,29 @@ def refitted_model(
     """Trial ``number``'s configuration trained on all the rows, within the trials'
     ``limits`` (``execution.trial_timeout`` / ``memory_limit``: a model that fitted
     within them on a trial's training rows can run past them on all rows); ``None``,
-    with a warning naming the trial and the limit, when the refit hits a limit or
-    fails: the caller then keeps the model trained during the search."""
+    with a warning naming the trial and the limit, when the refit hits a limit: the
+    caller then keeps the model trained during the search. Any other failure is raised
+    as the error it is (a bug must not pass as a model trained on fewer rows)."""
     outcome = evaluate(task.fit, config, limits)
     if outcome.kind is OutcomeKind.RETURNED:
         return outcome.value
+    if outcome.kind not in (OutcomeKind.TIMEOUT, OutcomeKind.MEMORY):
+        error = outcome.error or ExecutionError(outcome.message or outcome.kind.value)
+        error.add_note(f"while refitting trial {number} on all training rows")
+        raise with_remote_traceback(error, outcome.traceback)
     logger.warning(
         "refitting trial %d on all training rows %s: %s; its model is the one trained "
         "during the search (on its trial's training rows), not refitted",
-        number, _refit_failure(outcome.kind, limits), outcome.message,
+        number, _limit_hit(outcome.kind, limits), outcome.message,
     )
     return None
 
 
-def _refit_failure(kind: OutcomeKind, limits: TrialLimits) -> str:
+def _limit_hit(kind: OutcomeKind, limits: TrialLimits) -> str:
     """Which limit the refit hit: 'hit the trials' time limit (trial_timeout 2 s)'."""
     if kind is OutcomeKind.TIMEOUT:
         return f"hit the trials' time limit (trial_timeout {limits.wall_time:g} s)"
-    if kind is OutcomeKind.MEMORY:
-        return f"hit the trials' memory limit (memory_limit {limits.memory} bytes)"
-    return "failed within the trials' limits" if limits.any else "failed"
+    return f"hit the trials' memory limit (memory_limit {limits.memory} bytes)"
 
 
 def kept_model(

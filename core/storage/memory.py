@@ -21,9 +21,10 @@ class MemoryStorage:
 
     def put_trial(self, trial: Trial) -> None:
         """Keep a private copy: the trial given is the one ``ask`` hands out, whose
-        config its caller may change (a study loading this storage takes the trials
-        it keeps as they are, as it takes the trials a file reads fresh)."""
+        config its caller may change."""
         self._trials[trial.number] = private_copy(trial)
 
     def trials(self) -> list[Trial]:
-        return [self._trials[n] for n in sorted(self._trials)]
+        """Copies, as a file reads its trials fresh: a study loading this storage keeps
+        the trials it is given, and a change to their configs must not reach these."""
+        return [private_copy(self._trials[n]) for n in sorted(self._trials)]

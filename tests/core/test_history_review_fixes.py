@@ -76,3 +76,15 @@ def test_memory_storage_keeps_its_own_copy_of_an_asked_trial(flat_space):
     trial.config["n_jobs"] = 4  # the caller's copy, not the stored record
     assert storage.trials()[0].config == asked
     assert Study.load(storage).trials[0].config == asked
+
+
+def test_a_loaded_memory_study_cannot_change_the_stored_records(flat_space):
+    """``Study.load`` kept the storage's own trial objects: editing a loaded trial's
+    config rewrote the record every later load read."""
+    storage = MemoryStorage()
+    study = Study(flat_space, surrogate=None, seed=0, storage=storage)
+    study.tell(study.ask(), 0.5)
+    asked = dict(study.trials[0].config)
+    Study.load(storage).best_trial.config["n_jobs"] = 4
+    assert storage.trials()[0].config == asked
+    assert Study.load(storage).trials[0].config == asked

@@ -19,7 +19,7 @@ from ensembo import Study
 from ensembo.cli import main
 from ensembo.datasets import Dataset, data_digest, load_dataset
 from ensembo.errors import ExperimentError, StorageError
-from ensembo.execution import TrialLimits
+from ensembo.execution import NO_LIMITS, TrialLimits
 from ensembo.experiment import load_experiment
 from ensembo.ml.artifacts import MemoryArtifactStore, artifact_store_for
 from ensembo.ml.data_run import DataSettings
@@ -112,6 +112,33 @@ def test_a_refit_past_the_trial_timeout_keeps_the_searched_model(tmp_path, monke
     [warning] = _warnings(caplog, "refitting trial 0")
     assert "time limit (trial_timeout 0.5 s)" in warning
     assert "trials are kept" not in caplog.text
+
+
+@pytest.mark.parametrize("limits", [NO_LIMITS, TrialLimits(wall_time=30.0)])
+def test_a_refit_that_raises_is_an_error_not_a_fallback(tmp_path, monkeypatch, limits):
+    """Any failure fell back to the searched model with a warning: a bug in the model
+    passed as a model trained on fewer rows, and ``ensembo run`` exited 0."""
+    from ensembo import spaces
+    from ensembo.ml.data_run import prepare
+    from ensembo.ml.loop import run_task
+
+    (tmp_path / "tiny.space.yaml").write_text(SPACE)
+    space = spaces.load(str(tmp_path / "tiny.space.yaml"))
+    prepared = prepare(DataSettings.from_document({"dataset": "iris", "validation": 3}), space,
+                       seed=0, loss=None, base_dir=tmp_path)
+    task = prepared.task
+    study = Study(space, surrogate=None, validation_targets=task.validation_targets(),
+                  classes=task.encoded_classes(), task=task.task)
+    store = MemoryArtifactStore()
+    run_task(study, task, 1, store=store)
+
+    def broken_fit(config):
+        raise AttributeError("'Model' object has no attribute 'coef_'")
+
+    monkeypatch.setattr(task, "fit", broken_fit)
+    with pytest.raises(AttributeError, match="coef_") as raised:
+        finalize(study, task, store, refit=True, limits=limits)
+    assert "while refitting trial 0" in "".join(raised.value.__notes__)
 
 
 SLOW_ON_ALL_ROWS = """\
@@ -282,10 +309,22 @@ def test_a_study_file_that_does_not_own_the_folder_is_refused_before_its_search(
         artifact_store_for(tmp_path / "s.sqlite")
 
 
+def test_a_study_renamed_with_its_models_folder_keeps_it(tmp_path, caplog):
+    """The marker named the old file, and the renamed study was refused for good."""
+    artifact_store_for(tmp_path / "qs.db").put(0, "model of trial 0")
+    (tmp_path / "qs.models").rename(tmp_path / "renamed.models")
+    with caplog.at_level(logging.WARNING):
+        store = artifact_store_for(tmp_path / "renamed.db")
+    assert store.get(0) == "model of trial 0"
+    assert "belonged to qs.db, which no longer exists" in caplog.text
+    assert (tmp_path / "renamed.models" / "owner.txt").read_text().strip() == "renamed.db"
+
+
 def test_a_models_folder_without_an_owner_is_adopted(tmp_path):
     folder = tmp_path / "run.models"  # as an older version left it
     folder.mkdir()
     (folder / "trial-00000.joblib").write_bytes(b"")
+    (tmp_path / "run.db").touch()  # the owner's study file exists
     artifact_store_for(tmp_path / "run.db")
     assert (folder / "owner.txt").read_text().strip() == "run.db"
     artifact_store_for(tmp_path / "run.db")
