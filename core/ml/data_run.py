@@ -460,7 +460,7 @@ def run_and_report(
         "failed": len(study.history) - len(study.history.completed()),
         "final": settings.final,
         "refit": settings.refit,
-        # with refit: the trials whose refit hit a limit or failed (models as trained)
+        # with refit: the trials whose refit hit a time or memory limit (models as trained)
         "not_refitted": list(final.not_refitted),
         # the keys of an objective run's summary, plus the test losses
         "best": {
@@ -500,7 +500,7 @@ def format_report(summary: Mapping[str, Any]) -> str:
     if not_refitted:
         trials = ", ".join(map(str, not_refitted))
         refit += (f", except trial{'s' if len(not_refitted) > 1 else ''} {trials}: not "
-                  "refitted (the refit hit a limit or failed), as trained during the search")
+                  "refitted (the refit hit a trial limit), as trained during the search")
     rows = f"{summary['rows_train']} training rows, {summary['rows_test']} test rows"
     outcome = f"{summary['complete']} complete, {summary['failed']} failed"
     config = summary["best"]["config"]

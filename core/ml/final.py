@@ -43,7 +43,7 @@ class FinalModels:
     ensemble: Ensemble
     ensemble_estimator: FittedEnsemble = attrs.field(eq=False)
     refit: bool
-    # with ``refit``: the trials whose refit hit a limit or failed, whose models are
+    # with ``refit``: the trials whose refit hit a time or memory limit, whose models are
     # those kept from the search (trained on their trial's training rows)
     not_refitted: tuple[int, ...] = ()
 
