@@ -84,7 +84,8 @@ def _warnings(caplog, text: str) -> list[str]:
 # --- 3: a final refit that hits a trial limit keeps the search's model ----------------------
 
 
-def test_a_refit_past_the_trial_timeout_keeps_the_searched_model(tmp_path, monkeypatch, caplog):
+def _one_trial_on_iris(tmp_path):
+    """A one-trial search on iris (3 folds) whose model is kept: what ``finalize`` reads."""
     from ensembo import spaces
     from ensembo.ml.data_run import prepare
     from ensembo.ml.loop import run_task
@@ -98,6 +99,11 @@ def test_a_refit_past_the_trial_timeout_keeps_the_searched_model(tmp_path, monke
                   classes=task.encoded_classes(), task=task.task)
     store = MemoryArtifactStore()
     run_task(study, task, 1, store=store)
+    return study, task, store
+
+
+def test_a_refit_past_the_trial_timeout_keeps_the_searched_model(tmp_path, monkeypatch, caplog):
+    study, task, store = _one_trial_on_iris(tmp_path)
 
     def slow_fit(config):
         time.sleep(3)
@@ -118,19 +124,7 @@ def test_a_refit_past_the_trial_timeout_keeps_the_searched_model(tmp_path, monke
 def test_a_refit_that_raises_is_an_error_not_a_fallback(tmp_path, monkeypatch, limits):
     """Any failure fell back to the searched model with a warning: a bug in the model
     passed as a model trained on fewer rows, and ``ensembo run`` exited 0."""
-    from ensembo import spaces
-    from ensembo.ml.data_run import prepare
-    from ensembo.ml.loop import run_task
-
-    (tmp_path / "tiny.space.yaml").write_text(SPACE)
-    space = spaces.load(str(tmp_path / "tiny.space.yaml"))
-    prepared = prepare(DataSettings.from_document({"dataset": "iris", "validation": 3}), space,
-                       seed=0, loss=None, base_dir=tmp_path)
-    task = prepared.task
-    study = Study(space, surrogate=None, validation_targets=task.validation_targets(),
-                  classes=task.encoded_classes(), task=task.task)
-    store = MemoryArtifactStore()
-    run_task(study, task, 1, store=store)
+    study, task, store = _one_trial_on_iris(tmp_path)
 
     def broken_fit(config):
         raise AttributeError("'Model' object has no attribute 'coef_'")
