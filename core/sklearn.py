@@ -302,6 +302,7 @@ class _EnsemboSearch(BaseEstimator):
         self.best_index_ = final.best_trial.number
         self.cv_results_ = cv_results(study)
         self.n_failed_ = len(study.history.in_state(TrialState.FAILED))
+        self.not_refitted_ = list(final.not_refitted)  # refits past trial_timeout/memory_limit
         return self
 
     def _forget_fit(self) -> None:

@@ -199,3 +199,31 @@ def test_a_class_the_holdout_lacks_does_not_fail_every_trial(tree_space):
     assert 2 not in model.study_.context.y_true  # the case at hand: class 2 trains only
     assert list(model.cv_results_["state"]) == ["complete"] * 3
     assert model.predict_proba(X).shape == (60, 3)
+
+
+SLOW_ON_ALL_ROWS = """\
+import time
+from sklearn.tree import DecisionTreeClassifier
+
+
+class SlowOnAllRows(DecisionTreeClassifier):
+    def fit(self, X, y, **kwargs):
+        if len(X) > 100:  # the refit on all 150 rows; a trial's folds have 100
+            time.sleep(30)
+        return super().fit(X, y, **kwargs)
+"""
+
+
+def test_a_refit_past_the_trial_timeout_is_listed_in_not_refitted(tmp_path, monkeypatch):
+    """The fit fell back to the searched model with a warning only: nothing on the
+    estimator said which members were trained on fewer rows."""
+    (tmp_path / "slow_on_all_rows.py").write_text(SLOW_ON_ALL_ROWS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    space = {"estimator": "slow_on_all_rows.SlowOnAllRows",
+             "params": {"max_depth": {"type": "int", "low": 1, "high": 4}}}
+    X, y = make_classification(n_samples=150, n_features=5, random_state=1)
+    model = EnsemboClassifier(space, n_trials=2, cv=3, surrogate=None, ensemble="best",
+                              refit=True, trial_timeout=2.0).fit(X, y)
+    assert model.not_refitted_ == [model.best_index_]
+    assert model.predict(X[:3]).shape == (3,)
+    assert EnsemboClassifier(space, n_trials=2, cv=3, surrogate=None).fit(X, y).not_refitted_ == []
