@@ -42,6 +42,13 @@ from ensembo.ensemble import members_text
 from ensembo.errors import ExperimentError
 from ensembo.execution import NO_LIMITS, TrialLimits
 from ensembo.ml.artifacts import ArtifactStore, artifact_store_for
+from ensembo.ml.data_checks import (
+    check_features,
+    check_targets,
+    check_test_labels_seen,
+    in_data_terms,
+    warn_if_classes_look_like_numbers,
+)
 from ensembo.ml.final import ensemble_validation_loss, finalize
 from ensembo.ml.loop import finished_count, run_task
 from ensembo.ml.selection import SELECTIONS
@@ -237,12 +244,12 @@ def prepare(
         base_dir=base_dir,
         groups=settings.groups,
     )
-    _check_targets(dataset, settings)
-    _check_features(dataset, settings)
+    check_targets(dataset, settings)
+    check_features(dataset, settings)
     train, test = train_and_test_rows(dataset, settings.test, seed)
     if dataset.task == "classification":
-        _check_test_labels_seen(dataset.y[train], dataset.y[test])
-        _warn_if_classes_look_like_numbers(dataset.y)
+        check_test_labels_seen(dataset.y[train], dataset.y[test])
+        warn_if_classes_look_like_numbers(dataset.y)
     try:
         task = Task(
             dataset.X[train],
@@ -258,56 +265,9 @@ def prepare(
             threads=settings.threads,
         )
     except ExperimentError as error:
-        raise _in_data_terms(error, dataset, settings) from error
+        raise in_data_terms(error, dataset, settings) from error
     return PreparedData(
         dataset=dataset, task=task, X_test=dataset.X[test], y_test=dataset.y[test], test_rows=test
-    )
-
-
-_TASK_KEYS = ("validation", "selection_split", "threads")  # Task's names of data: keys
-
-
-def _in_data_terms(
-    error: ExperimentError, dataset: Dataset, settings: DataSettings
-) -> ExperimentError:
-    """The Task's error as the experiment file says it: its ``validation.folds`` is the
-    file's ``data.validation``; a space that builds the other kind of model, when the
-    task was inferred, says so (a target of two float values reads as regression)."""
-    path, message = error.path, error.message
-    if path.split(".")[0] in _TASK_KEYS:
-        path = f"data.{path}"
-    elif path == "space" and settings.task is None and "not a model for" in message:
-        column = f"data.target {settings.target!r}" if settings.target else "the dataset"
-        message += (
-            f" (the task was inferred as {dataset.task} from {column}; if that is wrong, set "
-            f"data.task: {'regression' if dataset.task == 'classification' else 'classification'})"
-        )
-    else:
-        return error
-    named = ExperimentError(path, message)
-    for note in getattr(error, "__notes__", ()):
-        named.add_note(note)
-    return named
-
-
-def _check_features(dataset: Dataset, settings: DataSettings) -> None:
-    """Infinite feature values, refused before the budget is spent: every trial failed
-    with "Input X contains infinity" and named neither column nor row."""
-    X = np.asarray(dataset.X, dtype=float)
-    infinite = np.isinf(X)
-    if not infinite.any():
-        return
-    columns = np.flatnonzero(infinite.any(axis=0))
-    names = [dataset.feature_names[c] if c < len(dataset.feature_names) else str(c)
-             for c in columns]
-    first = int(columns[0])
-    row = int(np.argmax(infinite[:, first]))
-    shown = ", ".join(map(repr, names[:5])) + (", ..." if len(names) > 5 else "")
-    raise ExperimentError(
-        "data.dataset",
-        f"{dataset.name}: {int(infinite.sum())} feature value(s) are infinite, in column(s) "
-        f"{shown} (e.g. {X[row, first]} in column {names[0]!r}, row {row}); no model can "
-        "learn from them: replace them or mark them missing (empty)",
     )
 
 
@@ -329,67 +289,6 @@ def scoring_settings(document: Any) -> dict[str, Any] | None:
         key: canonical_name(settings.dataset) if key == "dataset" else getattr(settings, key)
         for key in _SCORING_KEYS
     }
-
-
-def _target_key(settings: DataSettings) -> str:
-    """The key to fix a target problem: the column of a table, else the dataset."""
-    return "data.dataset" if settings.target is None else "data.target"
-
-
-def _check_targets(dataset: Dataset, settings: DataSettings) -> None:
-    """Targets no trial can learn from, refused before the budget is spent: every
-    trial failed on an infinite regression target, and a single class scored 0.0."""
-    if dataset.task == "regression":
-        bad = ~np.isfinite(np.asarray(dataset.y, dtype=float))
-        if bad.any():
-            raise ExperimentError(
-                _target_key(settings),
-                f"{dataset.name}: {int(bad.sum())} of {bad.size} rows have a target that is "
-                f"not a finite number (e.g. {float(dataset.y[bad][0])} in row "
-                f"{int(np.argmax(bad))}); remove them or mark them missing",
-            )
-        return
-    classes = np.unique(dataset.y)
-    if classes.size < 2:
-        raise ExperimentError(
-            _target_key(settings),
-            f"one class only ({classes.tolist()[0]!r} in all {len(dataset.y)} rows): a "
-            "classifier has nothing to learn",
-        )
-
-
-def _check_test_labels_seen(y_train: np.ndarray, y_test: np.ndarray) -> None:
-    """A test label no model was trained on cannot be predicted or scored; it failed
-    after every trial had run. Labels seen once are typical of a regression target."""
-    unseen = np.setdiff1d(np.unique(y_test), np.unique(y_train))
-    if unseen.size == 0:
-        return
-    shown = ", ".join(map(repr, unseen[:5].tolist())) + (", ..." if unseen.size > 5 else "")
-    numeric = np.asarray(y_test).dtype.kind in "iuf"
-    hint = (
-        "is this a regression target? set data.task: regression"
-        if numeric
-        else "classes this rare cannot be both trained on and tested: remove or merge them"
-    )
-    raise ExperimentError(
-        "data.task" if numeric else "data.test",
-        f"{unseen.size} class label(s) of the test rows never occur in the training rows "
-        f"({shown}); {hint}",
-    )
-
-
-_MANY_CLASSES = 50
-
-
-def _warn_if_classes_look_like_numbers(y: np.ndarray) -> None:
-    """Many classes, most of one or two rows: likely a numeric target read as labels."""
-    _, counts = np.unique(y, return_counts=True)
-    if counts.size > _MANY_CLASSES and np.mean(counts <= 2) > 0.5:
-        logger.warning(
-            "classification with %d classes, %d of them of at most 2 rows: is this a "
-            "regression target? set data.task: regression",
-            counts.size, int(np.sum(counts <= 2)),
-        )
 
 
 def study_options(prepared: PreparedData, options: Mapping[str, Any]) -> dict[str, Any]:

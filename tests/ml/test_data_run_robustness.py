@@ -13,7 +13,8 @@ from ensembo import Study
 from ensembo.cli import main
 from ensembo.cli.data_run import TrialLines
 from ensembo.errors import ExperimentError
-from ensembo.ml.data_run import DataSettings, _warn_if_classes_look_like_numbers
+from ensembo.ml.data_checks import warn_if_classes_look_like_numbers
+from ensembo.ml.data_run import DataSettings
 from ensembo.ml.validation import CrossValidation, Holdout, validation_scheme
 
 
@@ -167,7 +168,7 @@ def test_an_infinite_regression_target_is_refused_before_the_budget(tmp_path, ca
 def test_many_classes_of_one_or_two_rows_are_warned_about(caplog):
     y = np.repeat(np.arange(60), 2).astype(float)
     with caplog.at_level(logging.WARNING):
-        _warn_if_classes_look_like_numbers(y)
+        warn_if_classes_look_like_numbers(y)
     assert "classification with 60 classes, 60 of them of at most 2 rows" in caplog.text
 
 
