@@ -71,11 +71,11 @@ class Dataset:
         return any(self.categorical_features)
 
 
-def _optional(module: str) -> Any:
+def _optional(module: str, feature: str = "this dataset") -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise MissingDependencyError("this dataset", module, "data") from None
+        raise MissingDependencyError(feature, module, "data") from None
 
 
 def _is_text(column: Any) -> bool:
@@ -352,13 +352,10 @@ def _check_target_given(target: str | None, frame: Any, name: str) -> None:
 def _parquet_engine() -> None:
     """pandas reads Parquet through pyarrow or fastparquet; without either it raised an
     ImportError that looked like a bug. The ``data`` extra installs pyarrow."""
-    for module in ("pyarrow", "fastparquet"):
-        try:
-            importlib.import_module(module)
-            return
-        except ImportError:
-            continue
-    raise MissingDependencyError("a Parquet dataset (data.dataset)", "pyarrow", "data")
+    try:
+        importlib.import_module("fastparquet")
+    except ImportError:
+        _optional("pyarrow", "a Parquet dataset (data.dataset)")
 
 
 def _read_table(pandas: Any, path: Path) -> Any:
