@@ -7,10 +7,13 @@ not yet told) enter the surrogate as fantasies (kriging believer or constant lia
 that parallel suggestions differ.
 
 Asks with pending trials are the parallel driver's bottleneck: a worker waits while
-the driver proposes. So the surrogate fitted on the finished trials is kept until a
-new result arrives, and a surrogate that can be *conditioned* (the GP: add points,
-redo the Cholesky factor, keep the hyperparameters) takes the fantasies without a
-second hyperparameter fit.
+the driver proposes. So a surrogate that can be *conditioned* (the GP: add points,
+redo the Cholesky factor, keep the hyperparameters) keeps its fit on the finished
+trials until a new result arrives and takes the fantasies without a second
+hyperparameter fit. A surrogate that cannot be conditioned (the forest) is refitted
+with the fantasies anyway, and its fit on the finished trials, whose means the
+kriging believer tells, is made afresh on every ask too: a study resumed with trials
+pending then proposes as the uninterrupted one.
 """
 
 from __future__ import annotations
@@ -230,6 +233,18 @@ class ModelBasedProposer:
         if (tuple(t.number for t in history.completed()), y.tobytes()) != self._fitted_on:
             self._fit(space, history, y, rng)
 
+    def _fit_believer(self, space: Space, history: History, y: np.ndarray, rng) -> None:
+        """The fit on the completed trials whose mean the pending points are told, for a
+        surrogate that is refitted with them anyway (the forest).
+
+        Always a fresh fit from a child of the trial's generator: a fit kept from an
+        earlier ask came from that ask's generator, so a study resumed with a trial
+        pending, which has no such fit, proposed differently from the uninterrupted one.
+        A child leaves ``rng``'s own draws to the refit and the optimizer.
+        """
+        (believer_rng,) = rng.spawn(1)
+        self._fit(space, history, y, believer_rng)
+
     def _lies(self, space: Space, pending: list, y: np.ndarray) -> np.ndarray:
         if self.fantasy == "kriging-believer":
             with calling("surrogate", self.surrogate, "predict", _MEAN_VARIANCE):
@@ -239,10 +254,13 @@ class ModelBasedProposer:
     def _with_fantasies(self, space: Space, history: History, y: np.ndarray, rng) -> Surrogate:
         """A surrogate that has also seen the pending points, told their lies."""
         pending = [t.config for t in history.pending()]
-        if self.fantasy == "kriging-believer" or isinstance(self.surrogate, ConditionableSurrogate):
+        conditionable = isinstance(self.surrogate, ConditionableSurrogate)
+        if conditionable:
             self._fit_completed(space, history, y, rng)
+        elif self.fantasy == "kriging-believer":
+            self._fit_believer(space, history, y, rng)
         lies = self._lies(space, pending, y)
-        if isinstance(self.surrogate, ConditionableSurrogate):
+        if conditionable:
             with calling("surrogate", self.surrogate, "conditioned"):
                 return self.surrogate.conditioned(space.encode(pending), lies)
         configs = [t.config for t in history.completed()] + pending

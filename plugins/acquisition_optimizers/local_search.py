@@ -33,6 +33,7 @@ from ensembo.spaces import Space
 from ensembo.trials import History, TrialState
 
 _RELATIVE_TOLERANCE = 1e-9
+"""Scores closer than this fraction of the random pool's score range count as equal."""
 
 
 def _count(minimum: int):
@@ -75,6 +76,7 @@ class _Climbs:
     step: np.ndarray
     plateau_left: np.ndarray
     running: np.ndarray
+    tolerance: float  # score differences below it are a plateau
 
 
 @declares_options(LocalSearchSettings)
@@ -103,7 +105,8 @@ class LocalSearchOptimizer:
         starts, start_scores = self._starts(
             surface, space, seen_vectors[completed], pool, pool_scores
         )
-        ends, end_scores = self._climb(surface, space, starts, start_scores, rng)
+        tolerance = score_tolerance(pool_scores)
+        ends, end_scores = self._climb(surface, space, starts, start_scores, tolerance, rng)
         chosen = best_distinct(
             space, np.concatenate([ends, pool]), np.concatenate([end_scores, pool_scores]), n, seen
         )
@@ -126,7 +129,7 @@ class LocalSearchOptimizer:
             scores.append(observed_scores[best])
         return np.concatenate(vectors), np.nan_to_num(np.concatenate(scores), nan=-np.inf)
 
-    def _climb(self, surface, space, starts, start_scores, rng):
+    def _climb(self, surface, space, starts, start_scores, tolerance, rng):
         settings = self.settings
         count = len(starts)
         climbs = _Climbs(
@@ -135,6 +138,7 @@ class LocalSearchOptimizer:
             step=np.full(count, settings.step),
             plateau_left=np.full(count, settings.plateau_steps),
             running=np.ones(count, dtype=bool),
+            tolerance=tolerance,
         )
         neighbourhood = OneExchangeNeighbourhood(space)
         for _ in range(settings.max_steps):
@@ -156,10 +160,7 @@ class LocalSearchOptimizer:
         best = np.full(rows.size, -np.inf)
         np.maximum.at(best, origin, scores)
         current = climbs.scores[rows]
-        finite = np.isfinite(current)
-        tolerance = np.where(
-            finite, _RELATIVE_TOLERANCE * np.abs(np.where(finite, current, 0.0)), 0.0
-        )
+        tolerance = climbs.tolerance
         improve = best > current + tolerance
         plateau = ~improve & (best >= current - tolerance) & (climbs.plateau_left[rows] > 0)
         move = improve | plateau
@@ -190,3 +191,19 @@ class LocalSearchOptimizer:
         for slot, config in zip(slots, randoms, strict=False):
             chosen[slot] = config
         return chosen
+
+
+def score_tolerance(scores: np.ndarray) -> float:
+    """How close two scores must be to count as equal: a fraction of the range of the
+    finite ``scores``.
+
+    Relative to the range, not to the scores' size: ``lcb`` carries the targets'
+    offset, and with a tolerance relative to ``|score|`` a loss offset of 1e9 made every
+    real difference a plateau, so the climbs wandered sideways and stopped. Each bound
+    is scaled before subtracting, so a range wider than the largest float stays finite.
+    """
+    scores = np.asarray(scores, dtype=float)
+    finite = scores[np.isfinite(scores)]
+    if finite.size == 0:
+        return 0.0
+    return float(_RELATIVE_TOLERANCE * finite.max() - _RELATIVE_TOLERANCE * finite.min())

@@ -28,6 +28,7 @@ from ConfigSpace.hyperparameters import (
 )
 
 from ensembo.spaces import Space
+from ensembo.spaces.activity import in_activation_order
 
 MIN_MOVE = 1e-6
 """Smallest continuous move (vector scale, a range is [0, 1]) that makes a neighbour."""
@@ -52,6 +53,7 @@ class OneExchangeNeighbourhood:
         # ``change_hp_value`` uses the same two fields, one vector at a time.
         dag = configspace._dag
         self._dependants = [dag.change_hp_lookup.get(name, []) for name in space.names]
+        self._one_pass = [in_activation_order(nodes) for nodes in self._dependants]
         self._defaults = np.asarray(dag.normalized_defaults, dtype=float)
         self._forbidden = list(configspace.forbidden_clauses)
         self._hyperparameters = [configspace[name] for name in space.names]
@@ -136,7 +138,27 @@ class OneExchangeNeighbourhood:
     # --- conditions and forbidden clauses ------------------------------------------------
 
     def _update_activity(self, block: np.ndarray, column: int) -> None:
-        """Re-evaluate the conditions below ``column`` after it changed (in place)."""
+        """Re-evaluate the conditions below ``column`` after it changed (in place).
+
+        ConfigSpace orders the conditions by depth, which a conjunction does not respect:
+        ``batch`` under ``clf == mlp and dropout == true``, with ``dropout`` inside a
+        nested choice, was evaluated before ``dropout`` was activated and stayed
+        inactive, an invalid neighbour. Out of order, the pass repeats until nothing
+        changes, as :func:`~ensembo.spaces.activity.deactivate` does.
+        """
+        if self._one_pass[column]:
+            self._evaluate_conditions(block, column)
+            return
+        inactive = np.isnan(block)
+        while True:
+            self._evaluate_conditions(block, column)
+            now = np.isnan(block)
+            if np.array_equal(now, inactive):
+                return
+            inactive = now
+
+    def _evaluate_conditions(self, block: np.ndarray, column: int) -> None:
+        """One pass over the conditions below ``column``, in ConfigSpace's order."""
         for node in self._dependants[column]:
             satisfied = np.asarray(node.condition.satisfied_by_vector_array(block.T), dtype=bool)
             children = np.asarray(node.children_indices)

@@ -167,6 +167,22 @@ class RandomForestSurrogate:
         )
 
 
+INACTIVE = -1.0
+"""Feature value of an inactive hyperparameter left missing (imputation rule ``none``):
+outside the [0, 1] of every encoded value, so one split separates "inactive" from all
+active values (SMAC's treatment of inactive hyperparameters)."""
+
+
 def _features(batch: EncodedBatch) -> np.ndarray:
-    """Trees split float32 features; convert once, contiguously."""
-    return np.ascontiguousarray(batch.values, dtype=np.float32)
+    """Trees split float32 features; convert once, contiguously.
+
+    NaN (rule ``none``) becomes :data:`INACTIVE`: the trees are grown with
+    ``check_input=False``, which skips scikit-learn's missing-value handling, and its
+    splitter then sorted NaN as an ordinary number, so trees did not even fit their own
+    training points.
+    """
+    features = np.ascontiguousarray(batch.values, dtype=np.float32)
+    missing = np.isnan(features)
+    if missing.any():  # a new array: the batch's own values may be these float32s
+        features = np.where(missing, np.float32(INACTIVE), features)
+    return features

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ensembo.errors import SpaceError
 from ensembo.hookspecs import declares_options
 from ensembo.plugins.option_checks import flag, positive, whole
 from ensembo.plugins.surrogates.gp.hyperparameters import (
@@ -102,6 +103,7 @@ class GaussianProcessSurrogate:
         blas_threads: int = 1,
         plugin: str = "gp",
     ):
+        self.plugin = plugin
         self.kernel = KERNELS[_choice(plugin, "kernel", kernel, sorted(KERNELS))]()
         self.method = _choice(plugin, "hyperparameters", hyperparameters, HYPERPARAMETER_METHODS)
         self.fit_mean = _choice(plugin, "mean", mean, MEAN_CHOICES) == "fit"
@@ -149,6 +151,7 @@ class GaussianProcessSurrogate:
         return block_keys(batch.signature if self.conditional else None, len(batch))
 
     def fit(self, batch: EncodedBatch, y: np.ndarray, rng: np.random.Generator) -> None:
+        refuse_missing_values(batch, self.plugin)
         with limited_threads(self.blas_threads, user_api="blas"):
             self._fit(batch, y, rng)
 
@@ -244,6 +247,26 @@ class GaussianProcessSurrogate:
         d_variance = d_variances.mean(0) + 2.0 * (spread[..., None] * d_spread).mean(0)
         s, s2 = self._scale, self._scale**2
         return mean * s + self._location, variance * s2, d_mean * s, d_variance * s2
+
+
+def refuse_missing_values(batch: EncodedBatch, plugin: str) -> None:
+    """Refuse inactive hyperparameters left as NaN (imputation rule ``none``).
+
+    The kernel's distances have no value for a missing coordinate: every prediction
+    near such a configuration was NaN, which ``gp`` reported as its own broken contract
+    a few trials in, and ``gp-cond`` passed on silently, never proposing those branches.
+    """
+    missing = np.isnan(np.asarray(batch.values, dtype=float))
+    if not missing.any():
+        return
+    columns = ", ".join(str(int(c)) for c in np.flatnonzero(missing.any(axis=0)))
+    raise SpaceError(
+        "impute",
+        f"surrogate {plugin!r} cannot use imputation rule 'none': inactive hyperparameters "
+        f"left missing (NaN in encoded column(s) {columns}) have no kernel distance. Give "
+        "them a value with another rule (midpoint, the default; lower, upper, default or "
+        "a fixed value), or use a surrogate that accepts 'none': 'rf' or 'tpe'.",
+    )
 
 
 @declares_options(GaussianProcessSurrogate, without=("plugin",))

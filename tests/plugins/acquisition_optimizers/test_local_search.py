@@ -126,6 +126,38 @@ def test_neighbourhood_of_each_type(tree_space):
     assert switched == [{"branch": "a", "shared": 0.1}]  # children of "b" deactivated
 
 
+def test_switching_a_parent_activates_a_child_under_a_conjunction():
+    """``batch`` is active when ``clf == mlp`` and ``dropout == true``, ``dropout`` when
+    ``arch == a``, ``arch`` when ``clf == mlp``. ConfigSpace evaluates ``batch``'s
+    conjunction before ``dropout``'s condition, so one pass left ``batch`` inactive and
+    the only neighbour switching ``clf`` from ``svm`` was no configuration."""
+    from ConfigSpace import (
+        AndConjunction,
+        Categorical,
+        ConfigurationSpace,
+        EqualsCondition,
+        Integer,
+    )
+
+    configspace = ConfigurationSpace()
+    clf, arch = Categorical("clf", ["mlp", "svm"]), Categorical("arch", ["a", "b"])
+    dropout = Categorical("dropout", ["true", "false"])
+    batch = Integer("batch", (8, 64), default=32)
+    configspace.add([clf, arch, dropout, batch])
+    configspace.add(EqualsCondition(arch, clf, "mlp"))
+    configspace.add(EqualsCondition(dropout, arch, "a"))
+    configspace.add(
+        AndConjunction(EqualsCondition(batch, clf, "mlp"), EqualsCondition(batch, dropout, "true"))
+    )
+    space = Space(configspace)
+    found = OneExchangeNeighbourhood(space).neighbours(
+        space.vectors([{"clf": "svm"}]), np.array([0.1])
+    )
+    assert space.from_vectors(found.vectors) == [
+        {"clf": "mlp", "arch": "a", "dropout": "true", "batch": 32}
+    ]
+
+
 def test_climbs_to_a_better_value_than_the_random_pool_alone():
     from ConfigSpace import ConfigurationSpace
 
@@ -142,6 +174,40 @@ def test_climbs_to_a_better_value_than_the_random_pool_alone():
         scores[name] = surface.score(space.encode([best]))[0]
     assert scores["local"] > scores["random"]
     assert scores["local"] > 0.6 - 6 * 0.0125**2  # within the minimum step of the peak
+
+
+class OffsetBowlLCB:
+    """LCB of a model whose mean is a bowl at 0.8 lifted by ``offset``; the offset
+    moves every score by the same amount and so not the maximizer."""
+
+    def __init__(self, offset: float):
+        from ensembo.plugins.acquisitions.lower_confidence_bound import LowerConfidenceBound
+
+        self.offset = offset
+        self.acquisition = LowerConfidenceBound(kappa=2.0)
+
+    def score(self, batch: EncodedBatch) -> np.ndarray:
+        mean = ((batch.values - 0.8) ** 2).sum(axis=1) + self.offset
+        return self.acquisition(mean, np.full(len(mean), 0.01), 0.0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_constant_offset_of_the_scores_does_not_change_the_climb(seed):
+    """The plateau tolerance was relative to |score|: under an offset of 1e9 every real
+    difference counted as equal and the proposal came from the random pool (0.2 away
+    from the maximizer instead of 0.005)."""
+    from ConfigSpace import ConfigurationSpace
+
+    space = Space(ConfigurationSpace(space={f"x{i}": (0.0, 1.0) for i in range(4)}))
+    proposals = []
+    for offset in (0.0, 1e9):
+        optimizer = LocalSearchOptimizer(n_random=50)  # a small pool: the climbs do the work
+        best = optimizer.maximize(
+            OffsetBowlLCB(offset), space, History([]), 1, np.random.default_rng(seed)
+        )[0]
+        proposals.append(np.array([best[f"x{i}"] for i in range(4)]))
+    np.testing.assert_allclose(proposals[0], proposals[1], rtol=0, atol=1e-6)
+    assert np.linalg.norm(proposals[1] - 0.8) < 0.05
 
 
 def test_exhausted_space_still_returns_a_configuration():

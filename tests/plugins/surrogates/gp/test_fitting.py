@@ -229,3 +229,23 @@ def test_valid_options_are_kept():
 @pytest.mark.parametrize("name", ["gp", "gp-cond"])
 def test_registered_and_differentiable(name):
     assert isinstance(registry().create("surrogate", name), DifferentiableSurrogate)
+
+
+@pytest.mark.parametrize("name", ["gp", "gp-cond"])
+def test_inactive_values_left_missing_are_refused_naming_the_rule(name):
+    """Under imputation rule ``none`` a GP's predictions were NaN: ``gp`` failed a few
+    trials in with a PluginContractError blaming itself, ``gp-cond`` went on silently."""
+    from ConfigSpace import Categorical, ConfigurationSpace, EqualsCondition, Float
+
+    from ensembo.errors import SpaceError
+    from ensembo.spaces import Space
+    from ensembo.study import Study
+
+    configspace = ConfigurationSpace()
+    kernel, gamma = Categorical("k", ["lin", "rbf"]), Float("g", (0.0, 1.0))
+    configspace.add([kernel, gamma])
+    configspace.add(EqualsCondition(gamma, kernel, "rbf"))
+    study = Study(Space(configspace).with_imputation("none"), surrogate=name, seed=0)
+    with pytest.raises(SpaceError, match=rf"surrogate '{name}' cannot use imputation rule 'none'"):
+        study.optimize(lambda c: 1.0 if c["k"] == "lin" else (c["g"] - 0.3) ** 2, n_trials=15)
+
