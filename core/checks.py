@@ -46,6 +46,26 @@ def one_of(name: str, value: Any, valid: Iterable[Any]) -> Any:
     return value
 
 
+def one_per_example(name: str, value: Any) -> np.ndarray | None:
+    """``value`` (``None`` passes) as a non-empty 1-D array, one entry per example.
+
+    A column (m, 1) (``df[["y"]]``, ``y.reshape(-1, 1)``) was accepted as validation
+    targets, then every trial was stored and every tell failed with a broadcast error.
+    """
+    if value is None:
+        return None
+    array = np.asarray(value)
+    if array.ndim != 1:
+        raise ExperimentError(
+            name,
+            f"must be 1-D, one entry per example, of shape (m,), got shape {array.shape}; "
+            "pass a 1-D array (y.ravel(), or the column df['y'] rather than df[['y']])",
+        )
+    if not len(array):
+        raise ExperimentError(name, "holds no examples; pass one entry per example")
+    return array
+
+
 # --- the same checks as attrs validators, for settings classes ----------------------
 
 

@@ -96,6 +96,14 @@ class EnsembleContext:
                 f"predictions of shape {shape} do not match the {len(self.y_true)} "
                 "validation targets"
             )
+        if self.task == "regression" and len(shape) != 1:
+            # A Keras or torch regressor's (m, 1) column was stored complete, then broke
+            # every later ensemble: the pool stacks it beside 1-D trials.
+            return (
+                f"regression predictions must be 1-D, one value per example, of shape "
+                f"({len(self.y_true)},), got shape {shape}; pass a 1-D array "
+                "(predictions.ravel() for a single output column)"
+            )
         if len(shape) == 2 and self.classes is not None and shape[1] != len(self.classes):
             return (
                 f"predictions have {shape[1]} class columns but the task has "
@@ -151,9 +159,23 @@ def probability_problem(probabilities: np.ndarray) -> str | None:
 COMBINATIONS = ("vote", "average")
 
 
+VOTE_TIE_TOLERANCE = 1e-12
+"""Vote totals closer than this share of the whole vote tie. Weights that are not whole
+counts (a posterior's 0.45 + 0.05 against 0.2 + 0.2 + 0.1) sum to totals one ulp apart,
+and float noise must not decide a vote, in the loss that scores it or in the ensemble
+that predicts with it."""
+
+
+def vote_at_least(votes: np.ndarray, others: np.ndarray, total: Any = 1.0) -> np.ndarray:
+    """Whether ``votes`` reach ``others`` up to float noise: no more than
+    :data:`VOTE_TIE_TOLERANCE` · ``total`` (the whole vote; 1 for normalized weights)
+    below them. The one tie rule of the zero-one loss and of the fitted ensemble."""
+    return votes >= others - VOTE_TIE_TOLERANCE * np.asarray(total, dtype=float)
+
+
 def leading_votes(votes: np.ndarray) -> np.ndarray:
-    """Boolean (n, k): the columns that share each row's largest vote."""
-    return votes >= votes.max(axis=1, keepdims=True) - 1e-12
+    """Boolean (n, k): the columns that share each row's largest vote (normalized)."""
+    return vote_at_least(votes, votes.max(axis=1, keepdims=True))
 
 
 def break_vote_ties(votes: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:

@@ -99,6 +99,7 @@ class Study:
             checks.whole_number("budget", budget, 1)
         if task is not None:
             checks.one_of("task", task, TASKS)
+        validation_targets = checks.one_per_example("validation_targets", validation_targets)
         self.registry = registry
         self.metadata = dict(metadata or {})
         self._given_classes = None if classes is None else np.asarray(classes).tolist()

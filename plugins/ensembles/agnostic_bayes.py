@@ -37,6 +37,10 @@ from ensembo.plugins.option_checks import non_negative, positive, whole
 from ensembo.trials import History, Trial
 
 RHO_GRID = tuple(np.linspace(0.1, 0.8, 20).tolist())
+REGRESSION_PROBE_OFFSETS = (0.5, 2.5)
+"""Residuals a regression loss is tried on before any trial: not 0 or 1, whose squared
+and absolute errors are 0 or 1 too (an offset of 1 let mse and mae pass on whole-number
+targets, and the first tell failed instead)."""
 
 
 class AgnosticBayes:
@@ -90,10 +94,11 @@ class AgnosticBayes:
         y = np.asarray(context.y_true)
         if context.task == "classification":
             classes = np.searchsorted(context.classes, y)
-            wrong = np.eye(len(context.classes))[(classes + 1) % len(context.classes)]
+            wrongs = [np.eye(len(context.classes))[(classes + 1) % len(context.classes)]]
         else:
-            wrong = y.astype(float) + 1.0
-        require_zero_one(np.asarray(loss(y, wrong), dtype=float))
+            wrongs = [y.astype(float) + offset for offset in REGRESSION_PROBE_OFFSETS]
+        for wrong in wrongs:
+            require_zero_one(np.asarray(loss(y, wrong), dtype=float))
 
     def targets(self, history: History, context: EnsembleContext) -> np.ndarray:
         return history.losses()
@@ -115,14 +120,16 @@ class AgnosticBayes:
 
         The resamples of the validation rows do not depend on the pool, so they are drawn
         once (from the study seed): a new trial costs its risk on each resample and a look
-        at the resamples it might win, the same Monte Carlo estimate as redrawing.
+        at the resamples it might win, the same Monte Carlo estimate as redrawing. They
+        are kept as their multiplicities, a byte each: tuning ρ keeps one set per grid
+        value.
         """
         m = len(pool.y)
         draws = max(1, math.ceil(rho * m))
         key = (m, draws, self.n_samples, seed, hash(np.asarray(pool.y).tobytes()))
         if key not in self._wins:
             counts = resample_counts(m, draws, self.n_samples, np.random.default_rng([seed, 11]))
-            self._wins[key] = BootstrapWins(counts / draws)
+            self._wins[key] = BootstrapWins(counts, draws=draws)
         return self._wins[key]
 
     def _tuned_rho(self, pool: Pool, loss: Any, losses: np.ndarray, seed: int) -> float:

@@ -19,12 +19,21 @@ from ensembo.plugins.ensembles.pool import RowStack
 
 class BootstrapWins:
     """``weights`` (s, m): the weight of validation example i in resample j (its
-    multiplicity over the number of draws), so a model's risks are ``weights @ losses``."""
+    multiplicity over the number of draws), so a model's risks are ``weights @ losses``.
 
-    def __init__(self, weights: np.ndarray):
-        self.weights = np.asarray(weights, dtype=float)
+    Given ``draws``, ``weights`` are the multiplicities themselves, kept in their small
+    integer type (a byte rather than eight) and divided by ``draws`` only while new
+    trials' risks are computed, to the same weights and risks.
+    """
+
+    def __init__(self, weights: np.ndarray, draws: int | None = None):
+        self.weights = np.asarray(weights, dtype=None if draws else float)
+        self.draws = draws
         self._risks = RowStack()
         self._reset()
+
+    def _float_weights(self) -> np.ndarray:
+        return self.weights if self.draws is None else self.weights / self.draws
 
     def _reset(self) -> None:
         samples = len(self.weights)
@@ -35,7 +44,14 @@ class BootstrapWins:
 
     def risks(self, numbers: tuple[int, ...], losses: np.ndarray) -> np.ndarray:
         """(n, s) risk of each pool trial on each resample; ``losses`` is the (m, n) matrix."""
-        return self._risks.rows(numbers, lambda i: self.weights @ losses[:, i])
+        weights = None
+
+        def risk_row(i: int) -> np.ndarray:
+            nonlocal weights  # divided once per call, and only when a row is missing
+            weights = self._float_weights() if weights is None else weights
+            return weights @ losses[:, i]
+
+        return self._risks.rows(numbers, risk_row)
 
     def shares(self, numbers: tuple[int, ...], losses: np.ndarray) -> np.ndarray:
         """(n,) fraction of resamples each pool trial wins, ties splitting a resample."""

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ensembo.ensemble import vote_at_least
 from ensembo.plugins.losses.votes import LossInputError, VoteLoss
+from ensembo.plugins.option_checks import fraction
 
 
 class ZeroOneLoss(VoteLoss):
@@ -38,7 +40,11 @@ class ZeroOneLoss(VoteLoss):
         return super().__call__(y_true, predictions)
 
     def per_example(self, v_true, v_wrong, size):
-        return (v_true < v_wrong) + self.tie_cost * (v_true == v_wrong)
+        # Totals within float noise of each other tie as the fitted ensemble ties them
+        # (``leading_votes``), so the loss is never below the error of its predictions.
+        true_reaches = vote_at_least(v_true, v_wrong, size)
+        wrong_reaches = vote_at_least(v_wrong, v_true, size)
+        return ~true_reaches + self.tie_cost * (true_reaches & wrong_reaches)
 
 
 class LogLoss:
@@ -48,7 +54,9 @@ class LogLoss:
     combination = "average"  # how an ensemble it scores combines its members
 
     def __init__(self, eps: float = 1e-15):
-        self.eps = float(eps)
+        # The floor probabilities are clipped to: at 0 a zero probability costs inf, at 1
+        # or above every prediction costs 0.
+        self.eps = fraction("log-loss", "eps", eps)
 
     def __call__(self, y_true: np.ndarray, predictions: np.ndarray) -> np.ndarray:
         return self._per_example(y_true, np.asarray(predictions, dtype=float))

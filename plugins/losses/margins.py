@@ -13,6 +13,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from ensembo.plugins.losses.votes import VoteLoss
+from ensembo.plugins.option_checks import fraction, positive
 
 
 class SquaredMarginLoss(VoteLoss):
@@ -57,8 +58,9 @@ class SigmoidMarginLoss(VoteLoss):
     """
 
     def __init__(self, a: float | None = None, epsilon: float = 1e-3):
-        self.a = None if a is None else float(a)
-        self.epsilon = float(epsilon)
+        # a <= 0 flattened or inverted the loss (a right vote scored near 1).
+        self.a = None if a is None else positive("sigmoid-margin", "a", a)
+        self.epsilon = fraction("sigmoid-margin", "epsilon", epsilon)
 
     def scale(self, size: float) -> float:
         return self.a if self.a is not None else sigmoid_scale(int(round(size)), self.epsilon)

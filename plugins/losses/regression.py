@@ -8,9 +8,12 @@ as SEGOR normalizes targets before scoring.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ensembo.plugins.losses.votes import LossInputError
+from ensembo.plugins.option_checks import positive
 
 
 class ResidualLoss:
@@ -57,12 +60,18 @@ class AbsoluteError(ResidualLoss):
         return np.abs(residuals)
 
 
+def robust_options(loss: str, c: Any, scale: Any) -> tuple[float, float | None]:
+    """``c`` and ``scale`` checked: c <= 0 made the loss 0 or a constant, scale 0 made
+    it NaN, and the strategy scoring with it was blamed for the NaN."""
+    c = positive(loss, "c", c)
+    return c, None if scale is None else positive(loss, "scale", scale)
+
+
 class HuberLoss(ResidualLoss):
     """½r² inside |r| < c, c(|r| − ½c) outside."""
 
     def __init__(self, c: float = 1.345, scale: float | None = None):
-        self.c = float(c)
-        self.scale = scale
+        self.c, self.scale = robust_options("huber", c, scale)
 
     def rho(self, residuals):
         size = np.abs(residuals)
@@ -73,8 +82,7 @@ class TukeyLoss(ResidualLoss):
     """Bisquare: (c²/6)[1 − (1 − (r/c)²)³] inside |r| < c, c²/6 outside."""
 
     def __init__(self, c: float = 4.685, scale: float | None = None):
-        self.c = float(c)
-        self.scale = scale
+        self.c, self.scale = robust_options("tukey", c, scale)
 
     def rho(self, residuals):
         inside = 1.0 - (1.0 - (residuals / self.c) ** 2) ** 3

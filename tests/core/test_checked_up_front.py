@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from ensembo import Study
@@ -51,3 +52,33 @@ def test_callbacks_that_take_study_and_trial_are_called(callback, capsys):
     Study(SPACE, surrogate=None, callbacks=[callback, lambda s, t: seen.append(t.number)]
           ).optimize(quadratic, 2)
     assert seen == [0, 1]
+
+
+@pytest.mark.parametrize(
+    ("ensemble", "task", "targets"),
+    [("posthoc", "classification", np.arange(20).reshape(-1, 1) % 2),  # df[["y"]]
+     ("eo", "classification", np.arange(20).reshape(-1, 1) % 2),
+     ("posthoc", "regression", np.linspace(0.0, 1.0, 20).reshape(-1, 1)),
+     ("segor", "regression", np.linspace(0.0, 1.0, 20).reshape(-1, 1)),
+     ("posthoc", "regression", np.linspace(0.0, 1.0, 20).reshape(2, 10)),
+     ("best", None, 0.5)],
+    ids=["posthoc-labels-column", "eo-labels-column", "posthoc-values-column",
+         "segor-values-column", "a-table", "a-scalar"],
+)
+def test_validation_targets_that_are_not_one_dimensional_are_refused_naming_them(
+    ensemble, task, targets
+):
+    """A (20, 1) column was accepted: each tell stored its trial and raised a broadcast
+    error, or eo and segor blamed their loss ("does not fit a classification task")."""
+    shape = np.shape(targets)
+    message = (f"validation_targets: must be 1-D, one entry per example, of shape (m,), got "
+               f"shape {shape}; pass a 1-D array (y.ravel(), or the column df['y'] rather "
+               "than df[['y']])")
+    with pytest.raises(ExperimentError, match=f"^{re.escape(message)}$"):
+        Study(SPACE, surrogate=None, ensemble=ensemble, task=task, validation_targets=targets)
+
+
+def test_validation_targets_without_an_example_are_refused_naming_them():
+    with pytest.raises(ExperimentError, match="^validation_targets: holds no examples"):
+        Study(SPACE, surrogate=None, ensemble="posthoc", task="regression",
+              validation_targets=np.array([]))

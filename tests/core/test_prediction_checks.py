@@ -111,3 +111,13 @@ def test_a_study_fails_trials_reporting_other_class_predictions(transform, reaso
     assert [t.state.value for t in study.trials] == ["failed"] * 3
     assert all(reason in t.error for t in study.trials)
     assert study.ensemble is None
+
+
+@pytest.mark.parametrize("shape", [(6, 1), (6, 3)])
+def test_regression_predictions_must_be_one_dimensional(shape):
+    context = EnsembleContext(y_true=np.zeros(6), loss="mse", task="regression")
+    problem = context.prediction_problem(np.zeros(shape))
+    assert problem == (
+        f"regression predictions must be 1-D, one value per example, of shape (6,), got "
+        f"shape {shape}; pass a 1-D array (predictions.ravel() for a single output column)"
+    )

@@ -93,3 +93,42 @@ def test_an_observer_error_after_the_record_is_its_own_not_the_results(tmp_path,
     assert not isinstance(raised.value, InvalidResultError)
     assert study.trials[0].state is TrialState.COMPLETE and calls == ["complete"]
     assert Study.load(tmp_path / "s.db").trials[0].state is TrialState.COMPLETE
+
+
+REGRESSION_TARGETS = np.linspace(-1.0, 1.0, 20)
+STRATEGIES_SCORING_PREDICTIONS = ["posthoc", "agnostic-bayes", "esmbo", "segor"]
+
+
+def regression_study(ensemble: str) -> Study:
+    return Study(SPACE, surrogate=None, ensemble=ensemble, validation_targets=REGRESSION_TARGETS,
+                 task="regression")
+
+
+@pytest.mark.parametrize("ensemble", STRATEGIES_SCORING_PREDICTIONS)
+def test_a_regression_column_is_refused_at_tell_and_breaks_no_later_trial(ensemble):
+    """A Keras/torch regressor's (m, 1) output was stored complete; then every tell,
+    a well-formed (m,) one included, raised a broadcast or LossInputError."""
+    study = regression_study(ensemble)
+    trial = study.ask()
+    column = (REGRESSION_TARGETS + 0.1)[:, None]
+    with pytest.raises(InvalidResultError,
+                       match=r"must be 1-D.*got shape \(20, 1\).*predictions\.ravel\(\)"):
+        study.tell(trial, Evaluation(loss=0.1, predictions=column))
+    assert study.trials[trial.number].state is TrialState.RUNNING
+    assert study.tell(trial, Evaluation(loss=0.1, predictions=column.ravel())).state is (
+        TrialState.COMPLETE)
+    later = study.ask()
+    study.tell(later, Evaluation(loss=0.2, predictions=REGRESSION_TARGETS - 0.2))
+    assert study.trials[later.number].state is TrialState.COMPLETE
+    assert study.ensemble is not None
+
+
+@pytest.mark.parametrize("ensemble", STRATEGIES_SCORING_PREDICTIONS)
+def test_an_objective_returning_a_regression_column_fails_its_trials_alone(ensemble):
+    study = regression_study(ensemble)
+    study.optimize(lambda c: Evaluation(loss=c["x"], predictions=REGRESSION_TARGETS[:, None]), 2)
+    assert [t.state for t in study.trials] == [TrialState.FAILED] * 2
+    assert all("got shape (20, 1)" in t.error for t in study.trials)
+    study.optimize(lambda c: Evaluation(loss=c["x"], predictions=REGRESSION_TARGETS + c["x"]), 2)
+    assert [t.state for t in study.trials][2:] == [TrialState.COMPLETE] * 2
+    assert study.ensemble is not None

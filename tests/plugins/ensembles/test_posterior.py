@@ -6,13 +6,16 @@ import numpy as np
 import pytest
 
 from ensembo.errors import ComponentOptionError
-from ensembo.plugins.ensembles.agnostic_bayes import AgnosticBayes
+from ensembo.plugins.ensembles.agnostic_bayes import RHO_GRID, AgnosticBayes
 from ensembo.plugins.ensembles.best_model_posterior import (
     exact_bootstrap_posterior,
     prior_mass,
+    resample_counts,
     sample_risks,
     win_shares,
 )
+from ensembo.plugins.ensembles.bootstrap_wins import BootstrapWins
+from ensembo.plugins.ensembles.pool import build_pool
 
 # Rows are examples, columns models (the thesis prints models as rows).
 TABLE_6_1_TOP = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1]], dtype=float)
@@ -152,3 +155,65 @@ def test_a_dirichlet_prior_with_a_loss_beyond_zero_one_is_refused_before_any_tri
               validation_targets=targets)
     Study(space, surrogate=None, ensemble=accepted, loss="zero-one", validation_targets=targets)
 
+
+
+@pytest.mark.parametrize("loss", ["mse", "mae"])
+def test_a_dirichlet_prior_refuses_mse_and_mae_on_whole_number_targets(loss):
+    """Probed with a prediction off by exactly 1, whose squared and absolute errors are 1,
+    they passed on counts or ratings; every tell then raised and kept its trial."""
+    from ConfigSpace import ConfigurationSpace
+
+    from ensembo.errors import ExperimentError
+    from ensembo.study import Study
+
+    spec = {"name": "agnostic-bayes", "sampler": "dirichlet", "alpha": 0.5}
+    targets = np.arange(12) % 5 * 10.0  # whole numbers
+    space = ConfigurationSpace(space={"x": (0.0, 1.0)})
+    with pytest.raises(ExperimentError, match="needs zero-one losses"):
+        Study(space, surrogate=None, ensemble=spec, loss=loss, task="regression",
+              validation_targets=targets)
+
+
+def one_shot_resample_counts(m, draws, n, rng):
+    """The resamples as they were drawn before: all at once, as int64."""
+    picks = rng.integers(0, m, size=(n, draws)) + m * np.arange(n)[:, None]
+    return np.bincount(picks.ravel(), minlength=n * m).reshape(n, m)
+
+
+@pytest.mark.parametrize(
+    ("m", "draws", "n"), [(7, 7, 30), (3000, 1200, 700), (300, 5000, 3), (2, 1000, 5000)]
+)
+def test_resample_counts_are_the_same_draws_kept_in_small_integers(m, draws, n):
+    counts = resample_counts(m, draws, n, np.random.default_rng([5, 11]))
+    expected = one_shot_resample_counts(m, draws, n, np.random.default_rng([5, 11]))
+    np.testing.assert_array_equal(counts, expected)
+    assert counts.dtype == np.min_scalar_type(expected.max())
+
+
+def test_tuning_rho_keeps_its_resamples_in_a_byte_per_entry(make_classification):
+    """Twenty (n_samples, m) float64 weight matrices were kept for the whole study:
+    1.5 GiB at m = 10,000 validation rows."""
+    m, n_samples = 400, 100
+    history, context = make_classification([set(range(i, 400, 3 + i)) for i in range(5)], m)
+    strategy = AgnosticBayes(rho="tune", n_samples=n_samples)
+    strategy.ensemble(history, context)
+    kept = list(strategy._wins.values())
+    assert len(kept) == len(RHO_GRID)
+    assert all(wins.weights.dtype == np.uint8 for wins in kept)
+    assert sum(wins.weights.nbytes for wins in kept) <= len(RHO_GRID) * n_samples * m
+
+
+@pytest.mark.parametrize("rho", [RHO_GRID[0], RHO_GRID[11], 1.0])
+def test_compact_resamples_give_the_posterior_of_the_float_weights_bit_for_bit(
+    make_classification, rho
+):
+    history, context = make_classification([set(range(i, 60, 2 + i)) for i in range(6)], 60)
+    strategy = AgnosticBayes(rho=rho, n_samples=200)
+    pool = build_pool(history, context, "agnostic-bayes")
+    losses = np.stack([np.argmax(p, axis=1) != context.y_true for p in pool.predictions],
+                      axis=1).astype(float)
+    draws = int(np.ceil(rho * 60))
+    counts = one_shot_resample_counts(60, draws, 200, np.random.default_rng([context.seed, 11]))
+    expected = BootstrapWins(counts / draws).shares(pool.numbers, losses)
+    got = strategy.posterior(pool, losses, rho, context.seed)
+    np.testing.assert_array_equal(got, expected)

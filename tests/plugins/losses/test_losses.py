@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
+from ensembo.ensemble import Ensemble
 from ensembo.plugins.losses.c_bound import CBoundLoss
 from ensembo.plugins.losses.classification import LogLoss, ZeroOneLoss
-from ensembo.plugins.losses.ensemble_loss import weighted_ensemble_loss
+from ensembo.plugins.losses.ensemble_loss import ensemble_loss_of, weighted_ensemble_loss
 from ensembo.plugins.losses.margins import SigmoidMarginLoss, SquaredMarginLoss, sigmoid_scale
 from ensembo.plugins.losses.regression import AbsoluteError, HuberLoss, SquaredError, TukeyLoss
 from ensembo.plugins.losses.votes import LossInputError, margins
@@ -106,6 +109,75 @@ def test_zero_one_charges_a_tie_as_an_error_or_as_half_of_one():
 def test_zero_one_refuses_an_unknown_tie_rule_by_name():
     with pytest.raises(ValueError, match="'zero-one'.*tie must be one of error, half, got 'coin'"):
         registry().create("loss", "zero-one", tie="coin")
+
+
+def test_zero_one_ties_a_vote_as_the_ensemble_predicts_it():
+    """Agnostic Bayes weights 0.45 + 0.05 and 0.2 + 0.2 + 0.1 (repro seed 132) sum to
+    vote totals one ulp apart: the loss counted the true class as winning while the
+    ensemble, treating the totals as tied, predicted the other class (mean probability)."""
+    posterior = {0: 0.45, 1: 0.05, 2: 0.2, 3: 0.2, 4: 0.1}
+    ensemble = Ensemble.from_weights(posterior, combination="vote")
+    assert ensemble.weights == (0.45000000000000007, 0.05000000000000001, 0.20000000000000004,
+                                0.20000000000000004, 0.10000000000000002)  # as in the repro
+    # Members 0 and 1 vote for the true class 1, members 2 to 4 for class 0.
+    predictions = [np.array([[0.45, 0.55]])] * 2 + [np.array([[0.7, 0.3]])] * 3
+    y = np.array([1])
+    assert ensemble.combine(predictions, vote_classes=np.arange(2)).tolist() == [0]
+    assert ensemble_loss_of(ZeroOneLoss(), y, predictions, ensemble) == 1.0
+    assert ensemble_loss_of(ZeroOneLoss(tie="half"), y, predictions, ensemble) == 0.5
+
+
+def test_zero_one_still_counts_a_lead_of_a_whole_vote():
+    totals = np.array([[3.0, 2.0], [2.0, 3.0], [1e-9, 0.0]])
+    y = np.zeros(3, dtype=int)
+    assert ZeroOneLoss().ensemble_examples(y, totals, 5.0).tolist() == [0.0, 1.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "message"),
+    [("huber", {"c": 0}, "huber: c must be a finite number > 0, got 0"),
+     ("huber", {"c": float("nan")}, "huber: c must be a finite number > 0, got nan"),
+     ("huber", {"scale": 0}, "huber: scale must be a finite number > 0, got 0"),
+     ("huber", {"scale": float("inf")}, "huber: scale must be a finite number > 0, got inf"),
+     ("tukey", {"c": -4.685}, "tukey: c must be a finite number > 0, got -4.685"),
+     ("tukey", {"scale": -1.0}, "tukey: scale must be a finite number > 0, got -1.0"),
+     ("sigmoid-margin", {"a": -10}, "sigmoid-margin: a must be a finite number > 0, got -10"),
+     ("sigmoid-margin", {"a": float("inf")},
+      "sigmoid-margin: a must be a finite number > 0, got inf"),
+     ("sigmoid-margin", {"epsilon": 0}, "sigmoid-margin: epsilon must be a number in (0, 1)"),
+     ("log-loss", {"eps": 2}, "log-loss: eps must be a number in (0, 1), got 2"),
+     ("log-loss", {"eps": 0}, "log-loss: eps must be a number in (0, 1), got 0"),
+     ("log-loss", {"eps": "1e-15"}, "log-loss: eps must be a number in (0, 1), got '1e-15'")],
+)
+def test_loss_options_are_checked_when_the_loss_is_built(name, options, message):
+    """They were not: scale 0 made NaN blamed on the strategy, huber c 0 a loss of 0,
+    tukey c < 0 a constant, sigmoid a < 0 an inverted loss and log-loss eps 2 a loss of 0."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        registry().create("loss", name, **options)
+
+
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [("huber", {"c": 2.0, "scale": None}), ("tukey", {"scale": 0.5}),
+     ("sigmoid-margin", {"a": None}), ("sigmoid-margin", {"a": 5, "epsilon": 0.01}),
+     ("log-loss", {"eps": 1e-6})],
+)
+def test_meaningful_loss_options_are_kept(name, options):
+    loss = registry().create("loss", name, **options)
+    assert {key: getattr(loss, key) for key in options} == options
+
+
+def test_a_study_refuses_a_bad_loss_option_naming_the_loss_and_the_option():
+    from ConfigSpace import ConfigurationSpace
+
+    from ensembo.errors import ComponentOptionError
+    from ensembo.study import Study
+
+    space = ConfigurationSpace(space={"x": (0.0, 1.0)})
+    spec = {"name": "segor", "slots": 3, "loss": {"name": "huber", "scale": 0}}
+    with pytest.raises(ComponentOptionError, match="loss 'huber'.*huber: scale must be a finite"):
+        Study(space, surrogate=None, ensemble=spec, task="regression",
+              validation_targets=np.linspace(0.0, 1.0, 20))
 
 
 def test_multiclass_sigmoid_uses_the_strongest_wrong_class():
