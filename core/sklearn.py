@@ -17,7 +17,8 @@ refused (its loss would leak across groups), see :mod:`ensembo.ml.validation`.
 
 Fitted attributes: ``best_estimator_`` (the selected configuration's model),
 ``ensemble_`` (a :class:`~ensembo.ml.FittedEnsemble` of the strategy's members and
-weights), ``study_`` (the :class:`ensembo.Study`), ``cv_results_`` (one row per trial),
+weights; with ``ensemble="best"``, ``best_estimator_`` alone, the ``selection`` rule's
+choice), ``study_`` (the :class:`ensembo.Study`), ``cv_results_`` (one row per trial),
 ``best_params_``, ``best_score_`` (validation loss of the selected trial, lower is better).
 A pickled estimator keeps its fitted models but not ``study_`` (reopen it from
 ``storage`` with :meth:`ensembo.Study.load`).
@@ -333,8 +334,10 @@ class _EnsemboSearch(BaseEstimator):
         return _task(X, y, self._task_type, space, options)
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickle the fitted models, not the live study (its storage file keeps it)."""
-        state = super().__getstate__()
+        """Pickle the fitted models, not the live study (its storage file keeps it).
+        The state is a copy: ``object.__getstate__`` hands back the live ``__dict__``,
+        and editing it would drop ``study_`` from the estimator being pickled."""
+        state = dict(super().__getstate__())
         if "study_" in state:
             state["study_"] = None
         return state

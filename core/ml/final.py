@@ -27,6 +27,7 @@ from ensembo.ml.artifacts import ArtifactStore
 from ensembo.ml.fitted_ensemble import FittedEnsemble
 from ensembo.ml.selection import select_trial
 from ensembo.ml.task import Task
+from ensembo.plugins.ensembles.best import BestSingle
 from ensembo.plugins.losses.ensemble_loss import ensemble_loss_of, member_contributions
 from ensembo.study import Study
 from ensembo.trials import Trial
@@ -36,7 +37,8 @@ logger = logging.getLogger(__name__)
 
 @attrs.frozen(kw_only=True)
 class FinalModels:
-    """The selected trial and its model; the study's ensemble and its fitted estimator."""
+    """The selected trial and its model; the ensemble (the study's, or under ``best``
+    the selected trial alone) and its fitted estimator."""
 
     best_trial: Trial
     best_estimator: Any = attrs.field(eq=False)
@@ -65,7 +67,7 @@ def finalize(
     model trained during the search, with a warning, and is listed in
     ``not_refitted``."""
     best = select_trial(study.history, study.space, selection, surrogate=surrogate, seed=study.seed)
-    ensemble = study.ensemble or Ensemble.single(best.number)
+    ensemble = final_ensemble(study, best)
     cache: dict[int, Any] = {}
     not_refitted: list[int] = []
 
@@ -94,6 +96,16 @@ def finalize(
         refit=refit,
         not_refitted=tuple(sorted(not_refitted)),
     )
+
+
+def final_ensemble(study: Study, best: Trial) -> Ensemble:
+    """The ensemble that predicts: the study's, but under the ``best`` strategy the
+    *selected* trial alone. ``best`` tracks the validation argmin during the search;
+    a ``selection`` rule (posterior-mean, selection-split) exists to replace that
+    optimistic choice, so predicting with the argmin would silently undo it."""
+    if isinstance(study.strategy, BestSingle):
+        return Ensemble.single(best.number)
+    return study.ensemble or Ensemble.single(best.number)
 
 
 def refitted_model(

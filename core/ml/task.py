@@ -38,7 +38,17 @@ from ensembo.errors import ExperimentError
 from ensembo.loss_fit import DEFAULT_LOSS, check_loss_fits_task
 from ensembo.ml.fitted_ensemble import FittedEnsemble
 from ensembo.ml.predictions import InvalidPredictionError, predict_examples
-from ensembo.ml.validation import Split, ValidationScheme, validation_scheme
+from ensembo.ml.validation import (
+    CrossValidation,
+    Holdout,
+    Split,
+    ValidationScheme,
+    can_stratify_folds,
+    can_stratify_holdout,
+    classes_rarer_than,
+    holdout_sizes,
+    validation_scheme,
+)
 from ensembo.threads import limited_threads
 from ensembo.trials import Evaluation
 
@@ -190,6 +200,7 @@ class Task:
         self.X_test = None if X_test is None else _as_matrix(X_test)
         self.targets_test = None if y_test is None else self._encode(np.asarray(y_test))
         self.splits(0)  # a scheme that cannot split these rows fails here, not per trial
+        self._warn_if_validation_unstratified()
 
     # --- targets ------------------------------------------------------------------------
 
@@ -210,15 +221,104 @@ class Task:
             )
         return clipped
 
-    def _stratify_selection(self, targets: np.ndarray) -> bool:
-        return self.is_classification and np.unique(targets, return_counts=True)[1].min() >= 2
+    def _stratify_selection(self, targets: np.ndarray, fraction: float) -> bool:
+        """Stratify the selection split when scikit-learn can; otherwise hold out rows
+        unstratified, as for the validation holdout, and say why."""
+        if not self.is_classification:
+            return False
+        shortfall = self._holdout_shortfall(targets, fraction, "selection")
+        if shortfall:
+            logger.warning("selection_split=%g is not stratified: %s", fraction, shortfall)
+        return shortfall is None
+
+    # --- stratification ------------------------------------------------------------------
+
+    def _label(self, code: int) -> str:
+        """An encoded class as the user's label, for a message: ``'a'``, ``3``."""
+        return repr(self.classes[code : code + 1].tolist()[0])
+
+    def _classes_have(self, counts: dict[Any, int], *, with_counts: bool = True) -> str:
+        """``class 'a' (4 rows) has`` / ``classes 'a' (4 rows), 'b' (1 row) have``."""
+
+        def named(code: Any, count: int) -> str:
+            rows = f" ({count} row{'s' if count > 1 else ''})" if with_counts else ""
+            return f"{self._label(code)}{rows}"
+
+        listed = ", ".join(named(code, count) for code, count in counts.items())
+        return f"class {listed} has" if len(counts) == 1 else f"classes {listed} have"
+
+    def _holdout_shortfall(self, targets: np.ndarray, ratio: float, side: str) -> str | None:
+        """Why a holdout of ``ratio`` of these rows cannot be stratified, and what to do;
+        ``None`` when it can, or with a single class (nothing to stratify)."""
+        n_classes = len(np.unique(targets))
+        if n_classes < 2 or can_stratify_holdout(targets, ratio):
+            return None
+        single = classes_rarer_than(targets, 2)
+        if single:
+            return (
+                f"{self._classes_have(single, with_counts=False)} a single row, which "
+                f"cannot be on both sides of a split, so the {side} rows are drawn "
+                "unstratified (merge or drop such classes to stratify)"
+            )
+        n_rows = len(targets)
+        kept, held_out = holdout_sizes(n_rows, ratio)
+        if 2 * n_classes > n_rows:
+            advice = f"{n_rows} rows are too few to stratify {n_classes} classes; use k-fold"
+        else:
+            advice = (
+                f"a fraction from {n_classes / n_rows:.3g} to {1 - n_classes / n_rows:.3g} "
+                "is stratified"
+            )
+        return (
+            f"its {n_rows} rows split into {kept} kept and {held_out} {side} rows, and "
+            f"stratifying needs a row of each of the {n_classes} classes on both sides; the "
+            f"{side} rows are drawn unstratified, so one side may lack some classes ({advice})"
+        )
+
+    def _warn_if_validation_unstratified(self) -> None:
+        """Say once, naming the classes, when the validation scheme asked to stratify
+        cannot fully do it (the splits are drawn per trial, the warning is not)."""
+        if not self.is_classification or not getattr(self.validation, "stratify", False):
+            return
+        if isinstance(self.validation, Holdout):
+            shortfall = self._holdout_shortfall(self.targets, self.validation.ratio, "validation")
+            if shortfall:
+                logger.warning(
+                    "validation (cv) holdout ratio %g is not stratified: %s",
+                    self.validation.ratio, shortfall,
+                )
+        elif isinstance(self.validation, CrossValidation):
+            self._warn_of_classes_rarer_than_folds(self.validation.folds)
+
+    def _warn_of_classes_rarer_than_folds(self, folds: int) -> None:
+        """A class with fewer rows than folds is missing from some validation folds. As
+        in ``StratifiedKFold``, the other classes stay stratified, and the rare class's
+        rows go to different folds (each fold's model trains on the rest of them)."""
+        rare = classes_rarer_than(self.targets, folds)
+        if not rare or len(np.unique(self.targets)) < 2:
+            return
+        fewest = min(rare.values())
+        if fewest >= 2:
+            advice = f"use at most {fewest} folds (cv={fewest} / validation: {fewest}), or merge"
+        else:
+            advice = "merge or drop"
+        done = (
+            "the other classes stay stratified"
+            if can_stratify_folds(self.targets, folds)
+            else "no class fills every fold, so the folds are not stratified"
+        )
+        logger.warning(
+            "validation (cv) %d-fold: %s fewer rows than the %d folds, so some validation "
+            "folds lack them; %s. To stratify every class, %s the rare classes",
+            folds, self._classes_have(rare), folds, done, advice,
+        )
 
     def _hold_out(self, targets: np.ndarray, fraction: float) -> tuple[np.ndarray, np.ndarray]:
         """The rows searched on and the selection rows. With groups, whole groups are
         held out: a selection row whose group the models trained on would flatter them."""
         rows = np.arange(len(targets))
         if self.groups_all is None:
-            stratify = targets if self._stratify_selection(targets) else None
+            stratify = targets if self._stratify_selection(targets, fraction) else None
             searched, held_out = train_test_split(
                 rows, test_size=fraction, random_state=self.seed, stratify=stratify
             )

@@ -24,7 +24,9 @@ splitters, drawn from the seed as the other built-in schemes are.
 
 from __future__ import annotations
 
+import math
 import numbers
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -51,10 +53,38 @@ class Split:
     validation: np.ndarray = attrs.field(converter=np.asarray, eq=False)
 
 
-def _stratifiable(y: np.ndarray, n_splits: int) -> bool:
-    """Stratify only when every class has enough members for every split."""
+def holdout_sizes(n_rows: int, ratio: float) -> tuple[int, int]:
+    """(training, held-out) rows of a split holding out ``ratio`` of ``n_rows``, counted
+    as scikit-learn's shuffle splits and ``train_test_split`` count them."""
+    held_out = math.ceil(ratio * n_rows)
+    return n_rows - held_out, held_out
+
+
+def can_stratify_holdout(y: np.ndarray, ratio: float) -> bool:
+    """Whether a holdout of ``ratio`` can be stratified: every class needs a row on each
+    side, and each side a row of every class, or scikit-learn refuses the split.
+    Otherwise the split is drawn unstratified (the task warns once, naming why)."""
     _, counts = np.unique(y, return_counts=True)
-    return counts.size > 1 and counts.min() >= n_splits
+    return (
+        counts.size > 1
+        and counts.min() >= 2
+        and min(holdout_sizes(len(y), ratio)) >= counts.size
+    )
+
+
+def can_stratify_folds(y: np.ndarray, n_splits: int) -> bool:
+    """Whether k-fold can be stratified: as scikit-learn's ``StratifiedKFold``, once one
+    class fills every fold. A rarer class is still spread over as many folds as it has
+    rows (the task warns once, naming it); stratification is kept for the others."""
+    _, counts = np.unique(y, return_counts=True)
+    return counts.size > 1 and counts.max() >= n_splits
+
+
+def classes_rarer_than(y: np.ndarray, n_rows: int) -> dict[Any, int]:
+    """The classes of ``y`` with fewer than ``n_rows`` rows, and their counts."""
+    labels, counts = np.unique(y, return_counts=True)
+    return {label: int(count) for label, count in zip(labels, counts, strict=True)
+            if count < n_rows}
 
 
 def _refuse_groups(groups: np.ndarray | None, scheme: str, hint: str = "") -> None:
@@ -106,7 +136,7 @@ class Holdout:
         _refuse_groups(groups, f"a holdout (ratio {self.ratio})")
         random_state = _split_seed(seed, iteration, self.reshuffle)
         n = len(y)
-        if classification and self.stratify and _stratifiable(y, 2):
+        if classification and self.stratify and can_stratify_holdout(y, self.ratio):
             splitter = StratifiedShuffleSplit(
                 n_splits=1, test_size=self.ratio, random_state=random_state
             )
@@ -162,17 +192,21 @@ class CrossValidation:
                 "validation.folds",
                 f"{self.folds} folds need at least {self.folds} rows, got n_samples={len(y)}",
             )
-        stratified = classification and self.stratify and _stratifiable(y, self.folds)
+        stratified = classification and self.stratify and can_stratify_folds(y, self.folds)
         splits = []
         for _ in range(self.repeats):
             state = int(rng.integers(2**31 - 1))
             splitter = (StratifiedKFold if stratified else KFold)(
                 n_splits=self.folds, shuffle=True, random_state=state
             )
-            splits.extend(
-                Split(train=train, validation=validation)
-                for train, validation in splitter.split(np.zeros((len(y), 1)), y)
-            )
+            with warnings.catch_warnings():
+                # a class rarer than the folds: the task warns once, naming the class;
+                # scikit-learn would warn on every trial
+                warnings.filterwarnings(
+                    "ignore", "The least populated class in y", category=UserWarning
+                )
+                pairs = list(splitter.split(np.zeros((len(y), 1)), y))
+            splits.extend(Split(train=train, validation=validation) for train, validation in pairs)
         return tuple(splits)
 
 

@@ -169,3 +169,39 @@ def test_a_data_experiment_takes_its_trial_limits_from_execution(tmp_path, caplo
                      "--no-progress"]) == 0
     assert not [m for m in caplog.messages if "execution:" in m]
     assert seen[0].wall_time == 30
+
+
+SELECTED = """
+space:
+  name: tiny-tree
+  estimator: sklearn.tree.DecisionTreeClassifier
+  params:
+    max_depth: {type: int, low: 1, high: 6}
+data:
+  dataset: breast-cancer
+  validation: 3
+  final: selection-split
+  selection_split: 0.3
+  refit: false
+surrogate: null
+budget: 6
+seed: 1
+"""
+
+
+def test_without_an_ensemble_key_the_ensemble_is_the_selected_model(tmp_path, capsys):
+    """The docs promise the default ``best`` ensemble is the *selected* model alone; the
+    report said "selected (selection-split): trial 0" beside an ensemble of the argmin
+    trial, and scored that one as the ensemble."""
+    import json
+
+    experiment = tmp_path / "selected.yaml"
+    experiment.write_text(textwrap.dedent(SELECTED))
+    storage = tmp_path / "selected.db"
+    assert main(["run", str(experiment), "--storage", str(storage), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    best, ensemble = summary["best"], summary["ensemble"]
+    assert best["number"] != Study.load(storage).best_trial.number  # not the argmin
+    assert ensemble["strategy"] == "best"
+    assert (ensemble["members"], ensemble["weights"]) == ([best["number"]], [1.0])
+    assert (ensemble["loss"], ensemble["test"]) == (best["loss"], best["test"])

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ensembo import Study
+from ensembo.ensemble import Ensemble
 from ensembo.errors import ExperimentError, StorageError
 from ensembo.ml import (
     DiskArtifactStore,
@@ -129,6 +130,28 @@ def test_posterior_mean_selection_follows_the_surrogate_mean(tree_only_space, cl
     assert chosen.number == worst
     np.testing.assert_allclose(surrogate.fitted_on, [t.loss for t in study.trials])
     assert select_trial(study.history, study.space, "argmin").number == study.best_trial.number
+
+
+def test_the_best_strategy_predicts_with_the_selected_trial_not_the_argmin(
+    tree_only_space, classification_data
+):
+    """``ensemble="best"`` is the selected model alone: the ``best`` strategy tracks the
+    argmin, and the fitted ensemble predicted with it whatever ``selection`` chose."""
+    X, y = classification_data
+    task, study, store = _search(tree_only_space, X, y, n_trials=5)
+    worst = max(study.trials, key=lambda t: t.loss).number
+    assert worst != study.best_trial.number  # the case at hand: selection is not argmin
+    means = np.ones(5)
+    means[worst] = 0.0
+    final = finalize(study, task, store, selection="posterior-mean",
+                     surrogate=_FixedMeanSurrogate(means))
+    assert final.best_trial.number == worst
+    assert final.ensemble == Ensemble.single(worst)
+    (member,) = final.ensemble_estimator.members
+    assert member is final.best_estimator
+    np.testing.assert_array_equal(final.ensemble_estimator.predict_proba(X),
+                                  final.best_estimator.predict_proba(X))
+    assert ensemble_validation_loss(study, task, final.ensemble) == final.best_trial.loss
 
 
 def test_argmin_selection_ties_losses_equal_but_for_float_noise():

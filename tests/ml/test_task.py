@@ -177,3 +177,64 @@ def test_a_trial_over_its_time_limit_fails_and_the_search_goes_on(classification
     hung = [t for t in study.trials if t.config["behaviour"] == "hang"]
     assert hung and all(t.state is TrialState.FAILED and "timeout" in t.error for t in hung)
     assert any(t.state is TrialState.COMPLETE for t in study.trials)
+
+
+def _warnings(caplog):
+    return [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+
+
+def test_a_class_rarer_than_the_folds_is_named_once_and_the_rest_stay_stratified(
+    tree_only_space, caplog
+):
+    """StratifiedKFold keeps stratifying when one class is rarer than the folds, and
+    says so; the task says it once (not per trial), in the user's labels and options."""
+    y = np.repeat(np.array(["common", "middle", "rare"], dtype=object), [60, 36, 4])
+    X = np.random.default_rng(0).normal(size=(len(y), 3))
+    task = Task(X, y, task="classification", space=tree_only_space, validation=5)
+    for number in range(3):
+        task.evaluate({"behaviour": "fit", "depth": 2}, number)
+    assert _warnings(caplog) == [(
+        "validation (cv) 5-fold: class 'rare' (4 rows) has fewer rows than the 5 folds, so "
+        "some validation folds lack them; the other classes stay stratified. To stratify "
+        "every class, use at most 4 folds (cv=4 / validation: 4), or merge the rare classes"
+    )]
+    per_fold = [np.bincount(task.targets[s.validation], minlength=3) for s in task.splits(0)]
+    assert [counts[0] for counts in per_fold] == [12] * 5
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"validation": 0.2}, "validation (cv) holdout ratio 0.2 is not stratified"),
+        ({"validation": 3, "selection_split": 0.2}, "selection_split=0.2 is not stratified"),
+    ],
+)
+def test_a_holdout_smaller_than_the_classes_is_drawn_unstratified_with_a_warning(
+    tree_only_space, caplog, options, named
+):
+    """40 rows of 10 classes, 8 held out: scikit-learn's "test_size = 8 should be
+    greater or equal to the number of classes = 10" reached the user naming neither
+    cv nor selection_split, though an unstratified split works (as for a one-row class)."""
+    y = np.repeat(np.arange(10), 4)
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    task = Task(X, y, task="classification", space=tree_only_space, **options)
+    evaluation = task.evaluate({"behaviour": "fit", "depth": 2})
+    assert np.isfinite(evaluation.loss)
+    side = "selection" if "selection_split" in options else "validation"
+    assert [m for m in _warnings(caplog) if "is not stratified" in m] == [(
+        f"{named}: its 40 rows split into 32 kept and 8 {side} rows, and stratifying needs a "
+        f"row of each of the 10 classes on both sides; the {side} rows are drawn unstratified, "
+        "so one side may lack some classes (a fraction from 0.25 to 0.75 is stratified)"
+    )]
+
+
+def test_a_one_row_class_holdout_says_why_it_is_unstratified(tree_only_space, caplog):
+    """This fallback was silent; it now says why, as the fallback for small holdouts."""
+    y = np.repeat(np.array(["a", "b", "solo"], dtype=object), [30, 29, 1])
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    Task(X, y, task="classification", space=tree_only_space, validation=0.3)
+    assert _warnings(caplog) == [(
+        "validation (cv) holdout ratio 0.3 is not stratified: class 'solo' has a single row, "
+        "which cannot be on both sides of a split, so the validation rows are drawn "
+        "unstratified (merge or drop such classes to stratify)"
+    )]

@@ -156,3 +156,40 @@ def test_an_unknown_scheme_option_is_named_with_the_valid_ones():
         validation_scheme({"kind": "kfold"})
     with pytest.raises(ExperimentError, match=r"unknown kfold option\(s\) repeat; "):
         validation_scheme({"scheme": "kfold", "repeat": 2})
+
+
+def _class_counts_per_fold(y, scheme, seed):
+    splits = scheme.splits(y, classification=True, seed=seed, iteration=0)
+    return [np.bincount(y[s.validation], minlength=y.max() + 1).tolist() for s in splits]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_kfold_stays_stratified_when_one_class_is_rarer_than_the_folds(seed):
+    """One class of 4 rows under 5 folds turned stratification off for every class
+    (class 1 ranged 3..10 rows per fold); as StratifiedKFold, the common classes stay
+    balanced and each rare row is validated in a fold of its own."""
+    y = np.repeat([0, 1, 2], [60, 36, 4])
+    counts = np.array(_class_counts_per_fold(y, CrossValidation(folds=5), seed))
+    assert counts[:, 0].tolist() == [12] * 5
+    assert sorted(counts[:, 1].tolist()) == [7, 7, 7, 7, 8]
+    assert sorted(counts[:, 2].tolist()) == [0, 1, 1, 1, 1]
+
+
+def test_kfold_trains_every_fold_on_a_two_row_class():
+    """Unstratified, both rows of a 2-row class could land in one validation fold
+    (seeds 10 and 16 of these), whose model never saw the class; stratified, they are
+    validated in two folds."""
+    y = np.repeat([0, 1], [30, 2])
+    for seed in range(20):
+        splits = CrossValidation(folds=5).splits(y, classification=True, seed=seed, iteration=0)
+        assert all((y[s.train] == 1).any() for s in splits), f"seed {seed}"
+
+
+def test_a_holdout_too_small_to_stratify_falls_back_to_an_unstratified_split():
+    """8 validation rows for 10 classes: scikit-learn refused to stratify with a
+    ValueError naming neither cv nor selection_split; a one-row class already falls
+    back to an unstratified split, and so does this."""
+    y = np.repeat(np.arange(10), 4)
+    (split,) = Holdout(ratio=0.2).splits(y, classification=True, seed=0, iteration=0)
+    assert (len(split.train), len(split.validation)) == (32, 8)
+    assert sorted([*split.train, *split.validation]) == list(range(40))

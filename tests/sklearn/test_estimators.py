@@ -201,6 +201,19 @@ def test_a_class_the_holdout_lacks_does_not_fail_every_trial(tree_space):
     assert model.predict_proba(X).shape == (60, 3)
 
 
+@pytest.mark.parametrize("options", [{"cv": 0.2}, {"cv": 3, "selection_split": 0.2}])
+def test_a_holdout_smaller_than_the_classes_fits_unstratified(tree_space, options):
+    """40 rows of 10 classes, 8 held out: fit raised scikit-learn's "test_size = 8 should
+    be greater or equal to the number of classes = 10", naming neither cv nor
+    selection_split; as for a one-row class, the rows are held out unstratified."""
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    y = np.repeat(np.arange(10), 4)
+    model = EnsemboClassifier(tree_space, n_trials=3, surrogate=None, ensemble="best",
+                              **options).fit(X, y)
+    assert list(model.cv_results_["state"]) == ["complete"] * 3
+    assert model.predict_proba(X).shape == (40, 10)
+
+
 SLOW_ON_ALL_ROWS = """\
 import time
 from sklearn.tree import DecisionTreeClassifier
@@ -227,3 +240,39 @@ def test_a_refit_past_the_trial_timeout_is_listed_in_not_refitted(tmp_path, monk
     assert model.not_refitted_ == [model.best_index_]
     assert model.predict(X[:3]).shape == (3,)
     assert EnsemboClassifier(space, n_trials=2, cv=3, surrogate=None).fit(X, y).not_refitted_ == []
+
+
+@pytest.mark.parametrize("selection", ["selection-split", "posterior-mean"])
+def test_ensemble_best_predicts_with_the_selected_model(tree_space, selection):
+    """``ensemble="best"`` is the selected model: predict, predict_proba and score used
+    the argmin trial's model, whatever ``selection`` chose as ``best_estimator_``."""
+    X, y = make_classification(n_samples=150, n_features=5, flip_y=0.1, random_state=1)
+    model = EnsemboClassifier(
+        tree_space, n_trials=6, cv=3, surrogate=None, ensemble="best", selection=selection,
+        selection_split=0.3, seed=5,
+    ).fit(X, y)
+    argmin = int(np.nanargmin(model.cv_results_["loss"]))
+    # the case at hand: the rule chose another configuration than the argmin's
+    assert model.best_params_ != model.cv_results_["params"][argmin]
+    (member,) = model.ensemble_.members
+    assert member is model.best_estimator_
+    np.testing.assert_array_equal(model.predict_proba(X), model.best_estimator_.predict_proba(X))
+    np.testing.assert_array_equal(model.predict(X), model.best_estimator_.predict(X))
+    assert model.score(X, y) == model.best_estimator_.score(X, y)
+
+
+def test_pickling_or_copying_keeps_the_study_of_the_fitted_estimator(tree_space):
+    """__getstate__ set study_ to None in the live __dict__: pickling a model to save it
+    (or deep-copying it) wiped study_ from the estimator still in use."""
+    import copy
+    import pickle
+
+    X, y = make_classification(n_samples=80, n_features=4, random_state=0)
+    model = EnsemboClassifier(tree_space, n_trials=3, cv=3, surrogate=None).fit(X, y)
+    study = model.study_
+    restored = pickle.loads(pickle.dumps(model))
+    copied = copy.deepcopy(model)
+    assert model.study_ is study and model.study_.best_trial is not None
+    assert restored.study_ is None and copied.study_ is None  # the copies leave it out
+    for other in (restored, copied):
+        np.testing.assert_array_equal(other.predict_proba(X), model.predict_proba(X))
