@@ -81,15 +81,17 @@ class ProgressBar:
     """Trial count, best loss so far and ensemble loss of a running study.
 
     ``total`` is the number of trials planned (``None`` when only a timeout bounds the
-    run). ``enabled=None`` draws the bar only if ``stream`` (default stderr) is a
-    terminal or a Jupyter notebook's stderr; ``False`` never draws it. The bar closes
-    when the study finishes.
+    run); ``initial`` counts the trials finished before this run toward it, so that a
+    continued study's bar ends at its budget. ``enabled=None`` draws the bar only if
+    ``stream`` (default stderr) is a terminal or a Jupyter notebook's stderr; ``False``
+    never draws it. The bar closes when the study finishes.
     """
 
     def __init__(
         self,
         total: int | None,
         *,
+        initial: int = 0,
         stream: IO[str] | None = None,
         enabled: bool | None = None,
         description: str = "trials",
@@ -108,6 +110,7 @@ class ProgressBar:
             self._detour = _LoggingDetour(self.stream).__enter__()
             self._bar = tqdm.tqdm(
                 total=total,
+                initial=initial,
                 desc=description,
                 unit="trial",
                 file=self.stream,

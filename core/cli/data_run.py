@@ -20,7 +20,7 @@ from ensembo.cli.run_command import (
     print_timeout_stop,
 )
 from ensembo.datasets import data_digest
-from ensembo.errors import ExperimentError, TrialError
+from ensembo.errors import ExperimentError, StorageError, TrialError
 from ensembo.execution import TrialLimits
 from ensembo.experiment import Experiment
 from ensembo.hookspecs import hookimpl
@@ -37,6 +37,7 @@ from ensembo.ml.loop import finished_count
 from ensembo.ml.stored_search import stored_scoring
 from ensembo.objective import failure_summary
 from ensembo.progress import ProgressBar, is_terminal
+from ensembo.storage import open_existing_storage
 from ensembo.stored_study import (
     DATA_DIGEST,
     SCORING,
@@ -77,10 +78,29 @@ class TrialLines:
         )
 
 
-def _observers(budget: int, show_progress: bool) -> list[Any]:
+def _observers(budget: int, show_progress: bool, finished: int = 0) -> list[Any]:
+    """The bar (a terminal) or trial lines; both count the ``finished`` trials of a
+    continued study toward the budget."""
     if not show_progress:
         return []
-    return [ProgressBar(budget)] if is_terminal(sys.stderr) else [TrialLines(budget)]
+    if is_terminal(sys.stderr):
+        return [ProgressBar(budget, initial=min(finished, budget))]
+    return [TrialLines(budget)]
+
+
+def _finished_in(storage: Path | None) -> int:
+    """The trials a stored study has finished (complete or failed), read before the
+    study is opened, which needs its observers; 0 for a new study."""
+    if storage is None or not storage.is_file():
+        return 0
+    try:
+        opened = open_existing_storage(storage)
+    except StorageError:  # not a study: the study, opened next, says so
+        return 0
+    try:
+        return sum(trial.state.finished for trial in opened.trials())
+    finally:
+        opened.close()
 
 
 def _close(observers: list[Any], study: Study) -> None:
@@ -131,7 +151,8 @@ def run_data_experiment(
         loss=experiment.source.get("loss"),
         base_dir=experiment.base_dir,
     )
-    observers = _observers(experiment.budget, show_progress)
+    finished_before = finished_count(study) if study is not None else _finished_in(storage)
+    observers = _observers(experiment.budget, show_progress, finished_before)
     created = study is None and storage is not None and not storage.exists()
     scoring = {
         # as they act on the scoring: final, refit and threads may change between runs

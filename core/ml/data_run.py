@@ -55,6 +55,7 @@ from ensembo.ml.selection import SELECTIONS
 from ensembo.ml.task import Task
 from ensembo.ml.validation import ValidationScheme, validation_scheme
 from ensembo.study import Study
+from ensembo.trials import TrialState
 
 logger = logging.getLogger(__name__)
 
@@ -356,7 +357,9 @@ def run_and_report(
         "loss": task.loss_spec,
         "trials": len(study.history),
         "complete": len(study.history.completed()),
-        "failed": len(study.history) - len(study.history.completed()),
+        "failed": len(study.history.in_state(TrialState.FAILED)),
+        # queued (enqueue: beyond the budget) and never run: not failures
+        "pending": len(study.history.in_state(TrialState.PENDING)),
         "final": settings.final,
         "refit": settings.refit,
         # with refit: the trials whose refit hit a time or memory limit (models as trained)
@@ -402,6 +405,8 @@ def format_report(summary: Mapping[str, Any]) -> str:
                   "refitted (the refit hit a trial limit), as trained during the search")
     rows = f"{summary['rows_train']} training rows, {summary['rows_test']} test rows"
     outcome = f"{summary['complete']} complete, {summary['failed']} failed"
+    if summary.get("pending"):
+        outcome += f", {summary['pending']} pending"
     config = summary["best"]["config"]
     return "\n".join(
         [

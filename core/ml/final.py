@@ -29,6 +29,7 @@ from ensembo.ml.selection import select_trial
 from ensembo.ml.task import Task
 from ensembo.plugins.ensembles.best import BestSingle
 from ensembo.plugins.losses.ensemble_loss import ensemble_loss_of, member_contributions
+from ensembo.report.data import FINAL_CHOICE
 from ensembo.study import Study
 from ensembo.trials import Trial
 
@@ -88,9 +89,11 @@ def finalize(
         classes=task.classes,
         contributions=member_contributions(ensemble.combination, task.loss),
     )
+    best_estimator = model_of(best.number)
+    store_final_choice(study, selection, best, ensemble)
     return FinalModels(
         best_trial=best,
-        best_estimator=model_of(best.number),
+        best_estimator=best_estimator,
         ensemble=ensemble,
         ensemble_estimator=estimator,
         refit=refit,
@@ -106,6 +109,26 @@ def final_ensemble(study: Study, best: Trial) -> Ensemble:
     if isinstance(study.strategy, BestSingle):
         return Ensemble.single(best.number)
     return study.ensemble or Ensemble.single(best.number)
+
+
+def store_final_choice(study: Study, selection: str, best: Trial, ensemble: Ensemble) -> None:
+    """Keep in the study's metadata what predicts: the trial ``selection`` chose and the
+    final ensemble, with the number of complete trials they were chosen from. A report
+    replaying the ``best`` strategy would name the validation argmin instead; one of a
+    study continued since (more complete trials) replays, saying why."""
+    record = {
+        "selection": selection,
+        "trial": int(best.number),
+        "members": [int(m) for m in ensemble.members],
+        "weights": [float(w) for w in ensemble.weights],
+        "size": float(ensemble.size),
+        "combination": ensemble.combination,
+        "complete": len(study.history.completed()),
+    }
+    study.metadata[FINAL_CHOICE] = record
+    meta = study.storage.read_meta()
+    meta["metadata"] = {**(meta.get("metadata") or {}), FINAL_CHOICE: record}
+    study.storage.write_meta(meta)
 
 
 def refitted_model(

@@ -218,7 +218,7 @@ def _complete_records(folder: Path) -> Iterator[tuple[dict[str, Any], Path]]:
     """The finished runs' records under ``folder``, with their paths."""
     for path in sorted(Path(folder).rglob("seed-*.json")):
         try:
-            record = json.loads(path.read_text())
+            record = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue  # a run being written, or not a record
         if isinstance(record, dict) and record.get("status") == "complete":

@@ -9,6 +9,7 @@ consume.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from os import PathLike
 from typing import Any
@@ -18,7 +19,7 @@ import numpy as np
 from scipy.stats import rankdata
 
 from ensembo import components, spaces, trial_table
-from ensembo.ensemble import Ensemble, EnsembleContext
+from ensembo.ensemble import Ensemble, EnsembleContext, context_classes
 from ensembo.errors import EnsemboError, StorageError
 from ensembo.registry import Registry
 from ensembo.report.scoring import ensemble_loss
@@ -29,6 +30,10 @@ MIN_ACTIVE = 8
 """Fewest trials a hyperparameter must be active in to be ranked by importance."""
 MAX_BINS = 5
 """Quantile bins a numeric hyperparameter's values are grouped into for importance."""
+FINAL_CHOICE = "final_choice"
+"""Key of the study metadata where ``ensembo run`` keeps the model it predicts with
+(written by :func:`ensembo.ml.final.store_final_choice`; named here too so that a
+report does not import scikit-learn)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -63,6 +68,16 @@ class EnsembleMember:
 
 
 @attrs.frozen(kw_only=True)
+class FinalChoice:
+    """What ``ensembo run`` predicts with, as it stored it when it finished: the trial
+    its ``final`` rule selected and the final ensemble (under ``best``, that trial)."""
+
+    selection: str
+    trial: Trial = attrs.field(eq=False)
+    ensemble: Ensemble
+
+
+@attrs.frozen(kw_only=True)
 class ReportData:
     """A finished (or running) study, ready to render."""
 
@@ -81,6 +96,9 @@ class ReportData:
     final_ensemble_loss: float | None
     iterations: tuple[IterationPoint, ...]
     replay_note: str | None = None
+    selected: FinalChoice | None = None
+    selection_note: str | None = None
+    strategy_advice: tuple[str, ...] = ()
     experiment: dict[str, Any] | None = None
     importance: tuple[tuple[str, float], ...] = ()
     space: Any = attrs.field(default=None, eq=False)
@@ -113,8 +131,12 @@ def describe_space(space: spaces.Space) -> tuple[HyperparameterSummary, ...]:
     return tuple(summaries)
 
 
-def context_from_meta(meta: Mapping[str, Any]) -> EnsembleContext:
-    """The ensemble context the study ran with, rebuilt from its stored metadata."""
+def context_from_meta(
+    meta: Mapping[str, Any], registry: Registry | None = None
+) -> EnsembleContext:
+    """The ensemble context the study ran with, rebuilt from its stored metadata: with
+    its stored ``classes`` (those a holdout may lack: predictions have a column for
+    each), as the study builds it."""
     targets = meta.get("validation_targets")
     y_true = None if targets is None else np.asarray(targets)
     task = meta.get("task")
@@ -122,9 +144,10 @@ def context_from_meta(meta: Mapping[str, Any]) -> EnsembleContext:
         y_true=y_true,
         loss=meta.get("loss"),
         task=task,
-        classes=None if y_true is None or task != "classification" else np.unique(y_true),
+        classes=context_classes(meta.get("classes"), y_true, task),
         budget=meta.get("budget"),
         seed=int(meta.get("seed") or 0),
+        registry=registry,
     )
 
 
@@ -220,6 +243,78 @@ def _strategy(meta: Mapping[str, Any], registry: Registry | None) -> tuple[Any, 
         )
 
 
+def replay_quietly(
+    trials: Sequence[Trial], strategy: Any, context: EnsembleContext
+) -> tuple[list[IterationPoint], tuple[str, ...]]:
+    """:func:`replay_ensembles`, with the strategy's run-time advice (``UserWarning``,
+    e.g. eo's "use a budget of at least ...") returned as text instead of warned
+    again: the run it advises on is over. Other warnings are passed on."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        iterations = replay_ensembles(trials, strategy, context)
+    advice: list[str] = []
+    for warning in caught:
+        if issubclass(warning.category, UserWarning):
+            if str(warning.message) not in advice:
+                advice.append(str(warning.message))
+        else:
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+    return iterations, tuple(advice)
+
+
+def stored_final_choice(
+    meta: Mapping[str, Any], trials: Sequence[Trial]
+) -> tuple[FinalChoice | None, str | None]:
+    """The final choice ``ensembo run`` stored, if it was made from these trials; else
+    ``None`` and, when it matters, a note saying that the report shows the replay."""
+    metadata = meta.get("metadata") or {}
+    record = metadata.get(FINAL_CHOICE)
+    if record is None:
+        return None, _unrecorded_choice_note(metadata.get("experiment"))
+    complete = sum(t.state is TrialState.COMPLETE for t in trials)
+    number, selection = record.get("trial"), record.get("selection")
+    if record.get("complete") != complete or not _all_complete(
+        [number, *record.get("members", ())], trials
+    ):  # a continued run stopped before it chose again
+        return None, (
+            f"the final choice stored when `ensembo run` last finished (trial {number}, "
+            f"selected by {selection}) was made from {record.get('complete')} complete "
+            f"trials and the study now has {complete}: the ensemble shown is the ensemble "
+            "strategy's, replayed over the trials"
+        )
+    ensemble = Ensemble(
+        members=record["members"],
+        weights=record["weights"],
+        size=record.get("size", len(record["members"])),
+        combination=record.get("combination"),
+    )
+    return FinalChoice(selection=selection, trial=trials[number], ensemble=ensemble), None
+
+
+def _all_complete(numbers: Sequence[Any], trials: Sequence[Trial]) -> bool:
+    return all(
+        isinstance(n, int) and 0 <= n < len(trials) and trials[n].state is TrialState.COMPLETE
+        for n in numbers
+    )
+
+
+def _unrecorded_choice_note(experiment: Any) -> str | None:
+    """For a ``data:`` study stored before ``ensembo run`` kept its final choice: the
+    replay may name another trial than a selection rule chose."""
+    settings = experiment.get("data") if isinstance(experiment, Mapping) else None
+    final = settings.get("final", "argmin") if isinstance(settings, Mapping) else "argmin"
+    if final == "argmin":
+        return None
+    return (
+        "this study was stored before `ensembo run` recorded its final choice: the "
+        "ensemble shown is the ensemble strategy's, replayed over the trials (under `best`, "
+        f"the lowest validation loss), not necessarily the trial `final: {final}` selected; "
+        "`ensembo resume` on the study records the choice"
+    )
+
+
 def compute_report(
     storage: Storage | str | PathLike, registry: Registry | None = None
 ) -> ReportData:
@@ -234,31 +329,24 @@ def compute_report(
     if meta is None:
         raise StorageError(f"{storage}: no study stored here")
     space = spaces.load(meta["space"])
-    context = context_from_meta(meta)
+    context = context_from_meta(meta, registry)
     strategy, note = _strategy(meta, registry)
+    advice: tuple[str, ...] = ()
     try:
-        iterations = replay_ensembles(trials, strategy, context)
+        iterations, advice = replay_quietly(trials, strategy, context)
     except EnsemboError as error:  # e.g. predictions the strategy needs are missing
         iterations, note = (
             replay_ensembles(trials, None, context),
             f"ensembles were not replayed: {error}",
         )
     final = iterations[-1] if iterations else None
-    ensemble = final.ensemble if final else None
-    members = ()
-    if ensemble is not None:
-        members = tuple(
-            EnsembleMember(
-                number=number,
-                weight=weight,
-                loss=trials[number].loss,
-                config=dict(trials[number].config),
-                info=dict(trials[number].info),
-            )
-            for number, weight in sorted(
-                zip(ensemble.members, ensemble.weights, strict=True), key=lambda p: -p[1]
-            )
-        )
+    selected, selection_note = stored_final_choice(meta, trials)
+    if selected is not None:  # what predicts, which under `best` may not be the argmin
+        ensemble = selected.ensemble
+        final_loss = ensemble_loss(trials, ensemble, context)
+    else:
+        ensemble = final.ensemble if final else None
+        final_loss = final.ensemble_loss if final else None
     completed = [t for t in trials if t.state is TrialState.COMPLETE]
     return ReportData(
         source=str(storage),
@@ -272,12 +360,33 @@ def compute_report(
         trials=trials,
         counts={state.value: sum(t.state is state for t in trials) for state in TrialState},
         best=min(completed, key=lambda t: t.loss) if completed else None,
-        members=members,
-        final_ensemble_loss=final.ensemble_loss if final else None,
+        members=_members(ensemble, trials),
+        final_ensemble_loss=final_loss,
         iterations=tuple(iterations),
         replay_note=note,
+        selected=selected,
+        selection_note=selection_note,
+        strategy_advice=advice,
         experiment=(meta.get("metadata") or {}).get("experiment"),
         importance=tuple(hyperparameter_importance(space, trials)),
         space=space,
         environments=tuple(meta.get("environments", ())),
+    )
+
+
+def _members(ensemble: Ensemble | None, trials: Sequence[Trial]) -> tuple[EnsembleMember, ...]:
+    """The ensemble's members, heaviest first."""
+    if ensemble is None:
+        return ()
+    return tuple(
+        EnsembleMember(
+            number=number,
+            weight=weight,
+            loss=trials[number].loss,
+            config=dict(trials[number].config),
+            info=dict(trials[number].info),
+        )
+        for number, weight in sorted(
+            zip(ensemble.members, ensemble.weights, strict=True), key=lambda p: -p[1]
+        )
     )

@@ -64,7 +64,7 @@ def trial_rows(data: ReportData) -> list[list[Any]]:
 
 
 def write_trials_csv(data: ReportData, path: Path) -> Path:
-    with path.open("w", newline="") as handle:
+    with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(trial_columns(data))
         for row in trial_rows(data):
@@ -115,6 +115,7 @@ def summary_markdown(data: ReportData, figures: Sequence[Path] = ()) -> str:
         + (f"; task {data.task}" if data.task else "")
         + ".",
         "",
+        *_strategy_advice(data),
         *_experiment(data),
         f"Space `{data.space_name}` ({len(data.hyperparameters)} hyperparameters):",
         "",
@@ -175,6 +176,15 @@ def _experiment(data: ReportData) -> list[str]:
     return lines
 
 
+def _strategy_advice(data: ReportData) -> list[str]:
+    """What the ensemble strategy warned about the run (eo's budget advice): said once
+    here, about the run, rather than warned again by the report."""
+    lines = []
+    for text in data.strategy_advice:
+        lines += [f"The ensemble strategy warned when the study ran: {text}", ""]
+    return lines
+
+
 def _environments(data: ReportData) -> list[str]:
     """Where the study ran: a seed repeats its trials only with the same libraries and CPU."""
     if not data.environments:
@@ -194,6 +204,18 @@ def _outcome(data: ReportData) -> list[str]:
     rows = [
         [f"best single (trial {best.number})", best.loss, *(best.info.get(k) for k in info_keys)]
     ]
+    selected = data.selected
+    if selected is not None and (
+        selected.selection != "argmin" or selected.trial.number != best.number
+    ):
+        trial = selected.trial
+        rows.append(
+            [
+                f"selected ({selected.selection}): trial {trial.number}",
+                trial.loss,
+                *(trial.info.get(k) for k in info_keys),
+            ]
+        )
     if data.members or not data.replay_note:  # a replay that failed has no ensemble to show
         size = len(data.members)
         rows.append(
@@ -209,10 +231,18 @@ def _outcome(data: ReportData) -> list[str]:
         f"Best configuration: `{json.dumps(best.config, sort_keys=True, default=str)}`",
         "",
     ]
+    if selected is not None:
+        chosen = (  # stored by `ensembo run` (data.final) or a fitted estimator (selection)
+            f"The final models, as chosen and stored when the search finished: trial "
+            f"{selected.trial.number}, selected by {selected.selection}, and the ensemble "
+            "below (the figures show the ensemble during the search)."
+        )
+        lines += [chosen, ""]
     if data.final_ensemble_loss is None and len(data.members) > 1:
         lines += ["The ensemble's loss is unknown: the study recorded no validation targets.", ""]
-    if data.replay_note:
-        lines += [f"Note: {data.replay_note.rstrip('.')}.", ""]
+    for note in (data.replay_note, data.selection_note):
+        if note:
+            lines += [f"Note: {note.rstrip('.')}.", ""]
     if data.members:
         lines += [
             "### Ensemble members",

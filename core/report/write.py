@@ -50,14 +50,14 @@ def write_study_report(
         from ensembo.report.plots import plot_study
 
         figures = plot_study(data, out)
-    (out / "trials.md").write_text(trials_markdown(data))
+    (out / "trials.md").write_text(trials_markdown(data), encoding="utf-8")
     written = [
         out / "report.md",
         out / "trials.md",
         write_trials_csv(data, out / "trials.csv"),
         *figures,
     ]
-    (out / "report.md").write_text(summary_markdown(data, figures))
+    (out / "report.md").write_text(summary_markdown(data, figures), encoding="utf-8")
     return written
 
 
@@ -101,7 +101,9 @@ def write_benchmark_report(
     )
     if len(methods) == 2:  # Friedman and its diagram need three; a pair has paired tests
         out.mkdir(parents=True, exist_ok=True)
-        (out / "ranks.md").write_text(heading + _pair_comparison(matrix, methods))
+        (out / "ranks.md").write_text(
+            heading + _pair_comparison(matrix, methods), encoding="utf-8"
+        )
         return [out / "ranks.md"]
     # both read before any folder is made: they may refuse
     comparison = compare_methods(matrix, methods, alpha)
@@ -121,7 +123,9 @@ def write_benchmark_report(
         f"Nemenyi critical difference at alpha = {alpha}: {comparison.critical_difference:.3f}."
     )
     figure = "\n![critical difference](critical_difference.png)\n" if len(written) > 1 else ""
-    (out / "ranks.md").write_text(f"{heading}{table}\n\n{friedman}\n{figure}")
+    (out / "ranks.md").write_text(
+        f"{heading}{table}\n\n{friedman}\n{figure}", encoding="utf-8"
+    )
     return written
 
 

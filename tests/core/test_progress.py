@@ -210,3 +210,16 @@ def test_run_piped_has_no_bar(experiment):
     assert "%|" not in finished.stderr and "8/8" not in finished.stderr
     assert "\r" not in finished.stderr
     assert "space: toy" in finished.stdout
+
+
+def test_bar_of_a_continued_study_starts_at_its_finished_trials():
+    """``initial``: a study continued from 3 to 6 trials ends at 6/6, not 3/6."""
+    stream = FakeTerminal()
+    study = Study(ConfigurationSpace(space={"x": (-5.0, 10.0), "y": (0.0, 15.0)}), surrogate=None)
+    study.optimize(quadratic, n_trials=3)
+    bar = ProgressBar(6, initial=3, stream=stream)
+    study._observer_manager.register(bar)
+    study.optimize(quadratic, n_trials=3)
+    bar.close()
+    text = stream.getvalue()
+    assert "3/6" in text and text.rstrip().splitlines()[-1].count("6/6") == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 import textwrap
 
@@ -12,6 +13,7 @@ from ensembo.cli import main
 from ensembo.errors import ExperimentError
 from ensembo.experiment import parse_experiment
 from ensembo.ml.data_run import DataSettings
+from ensembo.report.data import compute_report
 
 TINY = """
 space:
@@ -205,3 +207,133 @@ def test_without_an_ensemble_key_the_ensemble_is_the_selected_model(tmp_path, ca
     assert ensemble["strategy"] == "best"
     assert (ensemble["members"], ensemble["weights"]) == ([best["number"]], [1.0])
     assert (ensemble["loss"], ensemble["test"]) == (best["loss"], best["test"])
+
+
+@pytest.fixture(scope="module")
+def selected_study(tmp_path_factory):
+    """A `final: selection-split` run whose rule picks another trial than the argmin:
+    its storage and the summary `ensembo run --json` printed."""
+    import contextlib
+    import io
+    import json
+
+    folder = tmp_path_factory.mktemp("selected")
+    experiment = folder / "selected.yaml"
+    experiment.write_text(textwrap.dedent(SELECTED))
+    storage = folder / "selected.db"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["run", str(experiment), "--storage", str(storage), "--json",
+                     "--no-progress"]) == 0
+    summary = json.loads(printed.getvalue())
+    with Study.load(storage) as study:  # else the tests could not tell the two apart
+        assert summary["best"]["number"] != study.best_trial.number
+    return storage, summary
+
+
+def test_the_report_names_the_model_the_selection_rule_chose(selected_study, tmp_path):
+    """`ensembo run` predicted with the selection rule's trial while report.md and
+    trials.csv's final_weight named the validation argmin (the `best` replay)."""
+    import csv
+
+    storage, summary = selected_study
+    selected = summary["best"]["number"]
+    out = tmp_path / "report"
+    assert main(["report", "--no-plots", str(storage), "--out", str(out)]) == 0
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert f"| selected (selection-split): trial {selected} |" in report
+    assert f"trial {selected}, selected by selection-split, and the ensemble" in report
+    with (out / "trials.csv").open(encoding="utf-8", newline="") as handle:
+        weights = {int(row["number"]): row["final_weight"] for row in csv.DictReader(handle)}
+    assert [n for n, weight in weights.items() if weight] == [selected]
+    assert weights[selected] == "1.0"
+
+
+def test_the_report_shows_the_ensemble_ensembo_run_printed(selected_study):
+    storage, summary = selected_study
+    data = compute_report(storage)
+    assert data.selected.selection == "selection-split"
+    assert data.selected.trial.number == summary["best"]["number"]
+    assert [m.number for m in data.members] == summary["ensemble"]["members"]
+    assert data.final_ensemble_loss == summary["ensemble"]["loss"]
+    assert data.selection_note is None
+
+
+def _copy_with_final_choice(source, target, edit):
+    """A copy of the study ``source`` whose stored final choice ``edit`` changed."""
+    import sqlite3
+    from contextlib import closing
+
+    from ensembo.report.data import FINAL_CHOICE
+    from ensembo.storage import SQLiteStorage
+
+    with closing(sqlite3.connect(source)) as original, closing(sqlite3.connect(target)) as copy:
+        original.backup(copy)  # with what is still in the write-ahead log
+    opened = SQLiteStorage(target)
+    try:
+        meta = opened.read_meta()
+        edit(meta["metadata"], FINAL_CHOICE)
+        opened.write_meta(meta)
+    finally:
+        opened.close()
+    return target
+
+
+def test_a_study_stored_before_the_choice_was_kept_is_replayed_saying_so(
+    selected_study, tmp_path
+):
+    storage = _copy_with_final_choice(
+        selected_study[0], tmp_path / "old.db", lambda metadata, key: metadata.pop(key)
+    )
+    data = compute_report(storage)
+    assert data.selected is None
+    assert [m.number for m in data.members] == [data.best.number]  # the replay: the argmin
+    assert "stored before `ensembo run` recorded its final choice" in data.selection_note
+    assert "`final: selection-split`" in data.selection_note
+
+
+def test_a_choice_made_from_fewer_trials_than_stored_is_not_used(selected_study, tmp_path):
+    """A continued run stopped before it chose again: its stored choice is of the old
+    trials, so the report replays and says why."""
+    storage = _copy_with_final_choice(
+        selected_study[0], tmp_path / "continued.db",
+        lambda metadata, key: metadata[key].update(complete=5),
+    )
+    data = compute_report(storage)
+    assert data.selected is None and [m.number for m in data.members] == [data.best.number]
+    assert "was made from 5 complete trials and the study now has 6" in data.selection_note
+
+
+def test_queued_trials_beyond_the_budget_are_pending_not_failed(tmp_path, capsys):
+    """The summary counted every trial that was not complete as failed."""
+    import json
+
+    queued = "enqueue:\n  - {max_depth: 2}\n  - {max_depth: 3}\n  - {max_depth: 4}\n"
+    experiment = tmp_path / "queued.yaml"
+    experiment.write_text(textwrap.dedent(TINY).replace("budget: 4", "budget: 1") + queued)
+    storage = tmp_path / "queued.db"
+    assert main(["run", str(experiment), "--storage", str(storage), "--no-progress"]) == 0
+    assert "trials: 3 (1 complete, 0 failed, 2 pending)" in capsys.readouterr().out
+    assert main(["run", str(experiment), "--storage", str(storage), "--json",
+                 "--no-progress"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["complete"], summary["failed"], summary["pending"]) == (1, 0, 2)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_bar_of_a_continued_run_counts_the_earlier_trials(tmp_path, capsys, monkeypatch):
+    """Continued from 2 to 4 trials, the bar ended at 2/4 (50%), as if the run stopped."""
+    experiment = tmp_path / "tiny.yaml"
+    storage = tmp_path / "tiny.db"
+    experiment.write_text(textwrap.dedent(TINY).replace("budget: 4", "budget: 2"))
+    assert main(["run", str(experiment), "--storage", str(storage), "--no-progress"]) == 0
+    experiment.write_text(textwrap.dedent(TINY))
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main(["run", str(experiment), "--storage", str(storage)]) == 0
+    counts = re.findall(r"\b(\d)/4\b", terminal.getvalue())
+    assert counts[0] == "2" and counts[-1] == "4"

@@ -54,3 +54,23 @@ def stored_study(tmp_path_factory):
     failed = study.ask()
     study.tell(failed, state="failed", error="ValueError: diverged")
     return path, study
+
+
+@pytest.fixture
+def short_eo_study(tmp_path):
+    """An eo study whose budget (10) is too short for its 12 slots, so that eo advises
+    a longer one at run time (checked here: the run must keep warning)."""
+    path = tmp_path / "eo.db"
+    y = np.random.default_rng(0).integers(0, 2, 40)
+
+    def objective(config):
+        rows = np.random.default_rng(int(1e6 * config["x"])).dirichlet(np.ones(2), size=y.size)
+        rows[np.arange(y.size), y] += 0.3
+        rows /= rows.sum(axis=1, keepdims=True)
+        return Evaluation(loss=float(np.mean(rows.argmax(axis=1) != y)), predictions=rows)
+
+    with pytest.warns(UserWarning, match="use a budget of at least 60"):
+        Study({"params": {"x": {"type": "float", "low": 0, "high": 1}}}, surrogate=None,
+              ensemble="eo", validation_targets=y, loss="zero-one", seed=0, storage=path,
+              budget=10).optimize(objective, n_trials=10)
+    return path

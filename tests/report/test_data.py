@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
+from ensembo import Evaluation, Study
 from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.errors import StorageError
 from ensembo.plugins.ensembles.best import BestSingle
@@ -218,3 +221,46 @@ def test_importance_keeps_equal_values_in_one_bin():
         scores.append(dict(hyperparameter_importance(space, list(history))))
     assert np.mean([s.get("k", 0.0) for s in scores]) < 0.2
     assert np.mean([s.get("many", 0.0) for s in scores]) < 0.2
+
+
+def _three_column_objective(y: np.ndarray):
+    """Class probabilities for classes 0, 1, 2, of which the validation rows hold 0 and 1."""
+
+    def objective(config):
+        rows = np.random.default_rng(int(1e6 * config["x"])).dirichlet(np.ones(3), size=y.size)
+        rows[np.arange(y.size), y] += 0.5
+        rows /= rows.sum(axis=1, keepdims=True)
+        return Evaluation(loss=float(np.mean(rows.argmax(axis=1) != y)), predictions=rows)
+
+    return objective
+
+
+def test_the_replay_uses_the_stored_classes_when_a_class_has_no_validation_row(tmp_path):
+    """The report rebuilt the classes from the validation targets (2), so predictions
+    of 3 columns failed the replay and the report showed no ensemble."""
+    y = np.random.default_rng(0).integers(0, 2, 40)
+    path = tmp_path / "s.db"
+    study = Study({"params": {"x": {"type": "float", "low": 0, "high": 1}}}, surrogate=None,
+                  ensemble="posthoc", validation_targets=y, loss="zero-one", classes=[0, 1, 2],
+                  seed=0, storage=path)
+    study.optimize(_three_column_objective(y), n_trials=8)
+    expected = study.ensemble
+    study.close()
+    data = compute_report(path)
+    assert data.replay_note is None
+    assert sorted(m.number for m in data.members) == sorted(expected.members)
+    assert data.final_ensemble_loss == pytest.approx(
+        ensemble_loss(study.history, expected, study.context)
+    )
+
+
+def test_the_replay_does_not_warn_the_strategys_run_time_advice_again(short_eo_study):
+    """Replaying eo warned "use a budget of at least 60 trials" on every report of the
+    finished run; the report now says it once, as what the strategy warned at run time."""
+    path = short_eo_study
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        data = compute_report(path)
+    assert not [w for w in caught if "budget" in str(w.message)]
+    assert len(data.strategy_advice) == 1 and "at least 60" in data.strategy_advice[0]
+    assert data.members  # the replay itself ran

@@ -222,3 +222,39 @@ def test_alpha_outside_zero_one_is_a_usage_error(tmp_path, capsys, alpha):
         main(["report", "--no-plots", str(tmp_path / "r.csv"), f"--alpha={alpha}"])
     assert exit_info.value.code == 2
     assert f"argument --alpha: '{alpha}': must be between 0 and 1" in capsys.readouterr().err
+
+
+def test_a_report_of_an_eo_study_says_its_budget_advice_once_without_warning(
+    short_eo_study, tmp_path, capsys
+):
+    """eo's "use a budget of at least ..." is advice for the run; the report repeated it
+    as a warning on stderr, as if reading the study had gone wrong."""
+    out = tmp_path / "eo-report"
+    assert main(["report", "--no-plots", str(short_eo_study), "--out", str(out)]) == 0
+    assert "budget" not in capsys.readouterr().err
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "The ensemble strategy warned when the study ran: eo: 12 slots" in report
+
+
+def test_report_files_are_utf8_whatever_the_locale(tmp_path):
+    """Under a non-UTF-8 locale a non-ASCII space name crashed the report half-written
+    (trials.md made, report.md and trials.csv missing)."""
+    import os
+    import subprocess
+    import sys
+
+    from ensembo import Study
+
+    path = tmp_path / "s.db"
+    Study({"name": "naïve-ünïcode", "params": {"x": {"type": "float", "low": 0, "high": 1}}},
+          surrogate=None, storage=path).optimize(lambda c: c["x"], n_trials=3)
+    out = tmp_path / "out"
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONIOENCODING": "ascii"}
+    done = subprocess.run(
+        [sys.executable, "-m", "ensembo.cli", "report", "--no-plots", str(path), "--out", str(out)],
+        env=env, capture_output=True, text=True, encoding="utf-8",
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["report.md", "trials.csv", "trials.md"]
+    assert "# Report: naïve-ünïcode" in (out / "report.md").read_text(encoding="utf-8")
+    assert "naïve-ünïcode" in (out / "trials.md").read_text(encoding="utf-8")
