@@ -115,7 +115,8 @@ def store_final_choice(study: Study, selection: str, best: Trial, ensemble: Ense
     """Keep in the study's metadata what predicts: the trial ``selection`` chose and the
     final ensemble, with the number of complete trials they were chosen from. A report
     replaying the ``best`` strategy would name the validation argmin instead; one of a
-    study continued since (more complete trials) replays, saying why."""
+    study continued since (more complete trials) replays, saying why. A closed study
+    (an estimator's ``study_`` after ``fit``) keeps it in memory only."""
     record = {
         "selection": selection,
         "trial": int(best.number),
@@ -126,6 +127,9 @@ def store_final_choice(study: Study, selection: str, best: Trial, ensemble: Ense
         "complete": len(study.history.completed()),
     }
     study.metadata[FINAL_CHOICE] = record
+    if getattr(study.storage, "closed", False):  # finalize only reads what it needs
+        logger.info("the study's storage is closed: the final choice is not stored")
+        return
     meta = study.storage.read_meta()
     meta["metadata"] = {**(meta.get("metadata") or {}), FINAL_CHOICE: record}
     study.storage.write_meta(meta)

@@ -183,3 +183,20 @@ def test_disk_store_round_trip(tmp_path, tree_only_space, classification_data):
     np.testing.assert_array_equal(store.get(4).predict(X), model.predict(X))
     with pytest.raises(StorageError, match="no model kept for trial 5"):
         store.get(5)
+
+
+def test_finalize_on_a_closed_study_keeps_its_choice_in_memory(
+    tmp_path, tree_only_space, classification_data
+):
+    """A closed study (an estimator's ``study_`` after ``fit``) can still be finalized:
+    storing the choice, added later, must not make it raise after the models are built."""
+    X, y = classification_data
+    task = Task(X, y, task="classification", space=tree_only_space, validation=0.3)
+    study = Study(tree_only_space, surrogate=None, validation_targets=task.validation_targets(),
+                  task="classification", storage=tmp_path / "run.db")
+    store = MemoryArtifactStore()
+    run_task(study, task, 4, store=store)
+    study.close()
+    final = finalize(study, task, store)
+    assert final.best_trial == study.best_trial
+    assert study.metadata["final_choice"]["trial"] == final.best_trial.number
