@@ -7,7 +7,9 @@
   reshuffled splits, where the GP's noise term learns the split-sampling variance. The
   thesis leaves open whether the mean is minimized over the whole space; here it is
   minimized over the evaluated configurations, so the choice is always a trial whose
-  model exists (and, refitted, costs a single new model as in the thesis).
+  model exists (and, refitted, costs a single new model as in the thesis). Inactive
+  hyperparameters the study's space leaves missing (imputation ``none``, which ``rf``
+  and ``tpe`` accept) are imputed at the midpoint for this fit: the ``gp`` refuses NaN.
 * ``selection-split`` (``-sel``) — the lowest loss on the held-out selection split.
 """
 
@@ -20,6 +22,7 @@ import numpy as np
 from ensembo import components
 from ensembo.errors import ExperimentError, TrialError
 from ensembo.objective import failure_summary
+from ensembo.spaces.impute import DEFAULT_RULE
 from ensembo.trials import History, Trial, TrialState
 
 SELECTIONS = ("argmin", "posterior-mean", "selection-split")
@@ -73,8 +76,22 @@ def posterior_means(
 ) -> np.ndarray:
     """Surrogate mean at each trial's configuration, fitted on all their losses."""
     model = components.build("surrogate", surrogate)
-    batch = space.encode([t.config for t in trials])
+    batch = without_missing_values(space).encode([t.config for t in trials])
     losses = np.array([t.loss for t in trials], dtype=float)
     model.fit(batch, losses, np.random.default_rng([seed, 7]))
     mean, _ = model.predict(batch)
     return np.asarray(mean, dtype=float)
+
+
+def without_missing_values(space: Any) -> Any:
+    """``space`` with the hyperparameters it imputes as ``none`` imputed at the default
+    rule (midpoint) instead.
+
+    The search's surrogate may take ``none`` (``rf``, ``tpe``), but the selection's is
+    the ``gp`` unless ``finalize`` is given another, and the user of an estimator or an
+    experiment file cannot choose it: the ``gp`` refuses NaN, after the whole search.
+    The means are compared between evaluated configurations only, so a finite stand-in
+    for an inactive value changes no trial's configuration, only the kernel's view of it.
+    """
+    missing = [name for name in space.names if space.imputation_rule(name) == "none"]
+    return space.with_imputation(DEFAULT_RULE, missing) if missing else space

@@ -33,7 +33,13 @@ from ensembo.spaces import Space
 from ensembo.trials import History, TrialState
 
 _RELATIVE_TOLERANCE = 1e-9
-"""Scores closer than this fraction of the random pool's score range count as equal."""
+"""Scores closer than this fraction of the top of the random pool's spread count as equal."""
+
+_TOP_QUANTILE = 0.9
+"""The spread is measured from this quantile of the pool's finite scores to the best."""
+
+_FLOAT_NOISE = 1e-15
+"""A few ulps of ``|score|``: differences below it are rounding, however large the score."""
 
 
 def _count(minimum: int):
@@ -76,7 +82,7 @@ class _Climbs:
     step: np.ndarray
     plateau_left: np.ndarray
     running: np.ndarray
-    tolerance: float  # score differences below it are a plateau
+    tolerance: float  # score differences below it (or float noise) are a plateau
 
 
 @declares_options(LocalSearchSettings)
@@ -105,7 +111,7 @@ class LocalSearchOptimizer:
         starts, start_scores = self._starts(
             surface, space, seen_vectors[completed], pool, pool_scores
         )
-        tolerance = score_tolerance(pool_scores)
+        tolerance = score_tolerance(pool_scores, start_scores)
         ends, end_scores = self._climb(surface, space, starts, start_scores, tolerance, rng)
         chosen = best_distinct(
             space, np.concatenate([ends, pool]), np.concatenate([end_scores, pool_scores]), n, seen
@@ -160,7 +166,7 @@ class LocalSearchOptimizer:
         best = np.full(rows.size, -np.inf)
         np.maximum.at(best, origin, scores)
         current = climbs.scores[rows]
-        tolerance = climbs.tolerance
+        tolerance = plateau_tolerance(climbs.tolerance, current)
         improve = best > current + tolerance
         plateau = ~improve & (best >= current - tolerance) & (climbs.plateau_left[rows] > 0)
         move = improve | plateau
@@ -193,17 +199,40 @@ class LocalSearchOptimizer:
         return chosen
 
 
-def score_tolerance(scores: np.ndarray) -> float:
-    """How close two scores must be to count as equal: a fraction of the range of the
-    finite ``scores``.
+def score_tolerance(pool_scores: np.ndarray, start_scores: np.ndarray) -> float:
+    """How close two scores must be to count as equal: a fraction of the spread of the
+    scores the climbs compete with, from the pool's top-decile boundary to the best
+    finite score of the pool and the starts.
 
-    Relative to the range, not to the scores' size: ``lcb`` carries the targets'
-    offset, and with a tolerance relative to ``|score|`` a loss offset of 1e9 made every
-    real difference a plateau, so the climbs wandered sideways and stopped. Each bound
-    is scaled before subtracting, so a range wider than the largest float stays finite.
+    A spread (a difference) rather than ``|score|``: ``lcb`` carries the targets'
+    offset, and with a tolerance relative to ``|score|`` an offset of 1e9 made every real
+    difference a plateau, so the climbs wandered sideways and stopped. The top of the
+    pool rather than its whole range: a few extreme scores (``log-ei`` at -1e10 or less
+    where failed trials pin the variance at its floor, ``lcb`` near one diverged loss of
+    1e9) made the range's tolerance larger than every difference near the best, and the
+    climbs turned into random walks. Those scores sit at the bottom; they move the
+    boundary only when they fill more than nine tenths of the pool. The scores are
+    scaled before subtracting, so a spread wider than the largest float stays finite.
     """
-    scores = np.asarray(scores, dtype=float)
-    finite = scores[np.isfinite(scores)]
-    if finite.size == 0:
+    pool = _RELATIVE_TOLERANCE * _finite(pool_scores)
+    if pool.size == 0:
         return 0.0
-    return float(_RELATIVE_TOLERANCE * finite.max() - _RELATIVE_TOLERANCE * finite.min())
+    best = max(pool.max(), (_RELATIVE_TOLERANCE * _finite(start_scores)).max(initial=-np.inf))
+    return float(best - np.quantile(pool, _TOP_QUANTILE))
+
+
+def _finite(scores: np.ndarray) -> np.ndarray:
+    scores = np.asarray(scores, dtype=float)
+    return scores[np.isfinite(scores)]
+
+
+def plateau_tolerance(tolerance: float, current: np.ndarray) -> np.ndarray:
+    """``tolerance`` per climb, at least the float noise of its current score.
+
+    The spread can be far below the rounding of large scores (a flat top under an
+    offset of 1e9 rounds to ~1e-7): without this floor, rounding would count as an
+    improvement and a plateau would never be walked as one. 1e-15 of ``|score|`` is a
+    few ulps: 1e-6 under an offset of 1e9, below the differences that matter there.
+    """
+    magnitude = np.abs(np.where(np.isfinite(current), current, 0.0))
+    return np.maximum(tolerance, _FLOAT_NOISE * magnitude)

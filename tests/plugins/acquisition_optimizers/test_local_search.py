@@ -210,6 +210,53 @@ def test_a_constant_offset_of_the_scores_does_not_change_the_climb(seed):
     assert np.linalg.norm(proposals[1] - 0.8) < 0.05
 
 
+class BowlWithFailedRegion:
+    """A bowl at 0.3 whose region ``x0 > 0.6`` scores -1e12 and less, as ``log-ei`` does
+    where failed trials pin the surrogate's variance at its floor."""
+
+    def __init__(self, failed_region: bool):
+        self.failed_region = failed_region
+
+    def score(self, batch: EncodedBatch) -> np.ndarray:
+        bowl = -((batch.values - 0.3) ** 2).sum(axis=1)
+        if not self.failed_region:
+            return bowl
+        failed = batch.values[:, 0] > 0.6
+        return np.where(failed, -1e12 * (1.0 + 1e12 * batch.values[:, 1]), bowl)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_few_extremely_low_scores_do_not_stop_the_climbs_near_the_best(seed):
+    """The tolerance was 1e-9 of the pool's whole range: scores of -1e12 and below made
+    it larger than every difference near the best, every move a plateau, and the
+    climbs random walks that ended 0.1-0.2 away from the maximizer."""
+    from ConfigSpace import ConfigurationSpace
+
+    space = Space(ConfigurationSpace(space={f"x{i}": (0.0, 1.0) for i in range(4)}))
+    proposals = []
+    for failed_region in (False, True):
+        optimizer = LocalSearchOptimizer(n_random=50)  # a small pool: the climbs do the work
+        best = optimizer.maximize(
+            BowlWithFailedRegion(failed_region), space, History([]), 1,
+            np.random.default_rng(seed),
+        )[0]
+        proposals.append(np.array([best[f"x{i}"] for i in range(4)]))
+    np.testing.assert_allclose(proposals[1], proposals[0], rtol=0, atol=1e-6)
+    assert np.linalg.norm(proposals[1] - 0.3) < 0.05
+
+
+def test_the_tolerance_ignores_the_bottom_of_the_pool_and_the_scores_offset():
+    from ensembo.plugins.acquisition_optimizers.local_search import score_tolerance
+
+    pool = np.linspace(-1.0, 0.0, 100)
+    starts = np.array([0.5])
+    tolerance = score_tolerance(pool, starts)
+    assert 0.0 < tolerance < 1e-9
+    with_outliers = np.concatenate([pool, [-1e12, -1e300, -np.inf, np.nan]])
+    assert score_tolerance(with_outliers, starts) == pytest.approx(tolerance, rel=0.05)
+    assert score_tolerance(pool + 1e9, starts + 1e9) == pytest.approx(tolerance, rel=1e-3)
+
+
 def test_exhausted_space_still_returns_a_configuration():
     from ConfigSpace import Categorical, ConfigurationSpace
 
