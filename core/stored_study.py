@@ -309,8 +309,10 @@ def changed_data_message(data: Any) -> str:
     name = data.get("dataset") if isinstance(data, dict) else data
     return (
         f"the contents of dataset {name!r} (data.dataset) changed since the study started, "
-        "so its trials were scored on other data; restore the data, or start a new study "
-        "with another storage"
+        "so its trials were scored on other data (or this version reads it otherwise: "
+        "text spelled none, null, na or nan is a level since 28 Nov 2026, no longer "
+        "missing, and rows whose target is '?' or blank are dropped); restore the data, "
+        "or start a new study with another storage"
     )
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from ensembo import components
 from ensembo.errors import ExperimentError, TrialError
 from ensembo.objective import failure_summary
+from ensembo.plugins.surrogates.gp.surrogate import GaussianProcessSurrogate
 from ensembo.spaces.impute import DEFAULT_RULE
 from ensembo.trials import History, Trial, TrialState
 
@@ -76,7 +77,9 @@ def posterior_means(
 ) -> np.ndarray:
     """Surrogate mean at each trial's configuration, fitted on all their losses."""
     model = components.build("surrogate", surrogate)
-    batch = without_missing_values(space).encode([t.config for t in trials])
+    if isinstance(model, GaussianProcessSurrogate):  # it refuses NaN; rf and tpe take it
+        space = without_missing_values(space)
+    batch = space.encode([t.config for t in trials])
     losses = np.array([t.loss for t in trials], dtype=float)
     model.fit(batch, losses, np.random.default_rng([seed, 7]))
     mean, _ = model.predict(batch)
@@ -87,9 +90,10 @@ def without_missing_values(space: Any) -> Any:
     """``space`` with the hyperparameters it imputes as ``none`` imputed at the default
     rule (midpoint) instead.
 
-    The search's surrogate may take ``none`` (``rf``, ``tpe``), but the selection's is
-    the ``gp`` unless ``finalize`` is given another, and the user of an estimator or an
-    experiment file cannot choose it: the ``gp`` refuses NaN, after the whole search.
+    For a Gaussian-process selection surrogate only: the search's surrogate may take
+    ``none`` (``rf``, ``tpe``), but the selection's is the ``gp`` unless ``finalize`` is
+    given another, and the user of an estimator or an experiment file cannot choose it:
+    the ``gp`` refuses NaN, after the whole search.
     The means are compared between evaluated configurations only, so a finite stand-in
     for an inactive value changes no trial's configuration, only the kernel's view of it.
     """

@@ -96,7 +96,8 @@ def _data_differs(storage: Any) -> StorageError:
         way_out = f"give this fit a new storage path, or delete {path}{also} to start over"
     return StorageError(
         f"storage {storage} holds a search fitted on different data (X, y or groups differ "
-        f"from this fit's), whose trials cannot be reused: {way_out}"
+        f"from this fit's, or a DataFrame's text cells '?', missing since 28 Nov 2026, were "
+        f"a level when it was stored), whose trials cannot be reused: {way_out}"
     )
 
 

@@ -72,8 +72,8 @@ class TextColumns:
         for column, levels in self.levels.items():
             if column in encoded.columns:
                 index = {level: float(i) for i, level in enumerate(levels)}
-                encoded[column] = np.array(  # a missing cell's None is no level: NaN
-                    [index.get(_text(v), np.nan) for v in X[column]], dtype=float
+                encoded[column] = np.array(
+                    [_code(index, v) for v in X[column]], dtype=float
                 )
         return encoded
 
@@ -82,3 +82,13 @@ class TextColumns:
         mask = np.zeros(n_features, dtype=bool)
         mask[list(self.positions)] = True
         return mask
+
+
+def _code(index: Mapping[str, float], value: Any) -> float:
+    """``value``'s code among a fit's levels; NaN when missing or unseen. A level the fit
+    stored comes first: estimators pickled before ``?`` counted as missing kept it as a
+    level, and must encode it as they were fitted."""
+    if isinstance(value, str) and value.strip() in index:
+        return index[value.strip()]
+    text = _text(value)  # a missing cell's None is no level: NaN
+    return np.nan if text is None else index.get(text, np.nan)

@@ -153,3 +153,15 @@ def test_rows_whose_target_is_blank_or_a_question_mark_are_dropped(caplog):
     labels = from_frame(frame.assign(y=["a", "?", "", "b", "a"]), "y", name="t")
     assert list(labels.y) == ["a", "b", "a"]
     assert "2 of 5 rows dropped: no value in the target column 'y'" in caplog.text
+
+
+def test_a_level_a_fit_stored_is_encoded_as_its_level_even_if_now_missing():
+    """Estimators pickled before "?" counted as missing kept it as a level; after
+    unpickling, their "?" cells must still get that level's code, not NaN."""
+    pandas = pytest.importorskip("pandas")
+    from ensembo.ml.text_columns import TextColumns
+
+    fitted_earlier = TextColumns({"smoking": ("?", "heavy", "light")}, (0,))
+    frame = pandas.DataFrame({"smoking": ["?", "light", " ? ", "", "heavy"]})
+    codes = np.asarray(fitted_earlier.encode(frame), dtype=float)[:, 0]
+    np.testing.assert_array_equal(codes, [0, 2, 0, np.nan, 1])

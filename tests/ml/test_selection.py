@@ -61,3 +61,22 @@ def test_a_space_without_rule_none_is_used_as_it_is(rule):
 
     space = _two_branch_space().with_imputation(rule)
     assert without_missing_values(space) is space
+
+
+def test_a_selection_surrogate_that_takes_missing_values_sees_the_space_as_it_is():
+    """Only a Gaussian-process selection surrogate needs the midpoint stand-in; an ``rf``
+    asked to select sees the inactive values left missing, as in the search."""
+    from ensembo import components
+    from ensembo.ml.selection import posterior_means
+
+    space = _two_branch_space().with_imputation("none")
+    study = Study(space, surrogate=None, seed=1)
+    study.optimize(_loss, n_trials=12)
+    trials = study.history.completed()
+
+    direct = components.build("surrogate", "rf")
+    batch = space.encode([t.config for t in trials])
+    direct.fit(batch, np.array([t.loss for t in trials]), np.random.default_rng([3, 7]))
+    expected, _ = direct.predict(batch)
+
+    np.testing.assert_allclose(posterior_means(trials, space, "rf", seed=3), expected)
