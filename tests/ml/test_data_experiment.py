@@ -7,6 +7,7 @@ import re
 import textwrap
 
 import pytest
+from experiment_texts import TREE_SPACE
 
 from ensembo import Study, TrialState
 from ensembo.cli import main
@@ -15,13 +16,7 @@ from ensembo.experiment import parse_experiment
 from ensembo.ml.data_run import DataSettings
 from ensembo.report.data import compute_report
 
-TINY = """
-space:
-  name: tiny-tree
-  estimator: sklearn.tree.DecisionTreeClassifier
-  params:
-    max_depth: {type: int, low: 1, high: 6}
-data:
+TINY = TREE_SPACE + """data:
   dataset: iris
   validation: 3
 surrogate: null
@@ -173,13 +168,7 @@ def test_a_data_experiment_takes_its_trial_limits_from_execution(tmp_path, caplo
     assert seen[0].wall_time == 30
 
 
-SELECTED = """
-space:
-  name: tiny-tree
-  estimator: sklearn.tree.DecisionTreeClassifier
-  params:
-    max_depth: {type: int, low: 1, high: 6}
-data:
+SELECTED = TREE_SPACE + """data:
   dataset: breast-cancer
   validation: 3
   final: selection-split

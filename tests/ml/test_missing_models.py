@@ -6,18 +6,14 @@ from __future__ import annotations
 import logging
 import textwrap
 
+from experiment_texts import TREE_SPACE
+
 from ensembo import Study, TrialState
 from ensembo.cli import main
 from ensembo.ml import DiskArtifactStore, MemoryArtifactStore, Task, run_task
 from ensembo.trials import Evaluation
 
-KEPT = """
-space:
-  name: tiny-tree
-  estimator: sklearn.tree.DecisionTreeClassifier
-  params:
-    max_depth: {type: int, low: 1, high: 6}
-data:
+KEPT = TREE_SPACE + """data:
   dataset: iris
   validation: 3
   refit: false
