@@ -429,6 +429,19 @@ def test_header_says_which_seeds_have_records_and_when_datasets_differ():
     assert "Budget 10 trials per search, 2 seeds (0–1); test loss" in even
 
 
+def test_header_counts_a_failed_block_as_a_seed_its_dataset_lacks():
+    """A failed block is listed apart; it must not be counted as a seed held, or the
+    per-dataset means mix 2-seed and 3-seed datasets under a header that hides it."""
+    wrong = {m: "1000000000" for m in ("ESMBO", "SMBO", "RS", "ERS")}
+    losses = {"ESMBO": 0.1, "SMBO": 0.2, "RS": 0.3, "ERS": 0.4}
+    records = [{**fake_record(dataset, losses, wrong), "seed": seed}
+               for dataset in ("d0", "d1") for seed in (0, 1, 2)]
+    records[2] = {key: records[2][key] for key in ("experiment", "space", "dataset", "seed")}
+    records[2].update(status="failed", error="TimeoutError: 7200 s")
+    text = render_report(records, command="c", budget=10, seeds=3)
+    assert "3 seeds (0–2); datasets have 2–3 seeds each;" in text
+
+
 def _block_record(budget: int) -> dict:
     return {"experiment": "esmbo-large", "space": "svm", "dataset": "banana", "seed": 0,
             "budget": budget, "status": "complete", "methods": {}}
