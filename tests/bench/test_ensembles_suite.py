@@ -23,6 +23,7 @@ from ensembo.bench.ensembles_data import load_data, merged_into_two_classes, str
 from ensembo.bench.ensembles_report import render_report
 from ensembo.cli import main as cli_main
 from ensembo.datasets import Dataset
+from ensembo.stats import pb_test_from_counts
 
 
 def test_plan_interleaves_experiments_so_every_one_progresses(tmp_path):
@@ -504,3 +505,37 @@ def test_per_dataset_wilcoxon_reads_unrounded_means_so_equal_differences_tie():
     per_dataset = render_report(records, command="c", budget=10, seeds=5).split("Per dataset")[1]
     row = next(line for line in per_dataset.splitlines() if line.startswith("| ESMBO | – |"))
     assert row.split("|")[3].strip().endswith("W p=1")
+
+
+def test_per_dataset_pb_is_the_published_test_once_per_seed_not_on_summed_counts():
+    # Every seed's test split comes from the same table, so summing the seeds' counts would
+    # count shared rows again. ESMBO is wrong where SMBO is right on no row and right where
+    # SMBO is wrong on 1 row (seed 0), 3 rows (seed 1) and 2 rows (seed 2) of each dataset.
+    smbo_wrong = {0: "1100000000", 1: "1111000000", 2: "1110000000"}
+    records = [
+        {**fake_record(f"d{d}", {"ESMBO": 0.1, "SMBO": 0.1 + extra / 10, "RS": 0.3, "ERS": 0.4},
+                       {"ESMBO": "1000000000", "SMBO": smbo_wrong[seed],
+                        "RS": "1000000000", "ERS": "1000000000"}), "seed": seed}
+        for d in range(3) for seed, extra in ((0, 1), (1, 3), (2, 2))
+    ]
+    per_seed = {k: pb_test_from_counts([(0, k)] * 3) for k in (1, 2, 3)}
+    summed = pb_test_from_counts([(0, 6)] * 3)
+    assert per_seed[1] < per_seed[2] < per_seed[3] < summed
+    per_dataset = render_report(records, command="c", budget=10, seeds=3).split("Per dataset")[1]
+    matrix_row = next(line for line in per_dataset.splitlines() if line.startswith("| ESMBO | – |"))
+    assert f"PB {per_seed[2]:.2f}," in matrix_row  # the median seed
+    table = per_dataset.split("PB per seed")[1]
+    seed_row = next(line for line in table.splitlines() if line.startswith("| ESMBO | – |"))
+    assert (f"{per_seed[2]:.2f} [{per_seed[1]:.2f}–{per_seed[3]:.2f}], "
+            f"{sum(v >= 0.9 for v in per_seed.values())}/3; summed {summed:.2f}") in seed_row
+    # one seed: the test on its splits, and no per-seed table
+    one = render_report(records[::3], command="c", budget=10, seeds=1)
+    assert "PB per seed" not in one and f"1.00, PB {per_seed[1]:.2f}," in one
+    # pooled over two spaces, a dataset of each space is its own problem in the sums too
+    both = records + [{**r, "space": "random-forest"} for r in records]
+    pooled = render_report(both, command="c", budget=10, seeds=3).split(
+        "space `svm + random-forest`")[1].split("PB per seed")[1]
+    pooled_row = next(line for line in pooled.splitlines() if line.startswith("| ESMBO | – |"))
+    smbo_cell = pooled_row.split(" | ")[2]
+    assert smbo_cell.endswith(f"summed {pb_test_from_counts([(0, 6)] * 6):.2f}")
+    assert pb_test_from_counts([(0, 6)] * 6) != pb_test_from_counts([(0, 12)] * 3)
