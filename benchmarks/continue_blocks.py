@@ -134,13 +134,30 @@ def archive_and_commit(args: argparse.Namespace, lock: threading.Lock) -> None:
             seeds[seed] = seeds.get(seed, 0) + 1
         counts = "; ".join(f"seed {s}: {n}" for s, n in sorted(seeds.items()))
         archive = args.repo / "benchmarks" / "records" / f"{args.experiment}.tar.xz"
-        subprocess.run(["tar", "--sort=name", "-cJf", str(archive),
-                        f"ensembles/{args.experiment}"], cwd=args.out, check=True)
+        partial = archive.with_name(archive.name + ".partial")
+        packed = subprocess.run(["tar", "--sort=name", "-cJf", str(partial),
+                                 f"ensembles/{args.experiment}"], cwd=args.out)
+        if packed.returncode != 0:  # a full disk, say: keep the last good archive
+            print(f"tar failed ({packed.returncode}); {archive} left as it was", flush=True)
+            partial.unlink(missing_ok=True)
+            return
+        partial.replace(archive)
         name = str(archive.relative_to(args.repo))
-        subprocess.run(["git", "-C", str(args.repo), "add", "--", name], check=True)
-        subprocess.run(["git", "-C", str(args.repo), "commit", "-q", "-m",
-                        f"records: {args.experiment}, {len(times)} blocks ({counts})", "--",
-                        name], check=False)
+        git(args.repo, "add", "--", name)
+        git(args.repo, "commit", "-q", "-m",
+            f"records: {args.experiment}, {len(times)} blocks ({counts})", "--", name)
+
+
+def git(repo: Path, *command: str, tries: int = 10) -> None:
+    """Run a git command, retrying while another git process (a session's own commit)
+    holds the index lock; a failure is said, never raised, so a worker keeps going."""
+    for _ in range(tries):
+        done = subprocess.run(["git", "-C", str(repo), *command], capture_output=True, text=True)
+        if done.returncode == 0 or "index.lock" not in done.stderr:
+            break
+        time.sleep(3)
+    if done.returncode != 0 and "nothing" not in done.stdout + done.stderr:
+        print(f"git {command[0]} failed: {done.stderr.strip()}", flush=True)
 
 
 def work(core: int, queue: list, expected: dict, args: argparse.Namespace,

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tarfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -77,8 +78,14 @@ def test_each_landed_block_is_archived_and_committed_alone(tmp_path, monkeypatch
 
 def test_blocks_another_process_runs_are_found_and_a_whole_seed_is_refused(tmp_path):
     def sleeper(*options: str) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
-                                 "bench", "ensembles", "--optimizers", *options])
+        process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
+                                    "bench", "ensembles", "--optimizers", *options])
+        cmdline = Path(f"/proc/{process.pid}/cmdline")
+        for _ in range(100):  # the new image's command line shows a moment after exec
+            if b"ensembles" in cmdline.read_bytes():
+                break
+            time.sleep(0.05)
+        return process
 
     problems = [("cash", "quick"), ("cash", "slow")]
     block = sleeper("eo-wide", "--seeds", "2-2", "--problems", "slow", "--out", str(tmp_path))
@@ -95,3 +102,21 @@ def test_blocks_another_process_runs_are_found_and_a_whole_seed_is_refused(tmp_p
     finally:
         block.kill()
         elsewhere.kill()
+
+
+def test_the_commit_waits_for_another_git_process_to_release_the_index(tmp_path, monkeypatch):
+    for variable in ("GIT_AUTHOR", "GIT_COMMITTER"):
+        monkeypatch.setenv(f"{variable}_NAME", "t")
+        monkeypatch.setenv(f"{variable}_EMAIL", "t@t")
+    repo, out = tmp_path / "repo", tmp_path / "out"
+    (repo / "benchmarks" / "records").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    write_record(out, "quick", 2, 0.5)
+    lock = repo / ".git" / "index.lock"
+    lock.write_text("")
+    threading.Timer(1.0, lock.unlink).start()
+    continue_blocks.archive_and_commit(
+        argparse.Namespace(out=out, repo=repo, experiment="eo-wide"), threading.Lock())
+    log = subprocess.run(["git", "-C", str(repo), "log", "--format=%s"],
+                         capture_output=True, text=True, check=True).stdout
+    assert log.strip() == "records: eo-wide, 1 blocks (seed 2: 1)"
