@@ -5,10 +5,8 @@ compared on test loss over the datasets where every method finished: average ran
 (Friedman mid-ranks), Lacoste's expected rank, the win-frequency matrix (ties 0.5),
 the Poisson-binomial test Pr(A ≻ B) from per-example test disagreements
 (classification) and the two-sided Wilcoxon signed-rank p-value — once per run
-(dataset × seed) and once per dataset, as the papers count. The per-dataset PB is the
-published test run once per seed (one split per dataset, as Lacoste et al. ran it):
-the seeds' test splits share rows, so they replicate the experiment rather than add
-test examples to it. Beside the ranks: each
+(dataset × seed) and once per dataset, as the papers count; with several seeds the
+per-dataset PB is read as :mod:`ensembo.bench.ensembles_pb` explains. Beside the ranks: each
 method's mean validation loss, how often it alone has the lowest test loss, and with
 several seeds the ranks within each seed, so one can see whether an order holds.
 """
@@ -22,6 +20,7 @@ import numpy as np
 
 from ensembo import environment
 from ensembo.bench.ensembles_experiments import EXPERIMENTS
+from ensembo.bench.ensembles_pb import PairReading, pair_reading, reversed_counts
 from ensembo.bench.provenance import environment_lines, system_summary
 from ensembo.stats import (
     average_ranks,
@@ -140,16 +139,7 @@ def _comparison(matrix: np.ndarray, methods: Sequence[str], complete: Sequence[d
     if len(methods) >= 3:
         lines += ["", f"Friedman p = {friedman_test(matrix).p_value:.3g}."]
     lines += ["", _sole_winners(matrix, methods)]
-    lines += [
-        "",
-        (
-            "Win frequency of row over column (ties 0.5), PB test Pr(row ≻ column) where "
-            f"per-example test errors exist{pb_reading}, Wilcoxon two-sided p:"
-        ),
-        "",
-        "| row \\ column | " + " | ".join(methods) + " |",
-        "|---" * (len(methods) + 1) + "|",
-    ]
+    rows, tested = [], False
     for i, a in enumerate(methods):
         cells = []
         for j, b in enumerate(methods):
@@ -157,37 +147,54 @@ def _comparison(matrix: np.ndarray, methods: Sequence[str], complete: Sequence[d
                 cells.append("–")
                 continue
             probability = pb(a, b)
+            tested = tested or probability is not None
             p = wilcoxon_signed_rank(matrix[:, i], matrix[:, j]).p_value
             pb_text = f", PB {probability:.2f}" if probability is not None else ""
             cells.append(f"{wins[i, j]:.2f}{pb_text}, W p={p:.2g}")
-        lines.append(f"| {a} | " + " | ".join(cells) + " |")
-    return lines
+        rows.append(f"| {a} | " + " | ".join(cells) + " |")
+    pb_text = f", PB test Pr(row ≻ column){pb_reading}" if tested else ""
+    return lines + [
+        "",
+        f"Win frequency of row over column (ties 0.5){pb_text}, Wilcoxon two-sided p:",
+        "",
+        "| row \\ column | " + " | ".join(methods) + " |",
+        "|---" * (len(methods) + 1) + "|",
+        *rows,
+    ]
 
 
-def _pb_per_seed(complete: Sequence[dict[str, Any]], a: str, b: str,
-                 averaged: bool) -> list[float]:
-    """The published PB test once per seed, over that seed's datasets. Summing the seeds'
-    counts instead would count again every test row the seeds' splits share (each seed
-    draws its 30% test split from the same capped table: rows recur 1.2-3.1 times over
-    10 seeds on ``esmbo-large``), so the seeds are read as replications of the paper's
-    one-split experiment."""
-    values = []
-    for seed in sorted({r["seed"] for r in complete}):
-        runs = [r for r in complete if r["seed"] == seed]
-        if len(runs) >= 2:
-            values.append(pb_test_from_counts([tuple(_counts(r, a, b, averaged)) for r in runs]))
-    return values
+def _pair_readings(complete: Sequence[dict[str, Any]], methods: Sequence[str],
+                   averaged: bool) -> dict[tuple[str, str], PairReading]:
+    """The per-dataset PB readings of every ordered pair with per-example errors; each
+    unordered pair's counts are decoded once."""
+    readings = {}
+    for i, a in enumerate(methods):
+        for b in methods[i + 1:]:
+            if not (_has_errors(complete, a) and _has_errors(complete, b)):
+                continue
+            runs = {(r["space"], r["dataset"], r["seed"]): tuple(_counts(r, a, b, averaged))
+                    for r in complete}
+            readings[a, b] = pair_reading(runs)
+            readings[b, a] = pair_reading(reversed_counts(runs))
+    return readings
 
 
-def _pb_seed_table(complete: Sequence[dict[str, Any]], methods: Sequence[str], averaged: bool,
-                   by_dataset: dict[tuple[str, str], list[dict[str, Any]]]) -> list[str]:
+def _pb_seed_table(readings: dict[tuple[str, str], PairReading], methods: Sequence[str],
+                   seeds: Sequence[int]) -> list[str]:
     """Each pair's per-seed PB values (median, range, how many reach Lacoste's 0.9) beside
-    the summed-count reading reported before 7 Dec 2026, which overstates. ``by_dataset``:
-    the runs of each (space, dataset)."""
+    the summed-count reading reported before 7 Dec 2026, which overstates."""
+    full = next(iter(readings.values())).seeds
+    left_out = sorted(set(seeds) - set(full))
+    if not full:
+        return [("No seed holds every dataset, so the PB above is the test on counts summed "
+                 "over the seeds (runs of different datasets share no test rows).")]
     lines = [
-        ("PB per seed, Pr(row ≻ column): median [lowest–highest] over the seeds, how many "
-         "seeds reach 0.9, and the test on counts summed over the seeds (which counts the "
-         "test rows the seeds share again, so overstates):"),
+        (f"PB per seed, Pr(row ≻ column), over the {len(full)} seeds holding every dataset"
+         + (f" (seed{'s' if len(left_out) > 1 else ''} {_seed_ranges(left_out)} left out)"
+            if left_out else "")
+         + ": median [lowest–highest], how many seeds reach 0.9, and the test on counts "
+         "summed over all seeds (which counts the test rows the seeds share again, so "
+         "overstates):"),
         "",
         "| row \\ column | " + " | ".join(methods) + " |",
         "|---" * (len(methods) + 1) + "|",
@@ -195,26 +202,24 @@ def _pb_seed_table(complete: Sequence[dict[str, Any]], methods: Sequence[str], a
     for a in methods:
         cells = []
         for b in methods:
-            tested = a != b and _has_errors(complete, a) and _has_errors(complete, b)
-            values = _pb_per_seed(complete, a, b, averaged) if tested else []
-            if not values:
+            reading = readings.get((a, b))
+            if reading is None:
                 cells.append("–")
                 continue
-            summed = pb_test_from_counts([
-                tuple(np.sum([_counts(r, a, b, averaged) for r in runs], axis=0))
-                for runs in by_dataset.values()])
+            values = reading.per_seed
             reach = sum(value >= 0.9 for value in values)
-            cells.append(f"{np.median(values):.2f} [{min(values):.2f}–{max(values):.2f}], "
-                         f"{reach}/{len(values)}; summed {summed:.2f}")
+            cells.append(f"{reading.value:.2f} [{min(values):.2f}–{max(values):.2f}], "
+                         f"{reach}/{len(values)}; summed {reading.summed:.2f}")
         lines.append(f"| {a} | " + " | ".join(cells) + " |")
     return lines
 
 
-def _per_dataset(complete: Sequence[dict[str, Any]], methods: Sequence[str]) -> list[str]:
+def _per_dataset(complete: Sequence[dict[str, Any]], methods: Sequence[str],
+                 pooled: bool) -> list[str]:
     """The comparison on one value per dataset, as the papers report: each run's test loss
     (averaged over the last iterations where they were scored, as Lacoste et al.) is
-    averaged over the seeds. The PB test is the median of :func:`_pb_per_seed`; with
-    several seeds a table gives its spread and the older summed-count reading."""
+    averaged over the seeds. The PB test is read as :mod:`ensembo.bench.ensembles_pb`
+    says; a pooled group gets none (:func:`render_group`)."""
     averaged = all("last" in r["methods"][m] for r in complete for m in methods)
     by_dataset: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for record in complete:
@@ -232,26 +237,25 @@ def _per_dataset(complete: Sequence[dict[str, Any]], methods: Sequence[str]) -> 
     # (paired_differences); ranks, wins and the sole winners tie float noise themselves.
     matrix = np.array([[np.mean([run_loss(r, m) for r in runs]) for m in methods]
                        for runs in by_dataset.values()])
-
-    def pb(a: str, b: str) -> float | None:
-        if not (_has_errors(complete, a) and _has_errors(complete, b)):
-            return None
-        values = _pb_per_seed(complete, a, b, averaged)
-        return float(np.median(values)) if values else None
-
-    seeds = len({r["seed"] for r in complete})
-    reading = " (the median over seeds of the test on each seed's splits)" if seeds > 1 else ""
+    readings = {} if pooled else _pair_readings(complete, methods, averaged)
+    seeds = sorted({r["seed"] for r in complete})
+    several = len(seeds) > 1 and any(reading.per_seed for reading in readings.values())
+    how = " (the median over seeds of the test on each seed's splits)" if several else ""
     last = len(complete[0]["methods"][methods[0]]["last"]) if averaged else 0
     over = f" and over the last {last} trials" if averaged else ""
     lines = [f"Per dataset ({len(by_dataset)} problems; each value the mean over seeds{over}):", ""]
-    lines += _comparison(matrix, methods, complete, pb, reading)
-    if seeds > 1 and any(_has_errors(complete, m) for m in methods):
-        lines += [""] + _pb_seed_table(complete, methods, averaged, by_dataset)
+    lines += _comparison(matrix, methods, complete,
+                         lambda a, b: readings[a, b].value if (a, b) in readings else None, how)
+    if len(seeds) > 1 and readings:
+        lines += [""] + _pb_seed_table(readings, methods, seeds)
     return lines + [""]
 
 
 def render_group(experiment: str, space: str, records: Sequence[dict[str, Any]],
-                 methods: Sequence[str]) -> list[str]:
+                 methods: Sequence[str], pooled: bool = False) -> list[str]:
+    """One group's tables. A ``pooled`` group (several spaces) has no PB test: its spaces
+    share each seed's test split of a dataset, so the test would count those rows once
+    per space."""
     complete, matrix = _matrix(records, methods)
     datasets = len({(r["space"], r["dataset"]) for r in complete})
     runs = "" if datasets == len(complete) else f" ({len(complete)} dataset × seed runs)"
@@ -262,10 +266,13 @@ def render_group(experiment: str, space: str, records: Sequence[dict[str, Any]],
         lines += ["Too few complete datasets for ranks and tests.", ""]
     else:
         def pb(a: str, b: str) -> float | None:
-            if not (_has_errors(complete, a) and _has_errors(complete, b)):
+            if pooled or not (_has_errors(complete, a) and _has_errors(complete, b)):
                 return None
             return pb_test_from_counts([_counts(r, a, b, averaged=False) for r in complete])
 
+        if pooled and _has_errors(complete, methods[0]):
+            lines += [("No PB test pooled: the spaces share each seed's test split of a "
+                       "dataset, so it would count those rows once per space."), ""]
         if runs:
             lines += [("Per run (final ensembles, one row per dataset × seed). The runs of "
                        "one dataset are not independent, so the tests here overstate the "
@@ -275,7 +282,7 @@ def render_group(experiment: str, space: str, records: Sequence[dict[str, Any]],
             lines += [""] + _per_seed(complete, matrix, methods)
         averaged = any("last" in r["methods"][methods[0]] for r in complete)
         if (runs or averaged) and datasets >= 2:
-            lines += [""] + _per_dataset(complete, methods)
+            lines += [""] + _per_dataset(complete, methods, pooled)
         lines += [
             "",
             "<details><summary>Test loss per dataset</summary>",
@@ -366,5 +373,6 @@ def render_report(
             lines += render_group(name, space, groups[(name, space)], experiment.methods)
         if len(spaces) > 1:
             pooled = [r for s in spaces for r in groups[(name, s)]]
-            lines += render_group(name, " + ".join(spaces), pooled, experiment.methods)
+            lines += render_group(name, " + ".join(spaces), pooled, experiment.methods,
+                                  pooled=True)
     return "\n".join(lines) + "\n"
