@@ -3,11 +3,12 @@
 A session's processes die when it ends, and a block killed half way is lost: some
 ``eo-wide`` blocks take two hours. So this runs the open blocks lowest seed first and,
 within a seed, longest first, and starts a block only if its expected wall time (the
-median of that dataset's landed blocks, times ``--slack``) ends before ``--until``.
+longest landed block of that dataset, times ``--slack``) ends before ``--until``. That
+lowers the loss; it cannot rule it out, since a block can run longer than any before.
 After each block it rewrites the archive and commits it alone, so a landed block
-survives the machine. Blocks another process is running are waited for on a core of
-their own and never started twice. Standard library only: it drives a pinned install's
-``ensembo`` executable and never imports the package it lives beside.
+survives the machine. Blocks another process runs on the same ``--out`` are waited for
+on a core of their own and never started twice. Standard library only: it drives a
+pinned install's ``ensembo`` executable and never imports the package it lives beside.
 
     python3 benchmarks/continue_blocks.py --ensembo VENV/bin/ensembo --experiment eo-wide \\
         --seeds 2,3,4 --budget 200 --out OUT --repo REPO --until 05:25
@@ -17,54 +18,65 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import fcntl
 import glob
 import json
+import math
 import os
-import statistics
+import shutil
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
+Block = tuple[int, str, str]  # (seed, space, dataset)
+OPTIONS = ("--optimizers", "--seeds", "--problems", "--out")
 
-def landed_times(out: Path, experiment: str) -> dict[tuple[str, str, int], float]:
-    """Wall seconds of every record already in ``out``, by (space, dataset, seed)."""
+
+def say(message: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} {message}", flush=True)
+
+
+def landed_times(out: Path, experiment: str, budget: int) -> dict[tuple[str, str, int], float]:
+    """Wall seconds of every complete record of ``budget`` in ``out``, by (space, dataset,
+    seed). A failed record, or one of another budget, is not landed: the harness runs
+    that block again, and its wall time says nothing of a full block's."""
     times = {}
     for path in glob.glob(str(out / "ensembles" / experiment / "*" / "*" / "seed-*.json")):
         with open(path, encoding="utf-8") as handle:
             record = json.load(handle)
-        times[(record["space"], record["dataset"], record["seed"])] = record["wall_seconds"]
+        if record.get("status") == "complete" and record.get("budget") == budget:
+            times[(record["space"], record["dataset"], record["seed"])] = record["wall_seconds"]
     return times
 
 
 def expected_seconds(times: dict[tuple[str, str, int], float],
                      slack: float) -> dict[tuple[str, str], float]:
-    """Median landed wall time of each (space, dataset), times ``slack``."""
-    by_problem: dict[tuple[str, str], list[float]] = {}
+    """The longest landed wall time of each (space, dataset), times ``slack``: the median
+    was exceeded by a quarter of the ``eo-wide`` blocks, by up to 6.4 times."""
+    expected: dict[tuple[str, str], float] = {}
     for (space, dataset, _), seconds in times.items():
-        by_problem.setdefault((space, dataset), []).append(seconds)
-    return {problem: statistics.median(v) * slack for problem, v in by_problem.items()}
+        expected[space, dataset] = max(expected.get((space, dataset), 0.0), seconds * slack)
+    return expected
 
 
 def open_blocks(problems: list[tuple[str, str]], seeds: list[int],
                 times: dict[tuple[str, str, int], float],
-                expected: dict[tuple[str, str], float]) -> list[tuple[int, str, str]]:
-    """The (seed, space, dataset) blocks without a record: lowest seed first, then the
-    longest expected first, so the long blocks start while there is time for them. A
-    problem with no landed block counts as the longest known."""
-    longest = max(expected.values(), default=0.0)
+                expected: dict[tuple[str, str], float]) -> list[Block]:
+    """The blocks without a landed record: lowest seed first, then the longest expected
+    first, so the long blocks start while there is time for them."""
     blocks = [(seed, space, dataset) for seed in seeds for space, dataset in problems
               if (space, dataset, seed) not in times]
-    return sorted(blocks, key=lambda b: (b[0], -expected.get(b[1:], longest)))
+    return sorted(blocks, key=lambda b: (b[0], -expected.get(b[1:], math.inf)))
 
 
-def take_fitting(queue: list[tuple[int, str, str]], expected: dict[tuple[str, str], float],
-                 seconds_left: float) -> tuple[int, str, str] | None:
-    """Remove and return the first block of ``queue`` expected to end in ``seconds_left``."""
-    longest = max(expected.values(), default=0.0)
+def take_fitting(queue: list[Block], expected: dict[tuple[str, str], float],
+                 seconds_left: float) -> Block | None:
+    """Remove and return the first block of ``queue`` expected to end in ``seconds_left``
+    (a dataset with no landed block is expected to take for ever)."""
     for block in queue:
-        if expected.get(block[1:], longest) <= seconds_left:
+        if expected.get(block[1:], math.inf) <= seconds_left:
             queue.remove(block)
             return block
     return None
@@ -72,36 +84,55 @@ def take_fitting(queue: list[tuple[int, str, str]], expected: dict[tuple[str, st
 
 def experiment_problems(ensembo: str, experiment: str) -> list[tuple[str, str]]:
     """The experiment's (space, dataset) pairs, as the pinned install defines them."""
-    python = str(Path(ensembo).with_name("python"))
+    python = str(Path(shutil.which(ensembo) or ensembo).with_name("python"))
     code = ("import json, sys; from ensembo.bench.ensembles_experiments import EXPERIMENTS; "
             "e = EXPERIMENTS[sys.argv[1]]; print(json.dumps([list(e.spaces), list(e.datasets)]))")
     spaces, datasets = json.loads(subprocess.check_output([python, "-c", code, experiment]))
     return [(space, dataset) for space in spaces for dataset in datasets]
 
 
+def command_options(args: list[str]) -> dict[str, str]:
+    """The options of an ``ensembles`` command line that name its blocks, spelled
+    ``--option value``, ``--option=value`` or abbreviated, as argparse takes them."""
+    found = {}
+    for i, token in enumerate(args):
+        name, equals, value = token.partition("=")
+        if not name.startswith("--") or len(name) < 4:
+            continue
+        full = [option for option in OPTIONS if option.startswith(name)]
+        if len(full) == 1:
+            found[full[0]] = value if equals else (args[i + 1] if i + 1 < len(args) else "")
+    return found
+
+
 def running_blocks(experiment: str, problems: list[tuple[str, str]],
-                   out: Path) -> dict[int, tuple]:
-    """The blocks of ``experiment`` another ``ensembo bench ensembles`` process runs now,
-    by pid, so they are neither started twice nor left without a core. A process that
-    runs more than one block (a whole seed, say) cannot be mapped to its blocks; then
-    this refuses rather than risk running one of them twice."""
+                   out: Path) -> dict[int, Block]:
+    """The blocks of ``experiment`` on ``out`` another ``ensembo bench ensembles`` process
+    runs now, by pid. A process that runs more than one block (a whole seed, say) cannot
+    be mapped to its blocks; then this refuses rather than risk running one twice."""
     spaces = sorted({space for space, _ in problems})
     found = {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            args = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+            cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
         except OSError:
             continue
-        if "ensembles" not in args or "--optimizers" not in args:
+        args = raw.decode(errors="replace").split("\0")
+        if "ensembles" not in args:
             continue
-        option = dict(zip(args, args[1:], strict=False))
-        name, _, space = option["--optimizers"].partition(":")
-        if name != experiment or Path(option.get("--out", "")).resolve() != out.resolve():
+        option = command_options(args)
+        if (cwd / option.get("--out", ".")).resolve() != out.resolve():
+            continue
+        named = [item.partition(":") for item in option.get("--optimizers", "").split(",")]
+        ours = [space for name, _, space in named if name == experiment]
+        if not ours:
             continue
         seeds, dataset = option.get("--seeds", ""), option.get("--problems", "")
         first, _, last = seeds.partition("-")
-        space = space or (spaces[0] if len(spaces) == 1 else "")
-        if not (space and dataset and "," not in dataset and first == last and first.isdigit()):
+        space = ours[0] or (spaces[0] if len(spaces) == 1 else "")
+        if not (len(ours) == 1 and space and dataset and "," not in dataset
+                and first == last and first.isdigit()):
             raise SystemExit(f"process {pid} runs {experiment} blocks this script cannot tell "
                              f"apart ({' '.join(args).strip()}); stop it or let it finish first")
         found[int(pid)] = (int(first), space, dataset)
@@ -113,78 +144,115 @@ def wait_for(pid: int) -> None:
         time.sleep(30)
 
 
-def deadline(until: str | None) -> float:
-    """Epoch seconds of the next ``HH:MM`` (UTC); no deadline without one."""
+def deadline(until: str | None, now: dt.datetime | None = None) -> float:
+    """Epoch seconds of the next ``HH:MM`` (UTC), refused if more than 12 hours away (a
+    time just past would otherwise mean tomorrow); no deadline without one."""
     if until is None:
-        return float("inf")
-    now = dt.datetime.now(dt.UTC)
-    hour, minute = (int(part) for part in until.split(":"))
-    end = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+        return math.inf
+    now = now or dt.datetime.now(dt.UTC)
+    try:
+        end = dt.datetime.combine(now.date(), dt.time.fromisoformat(until), dt.UTC)
+    except ValueError:
+        raise SystemExit(f"--until {until!r} is not a time of day (HH:MM, UTC)") from None
     if end <= now:
         end += dt.timedelta(days=1)
+    if end - now > dt.timedelta(hours=12):
+        raise SystemExit(f"--until {until} is {(end - now).total_seconds() / 3600:.1f} hours "
+                         "away; give a time within 12 hours (UTC)")
     return end.timestamp()
 
 
-def archive_and_commit(args: argparse.Namespace, lock: threading.Lock) -> None:
-    """Rewrite the archive from ``--out`` and commit that file alone."""
-    with lock:
-        times = landed_times(args.out, args.experiment)
-        seeds: dict[int, int] = {}
-        for _, _, seed in times:
-            seeds[seed] = seeds.get(seed, 0) + 1
-        counts = "; ".join(f"seed {s}: {n}" for s, n in sorted(seeds.items()))
-        archive = args.repo / "benchmarks" / "records" / f"{args.experiment}.tar.xz"
-        partial = archive.with_name(archive.name + ".partial")
-        packed = subprocess.run(["tar", "--sort=name", "-cJf", str(partial),
-                                 f"ensembles/{args.experiment}"], cwd=args.out)
-        if packed.returncode != 0:  # a full disk, say: keep the last good archive
-            print(f"tar failed ({packed.returncode}); {archive} left as it was", flush=True)
-            partial.unlink(missing_ok=True)
-            return
-        partial.replace(archive)
-        name = str(archive.relative_to(args.repo))
-        git(args.repo, "add", "--", name)
-        git(args.repo, "commit", "-q", "-m",
-            f"records: {args.experiment}, {len(times)} blocks ({counts})", "--", name)
-
-
-def git(repo: Path, *command: str, tries: int = 10) -> None:
+def git(repo: Path, *command: str, tries: int = 10) -> bool:
     """Run a git command, retrying while another git process (a session's own commit)
-    holds the index lock; a failure is said, never raised, so a worker keeps going."""
+    holds a lock; a failure is said, never raised, so a worker keeps going."""
     for _ in range(tries):
         done = subprocess.run(["git", "-C", str(repo), *command], capture_output=True, text=True)
-        if done.returncode == 0 or "index.lock" not in done.stderr:
+        if done.returncode == 0 or ".lock" not in done.stderr:
             break
         time.sleep(3)
-    if done.returncode != 0 and "nothing" not in done.stdout + done.stderr:
-        print(f"git {command[0]} failed: {done.stderr.strip()}", flush=True)
+    if done.returncode != 0:
+        say(f"git {command[0]} failed: {(done.stderr or done.stdout).strip()}")
+    return done.returncode == 0
 
 
-def work(core: int, queue: list, expected: dict, args: argparse.Namespace,
-         end: float, lock: threading.Lock, adopted: int | None) -> None:
-    if adopted is not None:
-        print(f"{time.strftime('%H:%M:%S')} core {core}: waiting for process {adopted}",
-              flush=True)
-        wait_for(adopted)
-        if args.repo is not None:
-            archive_and_commit(args, lock)
-    while True:
-        with lock:
-            block = take_fitting(queue, expected, end - time.time())
-        if block is None:
-            break
+class Runner:
+    """The shared state of the worker threads: the queue, the deadline, the archive."""
+
+    def __init__(self, args: argparse.Namespace, queue: list[Block],
+                 expected: dict[tuple[str, str], float], end: float):
+        self.args, self.queue, self.expected, self.end = args, queue, expected, end
+        self.queue_lock, self.archive_lock = threading.Lock(), threading.Lock()
+        self.retried: set[Block] = set()
+
+    def landed(self, block: Block) -> bool:
         seed, space, dataset = block
-        print(f"{time.strftime('%H:%M:%S')} core {core}: seed {seed} {space}/{dataset}",
-              flush=True)
-        subprocess.run(["nice", "-n", "10", args.ensembo, "bench", "ensembles",
-                        "--optimizers", f"{args.experiment}:{space}", "--problems", dataset,
-                        "--seeds", f"{seed}-{seed}", "--budget", str(args.budget),
-                        "--workers", "1", "--out", str(args.out), "--no-progress"],
-                       env={**os.environ, "OMP_NUM_THREADS": "1"}, check=False)
-        if args.repo is not None:
-            archive_and_commit(args, lock)
-    print(f"{time.strftime('%H:%M:%S')} core {core}: no open block fits before the deadline",
-          flush=True)
+        return (space, dataset, seed) in landed_times(self.args.out, self.args.experiment,
+                                                      self.args.budget)
+
+    def settle(self, block: Block, how: str) -> None:
+        """Archive a landed block; put a block that did not land back in the queue once."""
+        if self.landed(block):
+            self.archive_and_commit()
+            return
+        with self.queue_lock:
+            again = block not in self.retried
+            self.retried.add(block)
+            if again:
+                self.queue.insert(0, block)
+        say(f"seed {block[0]} {block[1]}/{block[2]} did not land ({how})"
+            + ("; queued once more" if again else "; left for another session"))
+
+    def archive_and_commit(self) -> None:
+        """Rewrite the archive from ``--out`` and commit that file alone."""
+        if self.args.repo is None:
+            return
+        with self.archive_lock:
+            times = landed_times(self.args.out, self.args.experiment, self.args.budget)
+            seeds: dict[int, int] = {}
+            for _, _, seed in times:
+                seeds[seed] = seeds.get(seed, 0) + 1
+            counts = "; ".join(f"seed {s}: {n}" for s, n in sorted(seeds.items()))
+            archive = self.args.repo / "benchmarks" / "records" / f"{self.args.experiment}.tar.xz"
+            partial = archive.with_name(f".{archive.name}.partial")
+            packed = subprocess.run(["tar", "--sort=name", "--exclude=*.tmp", "-cJf",
+                                     str(partial), f"ensembles/{self.args.experiment}"],
+                                    cwd=self.args.out)
+            if packed.returncode != 0:  # a full disk, say: keep the last good archive
+                say(f"tar failed ({packed.returncode}); {archive} left as it was")
+                partial.unlink(missing_ok=True)
+                return
+            partial.replace(archive)
+            name = str(archive.relative_to(self.args.repo))
+            if not git(self.args.repo, "add", "--", name):
+                return
+            staged = subprocess.run(["git", "-C", str(self.args.repo), "diff", "--cached",
+                                     "--quiet", "--", name], capture_output=True)
+            if staged.returncode != 0:  # the archive changed
+                git(self.args.repo, "commit", "-q", "-m",
+                    f"records: {self.args.experiment}, {len(times)} blocks ({counts})", "--",
+                    name)
+
+    def work(self, core: int, adopted: tuple[int, Block] | None) -> None:
+        if adopted is not None:
+            pid, block = adopted
+            say(f"core {core}: waiting for process {pid} (seed {block[0]} {block[2]})")
+            wait_for(pid)
+            self.settle(block, f"process {pid} ended without a complete record")
+        while True:
+            with self.queue_lock:
+                block = take_fitting(self.queue, self.expected, self.end - time.time())
+            if block is None:
+                break
+            seed, space, dataset = block
+            say(f"core {core}: seed {seed} {space}/{dataset}")
+            done = subprocess.run(
+                ["nice", "-n", "10", self.args.ensembo, "bench", "ensembles",
+                 "--optimizers", f"{self.args.experiment}:{space}", "--problems", dataset,
+                 "--seeds", f"{seed}-{seed}", "--budget", str(self.args.budget),
+                 "--workers", "1", "--out", str(self.args.out), "--no-progress"],
+                env={**os.environ, "OMP_NUM_THREADS": "1"}, check=False)
+            self.settle(block, f"exit status {done.returncode}")
+        say(f"core {core}: no open block fits before the deadline")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -197,34 +265,44 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repo", type=Path, help="commit the archive here after each block")
     parser.add_argument("--until", help="HH:MM UTC; start no block expected to end later")
     parser.add_argument("--cores", type=int, default=2)
-    parser.add_argument("--slack", type=float, default=1.25)
+    parser.add_argument("--slack", type=float, default=1.1)
     parser.add_argument("--dry-run", action="store_true", help="print the queue and stop")
     args = parser.parse_args(argv)
-    times = landed_times(args.out, args.experiment)
+    args.out = args.out.resolve()
+    end = deadline(args.until)
+    lock = open(args.out / ".continue_blocks.lock", "w")  # noqa: SIM115 - held until exit
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise SystemExit(f"another continue_blocks.py runs on {args.out}") from None
+    times = landed_times(args.out, args.experiment, args.budget)
     expected = expected_seconds(times, args.slack)
     problems = experiment_problems(args.ensembo, args.experiment)
     running = running_blocks(args.experiment, problems, args.out)
+    if len(running) > args.cores:
+        raise SystemExit(f"{len(running)} blocks already run on {args.cores} cores")
     queue = [block for block in open_blocks(problems, [int(s) for s in args.seeds.split(",")],
                                              times, expected)
              if block not in running.values()]
     for pid, (seed, space, dataset) in running.items():
-        print(f"already running (process {pid}): seed {seed} {space}/{dataset}")
-    if len(running) > args.cores:
-        raise SystemExit(f"{len(running)} blocks already run on {args.cores} cores")
+        say(f"already running (process {pid}): seed {seed} {space}/{dataset}")
+    if end < math.inf:
+        say(f"deadline {dt.datetime.fromtimestamp(end, dt.UTC):%Y-%m-%d %H:%M} UTC")
     if args.dry_run:
         for seed, space, dataset in queue:
-            hours = expected.get((space, dataset), float("nan")) / 3600
-            print(f"seed {seed} {space}/{dataset}: expect {hours:.2f} h")
+            hours = expected.get((space, dataset), math.inf) / 3600
+            print(f"seed {seed} {space}/{dataset}: expect {hours:.2f} h"
+                  if hours < math.inf else f"seed {seed} {space}/{dataset}: no landed block")
         return 0
-    end, lock = deadline(args.until), threading.Lock()
-    adopted = list(running) + [None] * (args.cores - len(running))
-    cores = [threading.Thread(target=work, args=(n, queue, expected, args, end, lock, pid))
-             for n, pid in enumerate(adopted)]
+    runner = Runner(args, queue, expected, end)
+    adopted: list[tuple[int, Block] | None] = list(running.items())
+    adopted += [None] * (args.cores - len(adopted))
+    cores = [threading.Thread(target=runner.work, args=(n, one)) for n, one in enumerate(adopted)]
     for thread in cores:
         thread.start()
     for thread in cores:
         thread.join()
-    print(f"{len(queue)} blocks left", flush=True)
+    say(f"{len(queue)} blocks left")
     return 0
 
 
