@@ -24,6 +24,18 @@ def whole(plugin: str, option: str, value: Any, minimum: int) -> int:
     return int(value)
 
 
+def sobol_size(plugin: str, option: str, value: Any) -> int:
+    """0 or a power of two: a Sobol set of another size loses its balance, and SciPy
+    warned so at every ask."""
+    value = whole(plugin, option, value, 0)
+    if value & (value - 1):
+        below = 1 << (value.bit_length() - 1)
+        raise ValueError(f"{plugin}: {option} must be 0 or a power of two (a Sobol set of "
+                         f"another size is unbalanced), got {value}; {below} or {2 * below} "
+                         "would do")
+    return value
+
+
 def flag(plugin: str, option: str, value: Any) -> bool:
     """``True`` or ``False``, NumPy's included (``"false"`` would read as true)."""
     if not isinstance(value, bool | np.bool_):

@@ -4,8 +4,11 @@ L-BFGS works on ConfigSpace vectors (see :meth:`Space.vectors`). In a row it mov
 only the *free* entries: active numeric hyperparameters that no condition depends on.
 Categorical and ordinal values, and every parent of a condition, stay fixed, so a
 row keeps its branch (its condition signature) while it is optimized — optimizing
-each branch separately is how conditional spaces are handled. Integers are relaxed to
-the continuous range and rounded afterwards (the caller re-scores the rounded rows).
+each branch separately is how conditional spaces are handled. Integers and stepped
+values (``q``) are relaxed to the continuous range and put back on their grid
+afterwards (the caller re-scores those rows): a row must be scored at the configuration
+it will be run as, or the acquisition's optimum between two grid points is never seen
+and never corrected.
 
 Surrogates see the *encoded* batch, whose columns need not match the vector's (one-hot
 encodings widen categoricals). The encoding of a numeric hyperparameter is affine in
@@ -19,6 +22,7 @@ import numpy as np
 from ConfigSpace.hyperparameters import IntegerHyperparameter, NumericalHyperparameter
 
 from ensembo.spaces import Space
+from ensembo.spaces.quantize import snap_vectors, step_of
 
 _PROBE = (0.25, 0.75)
 
@@ -40,6 +44,10 @@ class ContinuousRelaxation:
             for j, hp in enumerate(hyperparameters)
             if isinstance(hp, IntegerHyperparameter) and self.free[j]
         ]
+        self.stepped = self.free & np.array(
+            [step_of(hp) is not None for hp in hyperparameters], dtype=bool
+        )
+        self._hyperparameters = hyperparameters
         self.jacobian = self._encoding_jacobian()
 
     def _encoding_jacobian(self) -> np.ndarray:
@@ -69,10 +77,11 @@ class ContinuousRelaxation:
         filled = templates.copy()
         movable = self.movable(templates)
         filled[movable] = points[movable]
-        return self.round_integers(filled)
+        return self.onto_grid(filled)
 
-    def round_integers(self, vectors: np.ndarray) -> np.ndarray:
-        """Integer entries moved to the vector value of the nearest integer."""
+    def onto_grid(self, vectors: np.ndarray) -> np.ndarray:
+        """Integer entries moved to the vector value of the nearest integer, and stepped
+        entries to their nearest grid point."""
         vectors = vectors.copy()
         for j, hp in self.integer_columns:
             rows = ~np.isnan(vectors[:, j])
@@ -81,4 +90,9 @@ class ContinuousRelaxation:
                 vectors[rows, j] = np.asarray(
                     hp.to_vector(np.asarray(hp.to_value(values))), dtype=float
                 )
+        if self.stepped.any():
+            vectors[:, self.stepped] = snap_vectors(
+                [hp for hp, on in zip(self._hyperparameters, self.stepped, strict=True) if on],
+                np.clip(vectors[:, self.stepped], 0.0, 1.0),
+            )
         return vectors

@@ -8,7 +8,8 @@ start's value or progress decides when another stops; the runs go in lockstep, s
 that one surface call per round serves all of them (`lockstep.Lockstep`). Each start moves
 only its free continuous entries (:class:`ContinuousRelaxation`): categorical choices
 and condition parents stay fixed, so a conditional space is optimized branch by
-branch; integers are rounded afterwards and re-scored. The answer is the best
+branch; integers and stepped (``q``) values are put back on their grid afterwards
+and re-scored. The answer is the best
 candidate, optimized or not, that the study has not seen. Surfaces without gradients
 get the Sobol/random search alone.
 """
@@ -32,7 +33,7 @@ from ensembo.plugins.acquisition_optimizers.selection import (
     seen_vectors,
     vector_keys,
 )
-from ensembo.plugins.option_checks import attrs_validator, whole
+from ensembo.plugins.option_checks import attrs_validator, sobol_size, whole
 from ensembo.protocols import AcquisitionSurface, DifferentiableSurrogate, SampledSurrogate
 from ensembo.spaces import Space
 from ensembo.trials import History
@@ -44,7 +45,7 @@ start flatter than this stays where it is."""
 
 @attrs.frozen(kw_only=True)
 class LbfgsSettings:
-    n_sobol: int = attrs.field(default=512, validator=attrs_validator("lbfgs", whole, 0))
+    n_sobol: int = attrs.field(default=512, validator=attrs_validator("lbfgs", sobol_size))
     n_random: int = attrs.field(default=256, validator=attrs_validator("lbfgs", whole, 1))
     n_starts: int = attrs.field(default=5, validator=attrs_validator("lbfgs", whole, 1))
     n_incumbents: int = attrs.field(default=2, validator=attrs_validator("lbfgs", whole, 0))
@@ -95,7 +96,7 @@ class LbfgsOptimizer:
         incumbents = self._incumbents(space, history, getattr(surface, "targets", None))
         starts = np.vstack([candidates[chosen], incumbents])
         if has_gradients(surface) and relaxation.movable(starts).any():
-            ascended = relaxation.round_integers(self._ascend(surface, space, relaxation, starts))
+            ascended = relaxation.onto_grid(self._ascend(surface, space, relaxation, starts))
             candidates = np.vstack([candidates, ascended])
             scores = np.concatenate([scores, surface.score(space.encode_vectors(ascended))])
         return best_distinct(

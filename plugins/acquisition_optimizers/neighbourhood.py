@@ -8,6 +8,9 @@ hyperparameter (notes/003 §1.4, Eq. 5.8):
   vector scale), clipped to the range;
 * integer: the value plus and minus one, and a step of the current size rounded to an
   integer, so that wide ranges are not crawled one unit at a time;
+* stepped (``q``, integer or float): likewise on its grid, one grid step either way and
+  the continuous steps snapped to the grid (a neighbour off the grid would be scored
+  at a value it is never run at);
 * ordinal: the previous and the next value;
 * categorical: every other value.
 
@@ -29,6 +32,7 @@ from ConfigSpace.hyperparameters import (
 
 from ensembo.spaces import Space
 from ensembo.spaces.activity import in_activation_order
+from ensembo.spaces.quantize import quantize_array, step_of
 
 MIN_MOVE = 1e-6
 """Smallest continuous move (vector scale, a range is [0, 1]) that makes a neighbour."""
@@ -103,6 +107,8 @@ class OneExchangeNeighbourhood:
             keep = (values >= 0) & (values <= hp.size - 1)
             return values[keep], owners[keep]
         stepped = [np.clip(current - step, 0.0, 1.0), np.clip(current + step, 0.0, 1.0)]
+        if step_of(hp) is not None:
+            return self._grid_moves(hp, current, stepped, rows)
         if isinstance(hp, IntegerHyperparameter):
             return self._integer_moves(hp, current, stepped, rows)
         values = np.concatenate(stepped)
@@ -124,16 +130,19 @@ class OneExchangeNeighbourhood:
             np.clip(integers - 1, hp.lower, hp.upper),
             np.clip(integers + 1, hp.lower, hp.upper),
         ]
-        table = np.stack(candidates, axis=1)  # (rows, candidates)
-        keep = table != integers[:, None]
-        # The rounded step often lands on plus or minus one; keep one of each value.
-        ordered = np.sort(table, axis=1)
-        first = np.concatenate(
-            [np.ones((len(table), 1), dtype=bool), ordered[:, 1:] != ordered[:, :-1]], axis=1
-        )
-        keep = np.take_along_axis(keep, np.argsort(table, axis=1), axis=1) & first
-        values, owners = ordered[keep], np.broadcast_to(rows[:, None], table.shape)[keep]
-        return np.asarray(hp.to_vector(values), dtype=float), owners
+        return _distinct_moves(hp, integers, candidates, rows)
+
+    @staticmethod
+    def _grid_moves(hp, current: np.ndarray, stepped: list, rows: np.ndarray):
+        """One grid step either way, and the continuous steps snapped to the grid, as
+        distinct grid values (compared as values, as integers are)."""
+        q = step_of(hp)
+        on_grid = quantize_array(hp, np.asarray(hp.to_value(current), dtype=float))
+        # Every candidate goes through quantize_array, so one grid point has one spelling.
+        candidates = [quantize_array(hp, np.asarray(hp.to_value(s), dtype=float))
+                      for s in stepped] + [quantize_array(hp, on_grid - q),
+                                           quantize_array(hp, on_grid + q)]
+        return _distinct_moves(hp, on_grid, candidates, rows)
 
     # --- conditions and forbidden clauses ------------------------------------------------
 
@@ -173,3 +182,17 @@ class OneExchangeNeighbourhood:
         for clause in self._forbidden:
             allowed &= ~np.asarray(clause.is_forbidden_vector_array(vectors.T), dtype=bool)
         return allowed
+
+
+def _distinct_moves(hp, values: np.ndarray, candidates: list, rows: np.ndarray):
+    """The candidate values of each row that differ from its value and from each other
+    (a rounded or snapped step often lands on the one-step move), as vectors."""
+    table = np.stack(candidates, axis=1)  # (rows, candidates)
+    keep = table != values[:, None]
+    ordered = np.sort(table, axis=1)
+    first = np.concatenate(
+        [np.ones((len(table), 1), dtype=bool), ordered[:, 1:] != ordered[:, :-1]], axis=1
+    )
+    keep = np.take_along_axis(keep, np.argsort(table, axis=1), axis=1) & first
+    moved, owners = ordered[keep], np.broadcast_to(rows[:, None], table.shape)[keep]
+    return np.asarray(hp.to_vector(moved), dtype=float), owners

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import ensembo
 from ensembo.errors import ComponentOptionError
 from ensembo.plugins.acquisition_optimizers.local_search import LocalSearchOptimizer
 from ensembo.plugins.acquisition_optimizers.neighbourhood import (
@@ -106,6 +107,22 @@ def test_integer_neighbours_are_other_integers_each_once():
         for row, o in zip(found.vectors, found.origin, strict=True)
     ]
     assert sorted(values) == [(0, 39), (1, 2), (2, 19), (2, 21)]
+
+
+def test_stepped_neighbours_are_other_grid_points_each_once():
+    """A stepped value moves on its grid, one step either way and the continuous steps
+    snapped: off the grid, a neighbour would be scored at a value it is never run at."""
+    space = ensembo.spaces.load({"params": {
+        "a": {"type": "float", "low": 0.0, "high": 1.0, "q": 0.25},
+        "n": {"type": "int", "low": 0, "high": 100, "q": 10}}})
+    origins = space.vectors([{"a": 0.5, "n": 100}])
+    found = OneExchangeNeighbourhood(space).neighbours(origins, np.full(1, 0.3))
+    moved = sorted(tuple(sorted(config.items())) for config in space.from_vectors(found.vectors))
+    # a: 0.5 -/+ 0.3 snaps to 0.25 / 0.75, the one-step moves; n: 100 - 0.3 of the range
+    # snaps to 70, one step down is 90, one up is the last grid point again
+    assert moved == [(("a", 0.25), ("n", 100)), (("a", 0.5), ("n", 70)),
+                     (("a", 0.5), ("n", 90)), (("a", 0.75), ("n", 100))]
+    assert np.array_equal(found.vectors, space.vectors(space.from_vectors(found.vectors)))
 
 
 def test_neighbourhood_of_each_type(tree_space):
