@@ -135,18 +135,20 @@ class Experiment:
         return import_callable(self.source["objective"], "objective", self.base_dir)
 
     def queue_into(self, study: Any) -> None:
-        """Queue the ``enqueue:`` configurations into a new ``study`` (a resumed one
-        stored them already). Every entry is checked before the first is queued, so a
-        bad one leaves the study as it was."""
-        if study.trials:
-            return
+        """Queue the ``enqueue:`` configurations into a new ``study``; a resumed one
+        stored them already, unless the run died while queueing them (each is its own
+        write): a study holding only the first few gets the rest. Every entry is checked
+        before the first is queued, so a bad one leaves the study as it was."""
         configs = []
         for index, config in enumerate(self.source.get("enqueue") or []):
             try:
                 configs.append(study.space.complete(config))
             except SpaceError as error:
                 raise ExperimentError(f"enqueue[{index}]", str(error)) from None
-        for config in configs:
+        stored = [trial.config for trial in study.trials]
+        if stored != configs[: len(stored)]:  # a run went past its queue: nothing is missing
+            return
+        for config in configs[len(stored):]:
             study.enqueue(config)
 
 

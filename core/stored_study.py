@@ -140,20 +140,30 @@ class ModelState:
     surrogate: Any
     _last: Any = None
 
-    def restore(self, proposer: Any) -> None:
-        """Give a resumed ``proposer`` the state its last fit left."""
+    def restore(self, proposer: Any, stored_trials: int) -> None:
+        """Give a resumed ``proposer`` the state its last fit left, or the one before if
+        the process died after storing the state and before the trial it proposed
+        (``stored_trials``: how many trials the file holds)."""
         if not isinstance(proposer, Resumable):
             return
         saved = (self.storage.read_meta() or {}).get(MODEL_STATE)
         if saved is None or saved.get("surrogate") != json.loads(json.dumps(self.surrogate)):
             return
+        state = saved["state"]
+        if saved.get("for_trial", -1) >= stored_trials:  # that trial was never written
+            state = saved.get("previous")
+        if state is None:
+            return
         with calling("proposer", proposer, "restore"):
-            proposer.restore(saved["state"])
-        self._last = saved["state"]
+            proposer.restore(state)
+        self._last = state
 
-    def save(self, proposer: Any) -> None:
-        """Store ``proposer``'s state if it changed; a study in memory cannot be
-        resumed and skips the copy."""
+    def save(self, proposer: Any, for_trial: int) -> None:
+        """Store ``proposer``'s state if it changed, with the number of the first trial
+        it proposed and the state before it: the state and that trial are two writes,
+        and a resume after a crash between them must start from the earlier state (one
+        more MCMC step moved every later proposal). A study in memory cannot be resumed
+        and skips the copy."""
         if not isinstance(proposer, Resumable) or isinstance(self.storage, MemoryStorage):
             return
         owner = getattr(proposer, "surrogate", proposer)  # whose state() it is, for the note
@@ -168,7 +178,8 @@ class ModelState:
         if state is None or state == self._last:
             return
         meta = self.storage.read_meta()
-        meta[MODEL_STATE] = {"surrogate": self.surrogate, "state": state}
+        meta[MODEL_STATE] = {"surrogate": self.surrogate, "state": state,
+                             "for_trial": for_trial, "previous": self._last}
         self.storage.write_meta(meta)
         self._last = state
 

@@ -23,6 +23,7 @@ from ensembo import (
     defaults,
     environment,
     execution,
+    interrupts,
     observers,
     spaces,
     stored_study,
@@ -182,7 +183,7 @@ class Study:
         self._model_state = stored_study.ModelState(
             self.storage, components.describe("surrogate", self._specs["surrogate"])
         )
-        self._model_state.restore(self.proposer)
+        self._model_state.restore(self.proposer, stored_trials=len(self.history))
         self._keeper = EnsembleKeeper(self.strategy, self.context)
         self._refresh_ensemble(announce=False)  # a strategy that cannot use the trials refuses
         self._writer_token = shared_object.take_over(self.storage)
@@ -346,7 +347,7 @@ class Study:
         shared_object.check_still_writer(self.storage, self._writer_token)  # it writes state
         requeued, trials = next_to_run(self.history, n, self.suggest_batch)
         if len(trials) > len(requeued):  # the proposer moved on: a resume starts from here
-            self._model_state.save(self.proposer)
+            self._model_state.save(self.proposer, for_trial=trials[len(requeued)].number)
         try:  # all recorded before observers hear of any: one that raises loses none
             for trial in trials:
                 self._record(trial)
@@ -459,15 +460,11 @@ class Study:
         return observers.notify(self._observer_manager, hook_name, **kwargs)
 
     def _record(self, trial: Trial) -> None:
+        """Write ``trial`` and put it in the history, both or neither: a Ctrl-C waits."""
         shared_object.check_still_writer(self.storage, self._writer_token)
-        try:
+        with interrupts.deferred():
             self.storage.put_trial(trial)
-        except (KeyboardInterrupt, SystemExit):
-            # Ctrl-C may land after the write committed: the history must know the
-            # trial too, or the loop cannot mark it interrupted and it stays "running".
             self.history.put(trial)
-            raise
-        self.history.put(trial)
 
     def _refresh_ensemble(self, announce: bool = True) -> None:
         """Let the strategy see the new results, then take its ensemble."""

@@ -47,7 +47,16 @@ class TrialState(str, enum.Enum):  # noqa: UP042 - keep str()/f-string output un
 
 
 def _optional_array(value: Any) -> np.ndarray | None:
-    return None if value is None else np.asarray(value)
+    """A read-only copy: an objective refilling one output buffer left every trial in
+    memory with the last trial's predictions (the study file had the right ones). An
+    array already read-only is taken as it is, so evolving a trial copies nothing."""
+    if value is None:
+        return None
+    if isinstance(value, np.ndarray) and not value.flags.writeable:
+        return value
+    array = np.array(value)
+    array.setflags(write=False)
+    return array
 
 
 def _copied_dict(value: Mapping[str, Any]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import signal
 
 import numpy as np
 import pytest
@@ -366,28 +367,33 @@ def test_failed_trials_steer_the_search_away(flat_space, surrogate):
     assert len(failed) <= 5
 
 
-class InterruptedAfterWrite(MemoryStorage):
-    """Ctrl-C landing just after a trial was written, before ``put_trial`` returns."""
+class CtrlCDuringWrite(MemoryStorage):
+    """A real SIGINT arriving while a trial is written: before the row is stored (a
+    large predictions array being serialised) or just after."""
 
-    armed = False
+    when: str | None = None
 
     def put_trial(self, trial):
+        if self.when == "before":
+            signal.raise_signal(signal.SIGINT)
         super().put_trial(trial)
-        if self.armed:
-            self.armed = False
-            raise KeyboardInterrupt
+        if self.when == "after":
+            signal.raise_signal(signal.SIGINT)
+        self.when = None
 
 
-def test_ctrl_c_after_a_write_leaves_the_trial_known_to_mark_it_interrupted(flat_space):
-    storage = InterruptedAfterWrite()
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_ctrl_c_during_a_write_leaves_memory_and_file_agreeing(flat_space, when):
+    storage = CtrlCDuringWrite()
     study = Study(flat_space, surrogate=None, storage=storage)
-    storage.armed = True
-    with pytest.raises(KeyboardInterrupt):
-        study.ask()
-    # what the optimize loop does on Ctrl-C: every running trial it knows is interrupted
-    for trial in study.history.in_state(TrialState.RUNNING):
-        study.tell(trial, state="interrupted")
-    assert [t.state for t in storage.trials()] == [TrialState.INTERRUPTED]
+    trial = study.ask()
+    storage.when = when
+    with pytest.raises(KeyboardInterrupt):  # raised once the write is done
+        study.tell(trial, 1.5)
+    # before, a Ctrl-C ahead of the write left the result unwritten but counted in memory
+    assert [(t.state, t.loss) for t in storage.trials()] == [(TrialState.COMPLETE, 1.5)]
+    assert [(t.state, t.loss) for t in study.trials] == [(TrialState.COMPLETE, 1.5)]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 @pytest.mark.parametrize(

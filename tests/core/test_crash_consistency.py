@@ -1,0 +1,77 @@
+"""What a study file holds after a crash between two writes, and what memory holds."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ensembo import Study
+from ensembo.experiment import parse_experiment
+from ensembo.storage.sqlite import SQLiteStorage
+from ensembo.stored_study import ModelState
+from ensembo.trials import Evaluation
+
+SPACE = {"params": {"x": {"type": "float", "low": -5.0, "high": 5.0}}}
+
+
+class Chain:
+    """A proposer whose next fit depends on the last one (a Markov chain's position)."""
+
+    def __init__(self, position=None):
+        self.position = position
+
+    def state(self):
+        return self.position
+
+    def restore(self, state):
+        self.position = state
+
+
+def test_a_resume_after_the_state_was_stored_but_not_its_trial_starts_one_fit_earlier(tmp_path):
+    # The state is stored before the trial it proposed, in another write; a crash in
+    # between left the chain one step ahead of the file, and every later proposal moved.
+    storage = SQLiteStorage(tmp_path / "study.db")
+    storage.write_meta({})
+    kept = ModelState(storage, surrogate="gp")
+    kept.save(Chain(1.0), for_trial=5)
+    kept.save(Chain(2.0), for_trial=6)
+    resumed = Chain()
+    ModelState(storage, surrogate="gp").restore(resumed, stored_trials=6)  # no trial 6
+    assert resumed.position == 1.0
+    ModelState(storage, surrogate="gp").restore(resumed, stored_trials=7)
+    assert resumed.position == 2.0
+    first = Chain()
+    storage.write_meta({})
+    kept = ModelState(storage, surrogate="gp")
+    kept.save(Chain(1.0), for_trial=5)
+    ModelState(storage, surrogate="gp").restore(first, stored_trials=5)
+    assert first.position is None  # nothing before the first fit: start afresh
+    storage.close()
+
+
+def test_a_run_that_died_while_queueing_its_entries_queues_the_rest(tmp_path):
+    experiment = parse_experiment({"space": SPACE, "objective": "math:fabs", "budget": 5,
+                                   "enqueue": [{"x": 1.0}, {"x": 2.0}, {"x": 3.0}]})
+    path = tmp_path / "study.db"
+    study = Study(SPACE, storage=path, seed=0)
+    study.enqueue({"x": 1.0})  # the process died here
+    study.close()
+    resumed = Study.load(path)
+    experiment.queue_into(resumed)
+    assert [t.config["x"] for t in resumed.trials] == [1.0, 2.0, 3.0]
+    experiment.queue_into(resumed)  # all there: nothing again
+    for _ in range(4):  # the queue, then one of the proposer's
+        resumed.tell(resumed.ask(), 1.0)
+    experiment.queue_into(resumed)
+    assert len(resumed.trials) == 4
+    resumed.close()
+
+
+def test_trials_keep_their_own_predictions_when_the_caller_reuses_its_buffer():
+    study = Study(SPACE, seed=0)
+    buffer = np.zeros(3)
+    for value in (1.0, 2.0):
+        trial = study.ask()
+        buffer[:] = value
+        study.tell(trial, Evaluation(loss=value, predictions=buffer))
+    assert [t.predictions.tolist() for t in study.trials] == [[1.0] * 3, [2.0] * 3]
+    assert not study.trials[0].predictions.flags.writeable
