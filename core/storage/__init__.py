@@ -10,10 +10,16 @@ from ensembo.storage.base import Storage
 from ensembo.storage.memory import MemoryStorage
 from ensembo.storage.sqlite import SQLiteStorage
 
+IN_MEMORY = (":memory:", "sqlite://", "sqlite:///:memory:")
+"""SQLite's spellings of a database in memory: as a file path, ``:memory:`` made a
+lock file of that name in the working directory and unrelated studies refused each
+other; ``sqlite://`` made a file named ``sqlite:``."""
+
 
 def open_storage(target: Storage | str | PathLike | None) -> Storage:
-    """``None`` -> memory; a path (``.db``/``.sqlite`` or ``sqlite:///path``) -> SQLite."""
-    if target is None:
+    """``None`` (or SQLite's in-memory names) -> memory; a path (``.db``/``.sqlite`` or
+    ``sqlite:///path``) -> SQLite."""
+    if target is None or (isinstance(target, str) and target in IN_MEMORY):
         return MemoryStorage()
     if isinstance(target, Storage):
         return target
@@ -43,7 +49,11 @@ def _path(target: str | PathLike) -> str:
         )
     path = str(target)
     path = path[len("sqlite:///") :] if path.startswith("sqlite:///") else path
-    return os.path.expanduser(path)  # "~/runs/a.db" is not a folder named "~"
+    path = os.path.expanduser(path)  # "~/runs/a.db" is not a folder named "~"
+    if not path or path.endswith(("/", os.sep)) or os.path.isdir(path):
+        raise StorageError(f"storage {str(target)!r} is {'empty' if not path else 'a folder'}; "
+                           "give a file path such as runs/study.db")
+    return path
 
 
 __all__ = [

@@ -162,10 +162,10 @@ class SQLiteStorage:
         the row, not a bare JSONDecodeError or a KeyError deep in the study."""
         try:
             yield
-        except (ValueError, TypeError, KeyError, AttributeError) as error:
+        except (ValueError, TypeError, KeyError, AttributeError, EOFError, OSError) as error:
             raise StorageError(
                 f"{self.path}: {what} cannot be read ({type(error).__name__}: {error}); the "
-                "file is damaged: restore it from a copy"
+                f"file is damaged: {SALVAGE}"
             ) from error
 
     def write_meta(self, meta: dict[str, Any]) -> None:
@@ -272,13 +272,19 @@ def _cannot_open(path: Path, error: sqlite3.DatabaseError) -> str:
         return f"cannot read and write this file (permission denied) ({error})"
     if "readonly" in str(error):
         return f"the file or its folder is read-only ({error}); a study writes its file"
+    if "malformed" in str(error):  # cut short (a full disk, an interrupted copy)
+        return _explain(error)
     return f"not a usable ensembo study file ({error})"
+
+
+SALVAGE = ("restore it from a copy, or recover the readable rows into a new file with "
+           "sqlite3 FILE .recover | sqlite3 NEW.db")
 
 
 def _explain(error: sqlite3.DatabaseError) -> str:
     text = str(error)
-    if "malformed" in text or "not a database" in text:
-        return f"the study file is damaged ({text}); restore it from a copy"
+    if "malformed" in text or "not a database" in text or "Could not decode" in text:
+        return f"the study file is damaged ({text}); {SALVAGE}"
     if "locked" in text:
         return f"another process kept the study file locked for 30 s ({text})"
     if "readonly" in text:

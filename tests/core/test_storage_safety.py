@@ -195,3 +195,43 @@ def test_a_folder_or_file_without_permission_is_not_called_damaged(tmp_path, mon
     assert "read-only" in sqlite_storage._cannot_open(study_file, read_only)
     assert "not a usable" in sqlite_storage._cannot_open(
         study_file, sqlite3.DatabaseError("file is not a database"))
+
+
+def test_a_study_file_cut_short_is_called_damaged_with_a_way_to_salvage_it(tmp_path):
+    path = tmp_path / "study.db"
+    study = ensembo.Study(SPACE, surrogate=None, storage=path).optimize(quadratic, 40)
+    study.storage.close()
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])  # an interrupted copy
+    with pytest.raises(StorageError, match=rf"{path}: the study file is damaged .*\.recover"):
+        ensembo.Study.load(path)
+
+
+def test_an_empty_predictions_value_is_called_damaged(tmp_path):
+    path = tmp_path / "study.db"
+    study = ensembo.Study(SPACE, surrogate=None, storage=path)
+    trial = study.ask()
+    study.tell(trial, ensembo.Evaluation(loss=1.0, predictions=[0.5, 0.5]))
+    study.close()
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE trials SET predictions = X'' WHERE number = 0")
+    with pytest.raises(StorageError, match="trial 0 cannot be read .*EOFError.* damaged"):
+        ensembo.Study.load(path)  # was a bare EOFError, which the command line calls a bug
+
+
+@pytest.mark.parametrize("name", [":memory:", "sqlite://", "sqlite:///:memory:"])
+def test_sqlites_in_memory_names_keep_the_study_in_memory(tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    first = ensembo.Study(SPACE, surrogate=None, storage=name)
+    second = ensembo.Study(SPACE, surrogate=None, storage=name)  # refused each other
+    first.tell(first.ask(), 1.0)
+    second.tell(second.ask(), 2.0)
+    assert list(tmp_path.iterdir()) == []  # no ":memory:.lock", no file "sqlite:"
+
+
+@pytest.mark.parametrize("given", ["runs/", "", "folder"])
+def test_a_folder_or_empty_storage_is_refused_by_name(tmp_path, monkeypatch, given):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(StorageError, match=f"storage '{given}' is .*give a file path"):
+        ensembo.Study(SPACE, storage=given)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder"]  # no file "runs"
