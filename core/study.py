@@ -41,12 +41,20 @@ from ensembo.registry import Registry
 from ensembo.storage import (
     Storage,
     claim_for_writing,
+    keeps_in_memory,
     open_existing_storage,
     open_storage,
     shared_object,
 )
 from ensembo.suggestion import Suggester
-from ensembo.trials import Evaluation, Trial, TrialState, handed_back, next_to_run
+from ensembo.trials import (
+    Evaluation,
+    Trial,
+    TrialState,
+    handed_back,
+    json_text,
+    next_to_run,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -152,6 +160,8 @@ class Study:
         parts = components.split_spec("ensemble_strategy", ensemble)
         check_strategy_fits(self.strategy, self.context, self.registry, parts and parts[0])
         self._observer_manager = wiring.observer_manager(self.registry, callbacks)
+        if not keeps_in_memory(storage):  # refused before the file is made
+            json_text(self.metadata, label="metadata")
         self.storage = open_storage(storage)  # only once every argument is known to be good
         try:
             self._continue_stored()

@@ -81,9 +81,36 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"cannot store {type(value).__name__} in a trial record: {value!r}")
 
 
-def json_text(value: Any, sort_keys: bool = True) -> str:
-    """``value`` as the JSON a study file keeps (numpy scalars and arrays as numbers)."""
-    return json.dumps(value, default=_json_default, sort_keys=sort_keys)
+def json_text(value: Any, sort_keys: bool = True, label: str = "") -> str:
+    """``value`` as the JSON a study file keeps (numpy scalars and arrays as numbers); a
+    value it cannot keep is named by its place in ``label`` (``metadata['when']``)."""
+    try:
+        return json.dumps(value, default=_json_default, sort_keys=sort_keys)
+    except TypeError as error:
+        place = unwritable(value, label) if label else None
+        if place is None:
+            raise
+        raise TypeError(f"a study file cannot keep {place}: give numbers, text, true/false, "
+                        "lists and mappings with text keys") from error
+
+
+def unwritable(value: Any, where: str) -> str | None:
+    """The place in ``value`` of the first thing JSON cannot write, with its type, as
+    ``where['a'][0] (a datetime)``; None if there is none."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str | int | float | bool) and key is not None:
+                return f"{where} key {key!r} (a {type(key).__name__})"
+            found = unwritable(item, f"{where}[{key!r}]")
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, list | tuple):
+        return next((found for i, item in enumerate(value)
+                     if (found := unwritable(item, f"{where}[{i}]")) is not None), None)
+    if value is None or isinstance(value, str | bool | int | float | np.generic | np.ndarray):
+        return None
+    return f"{where} (a {type(value).__name__}: {value!r:.80})"
 
 
 def json_form(info: Mapping[str, Any]) -> dict[str, Any]:

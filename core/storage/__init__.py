@@ -19,11 +19,17 @@ other; ``sqlite://`` made a file named ``sqlite:``."""
 def open_storage(target: Storage | str | PathLike | None) -> Storage:
     """``None`` (or SQLite's in-memory names) -> memory; a path (``.db``/``.sqlite`` or
     ``sqlite:///path``) -> SQLite."""
-    if target is None or (isinstance(target, str) and target in IN_MEMORY):
-        return MemoryStorage()
     if isinstance(target, Storage):
         return target
+    if keeps_in_memory(target):
+        return MemoryStorage()
     return SQLiteStorage(_path(target))
+
+
+def keeps_in_memory(target: Storage | str | PathLike | None) -> bool:
+    """Whether ``target`` keeps a study in memory only, writing no file."""
+    return (target is None or isinstance(target, MemoryStorage)
+            or (isinstance(target, str) and target in IN_MEMORY))
 
 
 def claim_for_writing(storage: Storage) -> None:
@@ -57,6 +63,6 @@ def _path(target: str | PathLike) -> str:
 
 
 __all__ = [
-    "MemoryStorage", "SQLiteStorage", "Storage", "claim_for_writing", "open_existing_storage",
-    "open_storage",
+    "MemoryStorage", "SQLiteStorage", "Storage", "claim_for_writing", "keeps_in_memory",
+    "open_existing_storage", "open_storage",
 ]

@@ -182,7 +182,7 @@ class SQLiteStorage:
             trial.state.value,
             trial.loss,
             _array_to_blob(trial.predictions),
-            _dumps(trial.info),
+            json_text(trial.info, label=f"trial {trial.number}'s info"),
             trial.error,
             trial.started_at,
             trial.finished_at,

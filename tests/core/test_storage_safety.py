@@ -13,6 +13,7 @@ import pytest
 import ensembo
 from ensembo import components
 from ensembo.errors import StorageError
+from ensembo.objective import InvalidResultError
 from ensembo.trials import TrialState
 
 SPACE = {"params": {"x": {"type": "float", "low": 0.0, "high": 1.0}}}
@@ -235,3 +236,27 @@ def test_a_folder_or_empty_storage_is_refused_by_name(tmp_path, monkeypatch, giv
     with pytest.raises(StorageError, match=f"storage '{given}' is .*give a file path"):
         ensembo.Study(SPACE, storage=given)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["folder"]  # no file "runs"
+
+
+def test_metadata_a_study_file_cannot_keep_is_named_before_the_file_is_made(tmp_path):
+    import datetime
+
+    path = tmp_path / "study.db"
+    when = {"runs": [{"when": datetime.date(2024, 1, 1)}]}
+    with pytest.raises(TypeError, match=r"cannot keep metadata\['runs'\]\[0\]\['when'\] "
+                                        r"\(a date: datetime.date\(2024, 1, 1\)\)"):
+        ensembo.Study(SPACE, storage=path, metadata=when)
+    assert not path.exists()
+    assert ensembo.Study(SPACE, metadata=when).metadata == when  # in memory it is kept
+
+
+def test_info_a_study_file_cannot_keep_is_named_by_its_place(tmp_path):
+    import datetime
+
+    study = ensembo.Study(SPACE, surrogate=None, storage=tmp_path / "study.db")
+    trial = study.ask()
+    info = {"metrics": {"fold3": {"when": datetime.datetime(2024, 1, 1)}}}
+    with pytest.raises(InvalidResultError,
+                       match=r"trial 0's info\['metrics'\]\['fold3'\]\['when'\] \(a datetime"):
+        study.tell(trial, ensembo.Evaluation(loss=1.0, info=info))
+    assert study.trials[0].state is TrialState.RUNNING  # nothing recorded
