@@ -262,4 +262,5 @@ def test_info_with_no_json_form_is_refused_by_a_study_file(flat_space, tmp_path)
     assert study.trials[0].state is TrialState.RUNNING
     study.optimize(lambda c: ensembo.Evaluation(loss=c["x"], info=NOT_JSON), n_trials=1)
     assert study.trials[1].state is TrialState.FAILED  # 0: asked above, still running
-    assert study.trials[1].error.startswith("the result cannot be stored: cannot store")
+    assert study.trials[1].error.startswith("the result cannot be stored: a study file cannot keep "
+                                            "trial 1's info['finished']")
