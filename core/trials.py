@@ -48,12 +48,13 @@ class TrialState(str, enum.Enum):  # noqa: UP042 - keep str()/f-string output un
 
 def _optional_array(value: Any) -> np.ndarray | None:
     """A read-only copy: an objective refilling one output buffer left every trial in
-    memory with the last trial's predictions (the study file had the right ones). An
-    array already read-only is taken as it is, so evolving a trial copies nothing."""
+    memory with the last trial's predictions (the study file had the right ones). A
+    read-only array that owns its data is taken as it is, so evolving a trial copies
+    nothing."""
     if value is None:
         return None
-    if isinstance(value, np.ndarray) and not value.flags.writeable:
-        return value
+    if isinstance(value, np.ndarray) and not value.flags.writeable and value.base is None:
+        return value  # our own copy (a read-only view, a memory map, still shares data)
     array = np.array(value)
     array.setflags(write=False)
     return array

@@ -177,6 +177,7 @@ def run_data_experiment(
     else:
         _check_resumable(study, experiment, space, scoring, storage)
         study = Study.load(storage, callbacks=observers)
+        experiment.queue_into(study)  # the entries a run that died while queueing left out
     try:
         # before any trial: a models folder another study file owns refuses this one
         store = artifact_store_for(storage)

@@ -171,6 +171,7 @@ def resume(args) -> int:
 
         return run_data_experiment(experiment, path, args.json, _wants_progress(args), study=study)
     objective = experiment.objective()
+    experiment.queue_into(study)  # the entries a run that died while queueing left out
     return _finish(study, experiment, objective, args.json, _wants_progress(args))
 
 

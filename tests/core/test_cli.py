@@ -100,6 +100,18 @@ def test_enqueued_configs_run_first_and_are_not_queued_again_on_resume(tmp_path)
     assert json.loads(result.stdout)["best"]["loss"] == 0.0
 
 
+def test_resume_queues_the_entries_a_run_that_died_while_queueing_left_out(tmp_path):
+    queued = "enqueue:\n  - {x: 1.0}\n  - {x: -2.0}\n  - {x: 3.0}\n"
+    path = write_experiment(tmp_path, budget=1, extra=queued)
+    assert ensembo("run", str(path)).returncode == 0
+    with sqlite3.connect(tmp_path / "study.db") as connection:  # as if it died after entry 0
+        connection.execute("DELETE FROM trials WHERE number > 0")
+    path.write_text(path.read_text().replace("budget: 1", "budget: 3"))
+    result = ensembo("resume", str(tmp_path / "study.db"))
+    assert result.returncode == 0, result.stderr
+    assert [c["x"] for c in queued_configs(tmp_path / "study.db")] == [1.0, -2.0, 3.0]
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [

@@ -75,3 +75,15 @@ def test_trials_keep_their_own_predictions_when_the_caller_reuses_its_buffer():
         study.tell(trial, Evaluation(loss=value, predictions=buffer))
     assert [t.predictions.tolist() for t in study.trials] == [[1.0] * 3, [2.0] * 3]
     assert not study.trials[0].predictions.flags.writeable
+
+
+def test_a_read_only_view_of_the_callers_buffer_is_copied_too():
+    study = Study(SPACE, seed=0)
+    buffer = np.zeros(3)
+    view = buffer.view()
+    view.setflags(write=False)  # a memory map opened "r" is such a view
+    for value in (1.0, 2.0):
+        trial = study.ask()
+        buffer[:] = value
+        study.tell(trial, Evaluation(loss=value, predictions=view))
+    assert [t.predictions.tolist() for t in study.trials] == [[1.0] * 3, [2.0] * 3]
