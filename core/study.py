@@ -183,6 +183,7 @@ class Study:
                 classes=context_classes(classes, self.context.y_true, self.context.task),
             )
         self.history = stored_study.stored_history(self.storage)
+        self._last_finish = max((t.finished_at or 0.0 for t in self.history), default=0.0)
         # Every environment the study ran in, in order: a resumed study may continue on
         # another machine, whose BLAS kernels can round its models differently.
         self.environments = [environment.describe()]
@@ -418,7 +419,7 @@ class Study:
         if result is None and state is TrialState.COMPLETE and not fail_unusable:
             raise _unusable(current, "none was given (a loss, an Evaluation or a mapping "
                             "with 'loss')")
-        now = time.time()
+        now = self._finish_time()
         if state is not TrialState.COMPLETE:
             return self._finish(current.with_failure(error or state.value, now, state))
         try:
@@ -442,6 +443,13 @@ class Study:
         # Only the storage's refusal above is the result's fault: an error of the strategy
         # or of an observer below propagates as it is, the trial recorded complete.
         return self._announce(completed, evaluation.model)
+
+    def _finish_time(self) -> float:
+        """Now, but never before the last trial's finish: a resumed study replays trials
+        in finish order, and a clock set back during the run (an NTP step, a resumed
+        VM) put them out of the order they were told, which changed ``eo``'s ensemble."""
+        self._last_finish = max(time.time(), self._last_finish + 1e-6)
+        return self._last_finish
 
     def _finish(self, finished: Trial) -> Trial:
         """Record a trial's outcome, then announce it."""

@@ -87,3 +87,24 @@ def test_a_read_only_view_of_the_callers_buffer_is_copied_too():
         buffer[:] = value
         study.tell(trial, Evaluation(loss=value, predictions=view))
     assert [t.predictions.tolist() for t in study.trials] == [[1.0] * 3, [2.0] * 3]
+
+
+def test_finish_times_never_go_back_so_a_resume_replays_trials_in_the_order_told(
+        tmp_path, monkeypatch):
+    import itertools
+    import time
+
+    calls = itertools.count()
+    # a clock that is set back by 500 s after its eighth reading (an NTP step)
+    monkeypatch.setattr(time, "time", lambda: (n := next(calls)) + (1000.0 if n < 8 else 500.0))
+    path = tmp_path / "study.db"
+    study = Study(SPACE, seed=0, storage=path)
+    for value in (1.0, 2.0, 3.0, 4.0, 5.0):
+        study.tell(study.ask(), value)
+    finished = [t.finished_at for t in study.trials]
+    assert finished == sorted(finished) and len(set(finished)) == 5
+    study.close()
+    resumed = Study.load(path)
+    resumed.tell(resumed.ask(), 6.0)  # continues after the last stored finish
+    assert resumed.trials[5].finished_at > finished[-1]
+    resumed.close()
