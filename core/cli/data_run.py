@@ -94,7 +94,7 @@ def _finished_in(storage: Path | None) -> int:
     if storage is None or not storage.is_file():
         return 0
     try:
-        opened = open_existing_storage(storage)
+        opened = open_existing_storage(storage, read_only=True)
     except StorageError:  # not a study: the study, opened next, says so
         return 0
     try:

@@ -74,7 +74,7 @@ def _stored_meta(storage: Any) -> dict[str, Any] | None:
     if path == ":memory:" or not Path(path).is_file():
         return None
     try:
-        opened = open_existing_storage(storage)
+        opened = open_existing_storage(storage, read_only=True)
     except StorageError:
         return None
     try:

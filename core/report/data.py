@@ -319,7 +319,7 @@ def compute_report(
     storage: Storage | str | PathLike, registry: Registry | None = None
 ) -> ReportData:
     """Read ``storage`` and compute every table and series a report shows."""
-    opened = open_existing_storage(storage)
+    opened = open_existing_storage(storage, read_only=True)
     try:
         meta = opened.read_meta()
         trials = tuple(opened.trials())

@@ -40,12 +40,13 @@ def claim_for_writing(storage: Storage) -> None:
         claim()
 
 
-def open_existing_storage(target: Storage | str | PathLike) -> Storage:
+def open_existing_storage(target: Storage | str | PathLike, read_only: bool = False) -> Storage:
     """Like :func:`open_storage`, for reading a study back: the file must already hold
-    one. A missing file or another program's database is refused and left untouched."""
+    one. A missing file or another program's database is refused and left untouched;
+    ``read_only`` opens it for reading only (a report of an archived study)."""
     if isinstance(target, Storage):
         return target
-    return SQLiteStorage.existing(_path(target))
+    return SQLiteStorage.existing(_path(target), read_only=read_only)
 
 
 def _path(target: str | PathLike) -> str:

@@ -63,15 +63,32 @@ _TABLES = {"meta", "trials"}
 
 def _tables(path: Path) -> set[str]:
     """The tables in the database ``path``, looked at through a read-only connection."""
-    uri = f"{path.resolve().as_uri()}?mode=ro"
-    try:
-        with contextlib.closing(sqlite3.connect(uri, uri=True)) as connection:
-            return {
-                row[0]
-                for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")
-            }
-    except sqlite3.DatabaseError as error:
-        raise StorageError(f"{path}: {_cannot_open(path, error)}") from error
+    with contextlib.closing(_read_only_connection(path)) as connection:
+        try:
+            rows = connection.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            return {row[0] for row in rows}
+        except sqlite3.DatabaseError as error:
+            raise StorageError(f"{path}: {_cannot_open(path, error)}") from error
+
+
+def _read_only_connection(path: Path) -> sqlite3.Connection:
+    """A connection to ``path`` that never writes. Where SQLite cannot make the
+    write-ahead log's index beside the file (a read-only folder or file system), the
+    file is read as immutable, which is what it is there."""
+    uri = path.resolve().as_uri()
+    for mode in ("?mode=ro", "?mode=ro&immutable=1"):
+        connection = sqlite3.connect(uri + mode, uri=True, timeout=30.0, isolation_level=None,
+                                     check_same_thread=False)
+        try:
+            connection.execute("SELECT count(*) FROM sqlite_master").fetchall()
+            return connection
+        except sqlite3.OperationalError as error:
+            connection.close()
+            failed = error
+        except sqlite3.DatabaseError as error:  # damaged, or not a database
+            connection.close()
+            raise StorageError(f"{path}: {_cannot_open(path, error)}") from error
+    raise StorageError(f"{path}: {_cannot_open(path, failed)}") from failed
 
 
 def _holds_study(path: Path) -> bool:
@@ -136,14 +153,25 @@ class SQLiteStorage:
             raise StorageError(f"{self.path}: {_explain(error)}") from error
 
     @classmethod
-    def existing(cls, path: str | Path) -> SQLiteStorage:
-        """Open a file that already holds a study; never create or alter another file."""
+    def existing(cls, path: str | Path, read_only: bool = False) -> SQLiteStorage:
+        """Open a file that already holds a study; never create or alter another file.
+        ``read_only``: for readers (a report), which must work on a read-only file,
+        folder or file system too."""
         path = Path(path)
         if not path.is_file():
             raise StorageError(f"{path}: no such study file")
         if not _holds_study(path):
             raise StorageError(f"{path}: no study stored here")
-        return cls(path)
+        return cls._reader(path) if read_only else cls(path)
+
+    @classmethod
+    def _reader(cls, path: Path) -> SQLiteStorage:
+        """The storage of ``path`` on a connection that never writes."""
+        storage = cls.__new__(cls)
+        storage.path, storage._lock, storage._claim, storage.closed = (
+            path, threading.RLock(), None, False)
+        storage._connection = _read_only_connection(path)
+        return storage
 
     def read_meta(self) -> dict[str, Any] | None:
         with self._lock, self._named_errors():
@@ -265,6 +293,8 @@ def _cannot_open(path: Path, error: sqlite3.DatabaseError) -> str:
     """Why a study file cannot be opened: a folder or file this process may not write
     is not a damaged file (sqlite3 says "unable to open database file" for both)."""
     folder = path.parent
+    if folder.exists() and os.statvfs(folder).f_flag & os.ST_RDONLY:
+        return f"its folder {folder} is on a read-only file system ({error})"
     if not os.access(folder, os.W_OK | os.X_OK):
         return (f"cannot write in its folder {folder} (permission denied): choose a "
                 f"writable storage path ({error})")

@@ -260,3 +260,17 @@ def test_info_a_study_file_cannot_keep_is_named_by_its_place(tmp_path):
                        match=r"trial 0's info\['metrics'\]\['fold3'\]\['when'\] \(a datetime"):
         study.tell(trial, ensembo.Evaluation(loss=1.0, info=info))
     assert study.trials[0].state is TrialState.RUNNING  # nothing recorded
+
+
+def test_a_reader_opens_a_study_for_reading_only_while_its_writer_runs(tmp_path):
+    from ensembo.storage import open_existing_storage
+
+    path = tmp_path / "study.db"
+    study = ensembo.Study(SPACE, surrogate=None, storage=path).optimize(quadratic, 3)
+    reader = open_existing_storage(path, read_only=True)  # a report of an archived study
+    assert [t.number for t in reader.trials()] == [0, 1, 2]
+    with pytest.raises(StorageError, match="read-only"):
+        reader.write_meta({})
+    reader.close()
+    study.optimize(quadratic, 1)  # the writer goes on
+    study.close()
