@@ -18,7 +18,8 @@ from collections.abc import Iterator
 def deferred() -> Iterator[None]:
     """Raise a Ctrl-C that arrives inside the block when the block ends. Only the main
     thread gets signals, and only Python's own handler is replaced: a program that
-    installed its own keeps it."""
+    installed its own keeps it, and a block inside another leaves the outer one to
+    raise."""
     main = threading.current_thread() is threading.main_thread()
     if not main or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         yield

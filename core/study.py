@@ -432,17 +432,18 @@ class Study:
             if fail_unusable:
                 return self._finish(current.with_failure(str(invalid), now))
             raise _unusable(current, invalid) from None
-        try:
-            completed = current.with_result(evaluation, now)  # info refused here too
-            self._record(completed)
-        except (TypeError, ValueError) as refused:  # e.g. info or predictions not storable
-            if fail_unusable:
-                reason = f"the result cannot be stored: {refused}"
-                return self._finish(current.with_failure(reason, now))
-            raise _unusable(current, refused, "cannot be stored") from None
-        # Only the storage's refusal above is the result's fault: an error of the strategy
-        # or of an observer below propagates as it is, the trial recorded complete.
-        return self._announce(completed, evaluation.model)
+        with interrupts.deferred():  # a Ctrl-C waits until the trial is announced too
+            try:
+                completed = current.with_result(evaluation, now)  # info refused here too
+                self._record(completed)
+            except (TypeError, ValueError) as refused:  # e.g. info or predictions not storable
+                if fail_unusable:
+                    reason = f"the result cannot be stored: {refused}"
+                    return self._finish(current.with_failure(reason, now))
+                raise _unusable(current, refused, "cannot be stored") from None
+            # Only the storage's refusal above is the result's fault: an error of the
+            # strategy or of an observer below propagates as it is, the trial recorded.
+            return self._announce(completed, evaluation.model)
 
     def _finish_time(self) -> float:
         """Now, but never before the last trial's finish: a resumed study replays trials
@@ -452,9 +453,10 @@ class Study:
         return self._last_finish
 
     def _finish(self, finished: Trial) -> Trial:
-        """Record a trial's outcome, then announce it."""
-        self._record(finished)
-        return self._announce(finished)
+        """Record a trial's outcome, then announce it (a Ctrl-C waits for both)."""
+        with interrupts.deferred():
+            self._record(finished)
+            return self._announce(finished)
 
     def _announce(self, finished: Trial, model: Any = None) -> Trial:
         """Keep a recorded trial's model, then tell the ensemble and the observers."""

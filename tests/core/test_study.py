@@ -393,6 +393,7 @@ def test_ctrl_c_during_a_write_leaves_memory_and_file_agreeing(flat_space, when)
     # before, a Ctrl-C ahead of the write left the result unwritten but counted in memory
     assert [(t.state, t.loss) for t in storage.trials()] == [(TrialState.COMPLETE, 1.5)]
     assert [(t.state, t.loss) for t in study.trials] == [(TrialState.COMPLETE, 1.5)]
+    assert study.ensemble.members == (0,)  # announced before the Ctrl-C is raised
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
