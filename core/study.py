@@ -32,7 +32,7 @@ from ensembo import (
 )
 from ensembo.ensemble import Ensemble, EnsembleContext, context_classes
 from ensembo.ensemble_keeper import EnsembleKeeper, check_strategy_fits
-from ensembo.errors import TrialError, UnknownComponentError
+from ensembo.errors import ComponentOptionError, TrialError, UnknownComponentError
 from ensembo.loss_fit import check_loss_fits_context, task_the_loss_fits
 from ensembo.objective import InvalidResultError, NonFiniteLossError, to_evaluation
 from ensembo.progress import ProgressBar
@@ -262,6 +262,10 @@ class Study:
         except BaseException as failed:
             if opened is not storage:  # opened here: let go of the file
                 opened.close()
+            if isinstance(failed, ComponentOptionError):  # a rule newer than the study
+                failed.add_note("the study was stored with these options; give the component "
+                                "anew to Study.load, e.g. Study.load(path, "
+                                "acquisition_optimizer={'name': 'lbfgs', 'n_sobol': 512})")
             if not isinstance(failed, UnknownComponentError):
                 raise
             raise stored_study.plugin_not_installed(failed) from None

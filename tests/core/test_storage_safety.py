@@ -12,7 +12,7 @@ import pytest
 
 import ensembo
 from ensembo import components
-from ensembo.errors import StorageError
+from ensembo.errors import ComponentOptionError, StorageError
 from ensembo.objective import InvalidResultError
 from ensembo.trials import TrialState
 
@@ -274,3 +274,17 @@ def test_a_reader_opens_a_study_for_reading_only_while_its_writer_runs(tmp_path)
     reader.close()
     study.optimize(quadratic, 1)  # the writer goes on
     study.close()
+
+
+def test_a_stored_option_a_newer_rule_refuses_says_how_to_resume(tmp_path):
+    path = tmp_path / "study.db"
+    ensembo.Study(SPACE, storage=path, acquisition_optimizer={"name": "lbfgs"}).close()
+    with sqlite3.connect(path) as connection:  # stored before n_sobol had to be a power of 2
+        (meta,) = connection.execute("SELECT value FROM meta WHERE key = 'study'").fetchone()
+        meta = meta.replace('"name": "lbfgs"', '"n_sobol": 100, "name": "lbfgs"')
+        connection.execute("UPDATE meta SET value = ? WHERE key = 'study'", (meta,))
+    with pytest.raises(ComponentOptionError) as refused:
+        ensembo.Study.load(path)
+    assert "give the component anew to Study.load" in "\n".join(refused.value.__notes__)
+    resumed = ensembo.Study.load(path, acquisition_optimizer={"name": "lbfgs", "n_sobol": 128})
+    resumed.close()
