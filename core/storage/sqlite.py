@@ -100,6 +100,10 @@ def _refuse_other_database(path: Path) -> None:
     to it (ensembo's tables would be added next to them)."""
     if not path.is_file() or path.stat().st_size == 0:
         return
+    with open(path, "rb") as handle:
+        if handle.read(16) != b"SQLite format 3\0":  # SQLite took a 1-byte file as empty
+            raise StorageError(f"{path}: is not a SQLite database (another program's file, "
+                               "or one damaged at its start); choose another storage path")
     tables = _tables(path)
     if tables and not _TABLES <= tables:
         raise StorageError(

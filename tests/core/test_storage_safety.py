@@ -288,3 +288,12 @@ def test_a_stored_option_a_newer_rule_refuses_says_how_to_resume(tmp_path):
     assert "give the component anew to Study.load" in "\n".join(refused.value.__notes__)
     resumed = ensembo.Study.load(path, acquisition_optimizer={"name": "lbfgs", "n_sobol": 128})
     resumed.close()
+
+
+@pytest.mark.parametrize("content", [b"x", b"notes about the run\n"])
+def test_a_file_that_is_no_database_is_refused_and_left_untouched(tmp_path, content):
+    path = tmp_path / "study.db"
+    path.write_bytes(content)  # SQLite took a 1-byte file for an empty database
+    with pytest.raises(StorageError, match="is not a SQLite database"):
+        ensembo.Study(SPACE, storage=path)
+    assert path.read_bytes() == content
