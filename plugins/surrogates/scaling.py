@@ -73,3 +73,19 @@ def _within_limit(y: np.ndarray) -> np.ndarray:
     """Targets clipped to +-TARGET_LIMIT, so neither their mean, their spread nor the
     variances in target units can overflow; ordinary targets are returned unchanged."""
     return np.clip(y, -TARGET_LIMIT, TARGET_LIMIT)
+
+
+def clip_upper_tail(y: np.ndarray, spread: float) -> np.ndarray:
+    """Targets above the median plus ``spread`` interquartile ranges set to that bound.
+
+    A minimizer learns nothing from how bad the worst losses are, and a few far above
+    the rest (a diverged model, a penalty value) shrink every difference among the good
+    ones to noise once the targets are standardized. Without an interquartile range
+    (most targets equal) nothing is clipped."""
+    finite = y[np.isfinite(y)]
+    if finite.size < 4:
+        return y
+    low, middle, high = np.percentile(finite, [25, 50, 75])
+    if high <= low:
+        return y
+    return np.minimum(y, middle + spread * (high - low))

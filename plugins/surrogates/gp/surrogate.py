@@ -36,7 +36,7 @@ from ensembo.plugins.surrogates.gp.kernels import KERNELS
 from ensembo.plugins.surrogates.gp.mcmc import HyperparameterChain
 from ensembo.plugins.surrogates.gp.ml2 import fit_ml2
 from ensembo.plugins.surrogates.gp.posterior import Posterior, block_keys
-from ensembo.plugins.surrogates.scaling import standardize
+from ensembo.plugins.surrogates.scaling import clip_upper_tail, standardize
 from ensembo.spaces import EncodedBatch
 from ensembo.threads import limited_threads
 
@@ -85,7 +85,9 @@ class GaussianProcessSurrogate:
     latent function's variance, noise excluded, which at an observed point is below
     the noise variance, ``sigma_f^2 sigma_n^2 / (sigma_f^2 + sigma_n^2)`` for a lone
     observation, and can approach 0), ``blas_threads``
-    (BLAS threads during fits and predictions; 0 leaves the BLAS pools as they are).
+    (BLAS threads during fits and predictions; 0 leaves the BLAS pools as they are),
+    ``clip_upper`` (targets above the median plus this many interquartile ranges are
+    fitted as that bound, so a few huge losses do not blind the fit; off by default).
     ``plugin`` is the name option errors give (``gp-cond`` builds this class too).
     """
 
@@ -101,6 +103,7 @@ class GaussianProcessSurrogate:
         mean: str = "fit",
         noise_floor: float = NOISE_FLOOR,
         blas_threads: int = 1,
+        clip_upper: float | None = None,
         plugin: str = "gp",
     ):
         self.plugin = plugin
@@ -113,6 +116,8 @@ class GaussianProcessSurrogate:
         self.fit_subset = whole(plugin, "fit_subset", fit_subset, 2)
         self.noise_floor = _noise_floor(plugin, noise_floor)
         self.blas_threads = whole(plugin, "blas_threads", blas_threads, 0)  # 0: no limit
+        self.clip_upper = None if clip_upper is None else positive(plugin, "clip_upper",
+                                                                    clip_upper)
         samples = whole(plugin, "samples", samples, 1)
         burn_in = whole(plugin, "burn_in", burn_in, 0)  # -5 passed and acted as 0
         self._chain = (
@@ -158,6 +163,8 @@ class GaussianProcessSurrogate:
     def _fit(self, batch: EncodedBatch, y: np.ndarray, rng: np.random.Generator) -> None:
         x = np.asarray(batch.values, dtype=float)
         keys = self._keys(batch)
+        if self.clip_upper is not None:
+            y = clip_upper_tail(y, self.clip_upper)
         standardized, self._location, self._scale = standardize(y)
         rows = fitting_rows(standardized, self.fit_subset, rng)
         fit_x, fit_y, fit_keys = x[rows], standardized[rows], keys[rows]
