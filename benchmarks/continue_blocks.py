@@ -44,11 +44,20 @@ def landed_times(out: Path, experiment: str, budget: int) -> dict[tuple[str, str
     that block again, and its wall time says nothing of a full block's."""
     times = {}
     for path in glob.glob(str(out / "ensembles" / experiment / "*" / "*" / "seed-*.json")):
-        with open(path, encoding="utf-8") as handle:
-            record = json.load(handle)
-        if record.get("status") == "complete" and record.get("budget") == budget:
+        record = landed_record(Path(path), budget)
+        if record is not None:
             times[(record["space"], record["dataset"], record["seed"])] = record["wall_seconds"]
     return times
+
+
+def landed_record(path: Path, budget: int) -> dict | None:
+    """The record at ``path`` if it is complete and of ``budget``, else None."""
+    if not path.is_file():
+        return None
+    with open(path, encoding="utf-8") as handle:
+        record = json.load(handle)
+    landed = record.get("status") == "complete" and record.get("budget") == budget
+    return record if landed else None
 
 
 def expected_seconds(times: dict[tuple[str, str, int], float],
@@ -186,8 +195,8 @@ class Runner:
 
     def landed(self, block: Block) -> bool:
         seed, space, dataset = block
-        return (space, dataset, seed) in landed_times(self.args.out, self.args.experiment,
-                                                      self.args.budget)
+        path = self.args.out / "ensembles" / self.args.experiment / space / dataset
+        return landed_record(path / f"seed-{seed}.json", self.args.budget) is not None
 
     def settle(self, block: Block, how: str) -> None:
         """Archive a landed block; put a block that did not land back in the queue once."""

@@ -77,10 +77,10 @@ def quantize_array(hp: Hyperparameter, values: np.ndarray) -> np.ndarray:
     ))
 
 
-def as_stored(hp: Hyperparameter, values: np.ndarray) -> np.ndarray:
-    """Float grid values rounded as a ``Configuration`` stores them: ``0 + 3 * 0.2`` is
-    0.6000000000000001, whose vector a forbidden clause on 0.6 did not match, and the
-    configuration then stored 0.6 (169 forbidden draws in 4,000)."""
+def as_stored(hp: Hyperparameter, values: Any) -> np.ndarray:
+    """Float values rounded as a ``Configuration`` stores them. Grid values go through
+    it too: ``0 + 3 * 0.2`` is 0.6000000000000001, whose vector a forbidden clause on 0.6
+    did not match, and the configuration then stored 0.6 (169 forbidden draws in 4,000)."""
     if isinstance(hp, IntegerHyperparameter):
         return values
     return np.round(np.asarray(values, dtype=float), ROUND_PLACES)

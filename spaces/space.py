@@ -25,14 +25,13 @@ from ConfigSpace.hyperparameters import (
     NumericalHyperparameter,
     OrdinalHyperparameter,
 )
-from ConfigSpace.hyperparameters.hp_components import ROUND_PLACES
 from ConfigSpace.util import deactivate_inactive_hyperparameters
 
 from ensembo.errors import SpaceError
 from ensembo.spaces import impute as imputation
 from ensembo.spaces.activity import deactivate, in_activation_order
 from ensembo.spaces.encoder import ENCODINGS, ColumnLayout
-from ensembo.spaces.quantize import off_grid, quantize, step_of
+from ensembo.spaces.quantize import as_stored, off_grid, quantize, step_of
 from ensembo.spaces.sampling import CANDIDATES_PER_CONFIG, MAX_CANDIDATES, prior_vectors
 from ensembo.spaces.spec import SpaceSpec
 from ensembo.spaces.vectors import VectorForms
@@ -427,7 +426,7 @@ def _stored(hp: Any, value: Any) -> Any:
     """``value`` on ``hp``'s grid, as a ``Configuration`` holds it (floats rounded)."""
     value = quantize(hp, value)
     if isinstance(hp, FloatHyperparameter) and not isinstance(value, bool):
-        return float(np.round(value, ROUND_PLACES))
+        return float(as_stored(hp, value))
     return value
 
 
