@@ -3,8 +3,8 @@
 For each block, with ``W = alpha alpha^T - K^-1``, ``d L / d theta = 1/2 tr(W dK/dtheta)``;
 blocks add up because the conditional kernel matrix is block-diagonal. The inverse
 comes from the Cholesky factor (LAPACK ``potri``) and the length-scale terms from the
-kept squared differences, so one evaluation costs two O(n^3/3) factorizations and a
-few O(n^2 d) products.
+kernel, given the block's kept geometry, so one evaluation costs two O(n^3/3)
+factorizations and a few O(n^2 d) products.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 from scipy.linalg.lapack import dpotri
 
 from ensembo.plugins.surrogates.gp.hyperparameters import Hyperparameters
-from ensembo.plugins.surrogates.gp.kernels import RadialKernel
+from ensembo.plugins.surrogates.gp.kernels import Kernel
 from ensembo.plugins.surrogates.gp.posterior import BlockGeometry, Posterior, training_geometry
 
 
@@ -26,7 +26,7 @@ def cholesky_inverse(lower: np.ndarray) -> np.ndarray:
 
 
 def log_likelihood_and_gradient(
-    kernel: RadialKernel,
+    kernel: Kernel,
     vector: np.ndarray,
     x: np.ndarray,
     y: np.ndarray,
@@ -39,12 +39,9 @@ def log_likelihood_and_gradient(
     gradient = np.zeros_like(vector, dtype=float)
     for key, block in posterior.blocks.items():
         weights = np.outer(block.alpha, block.alpha) - cholesky_inverse(block.cholesky)
-        q = kernel.q(block.distance)
-        # d k / d log l_j = -q (x_aj - x_bj)^2 / l_j^2
-        by_lengthscale = np.tensordot(
-            weights * q, geometry[key].squared_differences, axes=([0, 1], [0, 1])
+        gradient[:-3] += 0.5 * kernel.lengthscale_gradient(
+            weights, block.distance, geometry[key], hp
         )
-        gradient[:-3] -= 0.5 * hp.amplitude * by_lengthscale / hp.lengthscales**2
         gradient[-3] += 0.5 * hp.amplitude * float(np.sum(weights * block.unit_kernel))
         gradient[-2] += 0.5 * hp.noise * float(np.trace(weights))
         gradient[-1] += float(np.sum(block.alpha))

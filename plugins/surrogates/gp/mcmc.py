@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ensembo.plugins.surrogates.gp.hyperparameters import Hyperparameters, log_prior
-from ensembo.plugins.surrogates.gp.kernels import RadialKernel
+from ensembo.plugins.surrogates.gp.kernels import Kernel
 from ensembo.plugins.surrogates.gp.posterior import Posterior, training_geometry
 from ensembo.plugins.surrogates.gp.slice_sampling import slice_sweep
 
@@ -30,7 +30,7 @@ class HyperparameterChain:
 
     def sample(
         self,
-        kernel: RadialKernel,
+        kernel: Kernel,
         x: np.ndarray,
         y: np.ndarray,
         keys: np.ndarray,

@@ -16,14 +16,14 @@ from ensembo.plugins.surrogates.gp.hyperparameters import (
     log_prior,
     sample_vector,
 )
-from ensembo.plugins.surrogates.gp.kernels import RadialKernel
+from ensembo.plugins.surrogates.gp.kernels import Kernel
 from ensembo.plugins.surrogates.gp.likelihood import log_likelihood_and_gradient
 from ensembo.plugins.surrogates.gp.posterior import BlockGeometry, training_geometry
 
 
 def negative_log_posterior(
     vector: np.ndarray,
-    kernel: RadialKernel,
+    kernel: Kernel,
     x: np.ndarray,
     y: np.ndarray,
     keys: np.ndarray,
@@ -38,7 +38,7 @@ def negative_log_posterior(
 
 
 def fit_ml2(
-    kernel: RadialKernel,
+    kernel: Kernel,
     x: np.ndarray,
     y: np.ndarray,
     keys: np.ndarray,

@@ -20,13 +20,15 @@ Everything here is in standardized target units; the surrogate undoes the scalin
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 
 from ensembo.plugins.surrogates.gp.cholesky import robust_cholesky
 from ensembo.plugins.surrogates.gp.hyperparameters import Hyperparameters
-from ensembo.plugins.surrogates.gp.kernels import RadialKernel, input_gradient, scaled_distance
+from ensembo.plugins.surrogates.gp.kernels import Kernel
 
 ONE_BLOCK = 0
 
@@ -37,8 +39,8 @@ class Block:
 
     rows: np.ndarray = attrs.field(eq=False)  # indices into the training set
     x: np.ndarray = attrs.field(eq=False)
-    unit_kernel: np.ndarray = attrs.field(eq=False)  # k(r) without amplitude
-    distance: np.ndarray = attrs.field(eq=False)  # scaled distances r
+    unit_kernel: np.ndarray = attrs.field(eq=False)  # kernel values without amplitude
+    distance: np.ndarray = attrs.field(eq=False)  # the kernel's distances among the rows
     cholesky: np.ndarray = attrs.field(eq=False)
     alpha: np.ndarray = attrs.field(eq=False)  # K^-1 (y - mean)
     residual: np.ndarray = attrs.field(eq=False)
@@ -52,23 +54,29 @@ def block_keys(signature: np.ndarray | None, n: int) -> np.ndarray:
 
 @attrs.frozen(kw_only=True)
 class BlockGeometry:
-    """Rows of one block and their per-dimension squared differences (n_b, n_b, d).
+    """Rows of one block, their coordinates and, once a radial kernel asks, their
+    per-dimension squared differences (n_b, n_b, d).
 
     Hyperparameter fitting evaluates the likelihood many times on the same points;
-    with the differences kept, each scaled distance matrix is one product with
-    ``1 / lengthscales^2`` instead of a fresh pairwise computation.
+    with the differences kept, each radial distance matrix is one product with
+    ``1 / lengthscales^2`` instead of a fresh pairwise computation. They are made on
+    first use because ``laplace-l1`` works from the coordinates and needs no such tensor.
     """
 
     rows: np.ndarray = attrs.field(eq=False)
-    squared_differences: np.ndarray = attrs.field(eq=False)
+    x: np.ndarray = attrs.field(eq=False)
+
+    @functools.cached_property
+    def squared_differences(self) -> np.ndarray:
+        diff = self.x[:, None, :] - self.x[None, :, :]
+        return diff * diff
 
 
 def training_geometry(x: np.ndarray, keys: np.ndarray) -> dict[int, BlockGeometry]:
     geometry = {}
     for key in np.unique(keys):
         rows = np.flatnonzero(keys == key)
-        diff = x[rows][:, None, :] - x[rows][None, :, :]
-        geometry[int(key)] = BlockGeometry(rows=rows, squared_differences=diff * diff)
+        geometry[int(key)] = BlockGeometry(rows=rows, x=x[rows])
     return geometry
 
 
@@ -77,7 +85,7 @@ class Posterior:
 
     def __init__(
         self,
-        kernel: RadialKernel,
+        kernel: Kernel,
         hyperparameters: Hyperparameters,
         x: np.ndarray,
         y: np.ndarray,
@@ -87,14 +95,13 @@ class Posterior:
         self.kernel = kernel
         self.hyperparameters = hp = hyperparameters
         self.blocks: dict[int, Block] = {}
-        inverse_squared = 1.0 / hp.lengthscales**2
         for key in np.unique(keys):
             rows = np.flatnonzero(keys == key)
             xb = x[rows]
             if geometry is not None:
-                distance = np.sqrt(geometry[int(key)].squared_differences @ inverse_squared)
+                distance = kernel.block_distance(geometry[int(key)], hp.lengthscales)
             else:
-                distance = scaled_distance(xb, xb, hp.lengthscales)
+                distance = kernel.distance(xb, xb, hp.lengthscales)
             unit = kernel.value(distance)
             matrix = hp.amplitude * unit + hp.noise * np.eye(len(rows))
             chol, jitter = robust_cholesky(matrix)
@@ -126,7 +133,7 @@ class Posterior:
             if block is None:
                 continue
             cross = hp.amplitude * self.kernel.value(
-                scaled_distance(x[rows], block.x, hp.lengthscales)
+                self.kernel.distance(x[rows], block.x, hp.lengthscales)
             )
             mean[rows] += cross @ block.alpha
             v = solve_triangular(block.cholesky, cross.T, lower=True, check_finite=False)
@@ -147,14 +154,14 @@ class Posterior:
             if block is None:
                 continue
             query = x[rows]
-            distance = scaled_distance(query, block.x, hp.lengthscales)
+            distance = self.kernel.distance(query, block.x, hp.lengthscales)
             cross = hp.amplitude * self.kernel.value(distance)
-            q = hp.amplitude * self.kernel.q(distance)
             beta = cho_solve((block.cholesky, True), cross.T, check_finite=False).T  # K^-1 k*
             mean[rows] += cross @ block.alpha
             variance[rows] -= np.einsum("ij,ij->i", cross, beta)
-            d_mean[rows] = input_gradient(q * block.alpha[None, :], query, block.x, hp.lengthscales)
-            d_variance[rows] = -2.0 * input_gradient(q * beta, query, block.x, hp.lengthscales)
+            where = (distance, query, block.x, hp)
+            d_mean[rows] = self.kernel.input_gradient(block.alpha[None, :], *where)
+            d_variance[rows] = -2.0 * self.kernel.input_gradient(beta, *where)
         clipped = variance <= 0.0
         d_variance[clipped] = 0.0
         return mean, np.maximum(variance, 0.0), d_mean, d_variance

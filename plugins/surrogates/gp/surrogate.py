@@ -72,7 +72,8 @@ def _noise_floor(plugin: str, value: Any) -> float:
 class GaussianProcessSurrogate:
     """GP regression over encoded configurations.
 
-    Options: ``kernel`` (``matern52`` | ``laplace``), ``hyperparameters`` (``ml2`` |
+    Options: ``kernel`` (``matern52`` or ``laplace`` on the Euclidean distance, or
+    ``laplace-l1``, Lévesque's per-dimension L1 kernel), ``hyperparameters`` (``ml2`` |
     ``mcmc``), ``conditional`` (Lévesque's conditional kernel: no covariance between
     different condition signatures), ``restarts`` (ML-II starts of a cold fit),
     ``samples`` and ``burn_in`` (MCMC samples kept, sweeps of the first burn-in),

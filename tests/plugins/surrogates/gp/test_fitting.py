@@ -9,15 +9,9 @@ import pytest
 
 from ensembo.errors import ComponentOptionError, PluginContractError
 from ensembo.plugins.surrogates.gp.hyperparameters import Hyperparameters, log_prior, vector_bounds
-from ensembo.plugins.surrogates.gp.kernels import (
-    Laplace,
-    Matern52,
-    input_gradient,
-    lengthscale_gradient,
-    scaled_distance,
-)
+from ensembo.plugins.surrogates.gp.kernels import Laplace, LaplaceL1, Matern52
 from ensembo.plugins.surrogates.gp.likelihood import log_likelihood_and_gradient
-from ensembo.plugins.surrogates.gp.posterior import block_keys
+from ensembo.plugins.surrogates.gp.posterior import block_keys, training_geometry
 from ensembo.plugins.surrogates.gp.surrogate import GaussianProcessSurrogate, gp_conditional
 from ensembo.protocols import DifferentiableSurrogate
 from ensembo.registry import registry
@@ -40,21 +34,19 @@ def _central(f, x, step=1e-6):
     return grad
 
 
-@pytest.mark.parametrize("kernel", [Matern52(), Laplace()], ids=lambda k: k.name)
+@pytest.mark.parametrize("kernel", [Matern52(), Laplace(), LaplaceL1()], ids=lambda k: k.name)
 def test_kernel_input_and_lengthscale_gradients_match_finite_differences(kernel):
     rng = np.random.default_rng(0)
     a, b = rng.uniform(size=(4, 3)), rng.uniform(size=(6, 3))
-    lengthscales = np.array([0.4, 0.9, 2.0])
+    hp = Hyperparameters(lengthscales=np.array([0.4, 0.9, 2.0]), amplitude=1.7, noise=1e-3, mean=0)
     weights = rng.normal(size=(4, 6))
 
     def weighted_sum(query):
-        return float(
-            np.sum(weights * kernel.value(scaled_distance(query.reshape(4, 3), b, lengthscales)))
-        )
+        distance = kernel.distance(query.reshape(4, 3), b, hp.lengthscales)
+        return float(np.sum(weights * hp.amplitude * kernel.value(distance)))
 
-    q = kernel.q(scaled_distance(a, b, lengthscales))
     np.testing.assert_allclose(
-        input_gradient(weights * q, a, b, lengthscales).ravel(),
+        kernel.input_gradient(weights, kernel.distance(a, b, hp.lengthscales), a, b, hp).ravel(),
         _central(weighted_sum, a.ravel()),
         rtol=1e-5,
     )
@@ -62,18 +54,20 @@ def test_kernel_input_and_lengthscale_gradients_match_finite_differences(kernel)
     sym = sym + sym.T
 
     def by_log_lengthscales(log_l):
-        return float(np.sum(sym * kernel.value(scaled_distance(b, b, np.exp(log_l)))))
+        distance = kernel.distance(b, b, np.exp(log_l))
+        return float(np.sum(sym * hp.amplitude * kernel.value(distance)))
 
-    q_bb = kernel.q(scaled_distance(b, b, lengthscales))
+    (block,) = training_geometry(b, block_keys(None, 6)).values()
     np.testing.assert_allclose(
-        lengthscale_gradient(sym * q_bb, b, lengthscales),
-        _central(by_log_lengthscales, np.log(lengthscales)),
+        kernel.lengthscale_gradient(sym, kernel.block_distance(block, hp.lengthscales), block, hp),
+        _central(by_log_lengthscales, np.log(hp.lengthscales)),
         rtol=1e-5,
     )
 
 
+@pytest.mark.parametrize("kernel", [Matern52(), LaplaceL1()], ids=lambda k: k.name)
 @pytest.mark.parametrize("conditional", [False, True])
-def test_log_likelihood_gradient_matches_finite_differences(conditional):
+def test_log_likelihood_gradient_matches_finite_differences(conditional, kernel):
     rng = np.random.default_rng(1)
     x = rng.uniform(size=(25, 3))
     y = np.cos(4 * x[:, 0]) + x[:, 2]
@@ -81,8 +75,8 @@ def test_log_likelihood_gradient_matches_finite_differences(conditional):
     vector = Hyperparameters(
         lengthscales=np.array([0.3, 0.6, 1.1]), amplitude=1.2, noise=0.05, mean=0.2
     ).to_vector()
-    _, gradient = log_likelihood_and_gradient(Matern52(), vector, x, y, keys)
-    numeric = _central(lambda v: log_likelihood_and_gradient(Matern52(), v, x, y, keys)[0], vector)
+    _, gradient = log_likelihood_and_gradient(kernel, vector, x, y, keys)
+    numeric = _central(lambda v: log_likelihood_and_gradient(kernel, v, x, y, keys)[0], vector)
     np.testing.assert_allclose(gradient, numeric, rtol=1e-5, atol=1e-6)
 
 
@@ -182,8 +176,8 @@ def test_conditional_gp_keeps_branches_apart():
 
 
 def test_options_are_validated_with_valid_choices_listed():
-    with pytest.raises(ValueError, match="matern52"):
-        GaussianProcessSurrogate(kernel="rbf")
+    with pytest.raises(ValueError, match=r"\['laplace', 'laplace-l1', 'matern52'\]"):
+        GaussianProcessSurrogate(kernel="laplace-L1")
     with pytest.raises(ValueError, match="mcmc"):
         GaussianProcessSurrogate(hyperparameters="hmc")
 

@@ -8,7 +8,7 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import ConstantKernel, Matern
 
 from ensembo.plugins.surrogates.gp.hyperparameters import Hyperparameters
-from ensembo.plugins.surrogates.gp.kernels import Laplace, Matern52
+from ensembo.plugins.surrogates.gp.kernels import Laplace, LaplaceL1, Matern52
 from ensembo.plugins.surrogates.gp.posterior import Posterior, block_keys
 
 
@@ -43,7 +43,7 @@ def test_log_marginal_likelihood_equals_sklearn():
     assert ours == pytest.approx(reference.log_marginal_likelihood_value_, abs=1e-8)
 
 
-@pytest.mark.parametrize("kernel", [Matern52(), Laplace()], ids=lambda k: k.name)
+@pytest.mark.parametrize("kernel", [Matern52(), Laplace(), LaplaceL1()], ids=lambda k: k.name)
 def test_mean_and_variance_gradients_match_finite_differences(kernel):
     x, y = _data(2)
     posterior = Posterior(kernel, HP, x, y, block_keys(None, len(x)))
@@ -73,13 +73,22 @@ def test_predict_with_gradients_agrees_with_predict():
     np.testing.assert_allclose(variance_g, variance, atol=1e-10)
 
 
-def _dense_conditional(x, y, signature, query, query_signature, hp):
-    """The conditional kernel as one dense matrix (zero across signatures), solved densely."""
-    kernel = Matern52()
+def _matern52(diff):
+    s = np.sqrt(5.0 * (diff**2).sum(-1))
+    return (1.0 + s + s * s / 3.0) * np.exp(-s)
+
+
+def _laplace_l1(diff):
+    return np.exp(-np.abs(diff).sum(-1))
+
+
+def _dense_conditional(x, y, signature, query, query_signature, hp, unit_kernel=_matern52):
+    """The conditional kernel as one dense matrix (zero across signatures), solved densely;
+    ``unit_kernel`` maps scaled differences (n, m, d) to kernel values."""
 
     def k(a, sa, b, sb):
         diff = (a[:, None, :] - b[None, :, :]) / hp.lengthscales
-        value = hp.amplitude * kernel.value(np.sqrt((diff**2).sum(-1)))
+        value = hp.amplitude * unit_kernel(diff)
         return value * (sa[:, None] == sb[None, :])
 
     matrix = k(x, signature, x, signature) + hp.noise * np.eye(len(x))
@@ -96,7 +105,12 @@ def _dense_conditional(x, y, signature, query, query_signature, hp):
     return mean, variance, lml
 
 
-def test_block_diagonal_conditional_solve_equals_dense_solve():
+@pytest.mark.parametrize(
+    ("kernel", "unit_kernel"),
+    [(Matern52(), _matern52), (LaplaceL1(), _laplace_l1)],
+    ids=["matern52", "laplace-l1"],
+)
+def test_block_diagonal_conditional_solve_equals_dense_solve(kernel, unit_kernel):
     x, y = _data(6, n=40)
     rng = np.random.default_rng(7)
     signature = rng.choice([11, 22, 33], size=len(x))
@@ -105,10 +119,10 @@ def test_block_diagonal_conditional_solve_equals_dense_solve():
     hp = Hyperparameters(
         lengthscales=np.array([0.3, 0.7, 1.5]), amplitude=1.3, noise=0.02, mean=0.1
     )
-    posterior = Posterior(Matern52(), hp, x, y, signature)
+    posterior = Posterior(kernel, hp, x, y, signature)
     mean, variance = posterior.predict(query, query_signature)
     dense_mean, dense_variance, dense_lml = _dense_conditional(
-        x, y, signature, query, query_signature, hp
+        x, y, signature, query, query_signature, hp, unit_kernel
     )
     np.testing.assert_allclose(mean, dense_mean, atol=1e-10)
     np.testing.assert_allclose(variance, dense_variance, atol=1e-10)
