@@ -44,6 +44,7 @@ from ensembo.storage import (
     keeps_in_memory,
     open_existing_storage,
     open_storage,
+    put_trials,
     shared_object,
 )
 from ensembo.suggestion import Suggester
@@ -364,13 +365,11 @@ class Study:
         if len(trials) > len(requeued):  # the proposer moved on: a resume starts from here
             self._model_state.save(self.proposer, for_trial=trials[len(requeued)].number)
         try:  # all recorded before observers hear of any: one that raises loses none
-            for trial in trials:
-                self._record(trial)
+            self._record(*trials)
             for trial in trials:
                 self._notify("ensembo_trial_started", study=self, trial=trial)
         except BaseException as error:  # nobody got the batch: ask must hand it out again
-            for trial in handed_back(self.history, requeued, trials, error):
-                self._record(trial)
+            self._record(*handed_back(self.history, requeued, trials, error))
             raise
         return trials
 
@@ -483,12 +482,14 @@ class Study:
     def _notify(self, hook_name: str, **kwargs: Any) -> Any:
         return observers.notify(self._observer_manager, hook_name, **kwargs)
 
-    def _record(self, trial: Trial) -> None:
-        """Write ``trial`` and put it in the history, both or neither: a Ctrl-C waits."""
+    def _record(self, *trials: Trial) -> None:
+        """Write ``trials`` (in one atomic step where the storage can) and put them in
+        the history, both or neither: a Ctrl-C waits."""
         shared_object.check_still_writer(self.storage, self._writer_token)
         with interrupts.deferred():
-            self.storage.put_trial(trial)
-            self.history.put(trial)
+            put_trials(self.storage, trials)
+            for trial in trials:
+                self.history.put(trial)
 
     def _refresh_ensemble(self, announce: bool = True) -> None:
         """Let the strategy see the new results, then take its ensemble."""

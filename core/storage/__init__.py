@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from os import PathLike
 
 from ensembo.errors import StorageError
 from ensembo.storage.base import Storage
 from ensembo.storage.memory import MemoryStorage
 from ensembo.storage.sqlite import SQLiteStorage
+from ensembo.trials import Trial
 
 IN_MEMORY = (":memory:", "sqlite://", "sqlite:///:memory:")
 """SQLite's spellings of a database in memory: as a file path, ``:memory:`` made a
@@ -40,6 +42,17 @@ def claim_for_writing(storage: Storage) -> None:
         claim()
 
 
+def put_trials(storage: Storage, trials: Sequence[Trial]) -> None:
+    """Write ``trials`` in one atomic step where the storage can (see
+    :mod:`ensembo.storage.base`), else one by one."""
+    put_all = getattr(storage, "put_trials", None)
+    if callable(put_all):
+        put_all(trials)
+        return
+    for trial in trials:
+        storage.put_trial(trial)
+
+
 def open_existing_storage(target: Storage | str | PathLike, read_only: bool = False) -> Storage:
     """Like :func:`open_storage`, for reading a study back: the file must already hold
     one. A missing file or another program's database is refused and left untouched;
@@ -65,5 +78,5 @@ def _path(target: str | PathLike) -> str:
 
 __all__ = [
     "MemoryStorage", "SQLiteStorage", "Storage", "claim_for_writing", "keeps_in_memory",
-    "open_existing_storage", "open_storage",
+    "open_existing_storage", "open_storage", "put_trials",
 ]

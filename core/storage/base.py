@@ -3,6 +3,11 @@
 A storage holds the study's metadata (a JSON object written once, at creation) and its
 trials. ``put_trial`` is atomic: after it returns, the trial survives a crash of the
 process. Returned trials are values and are never mutated by the storage.
+
+A storage may also have ``put_trials(trials)``, which writes several trials in one
+atomic step. A batch ``ask`` uses it, so that a crash keeps all of its trials or none
+and a resumed run proposes the same batch again; without it the trials are written one
+by one, and a batch cut short resumes with another path.
 """
 
 from __future__ import annotations

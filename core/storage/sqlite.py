@@ -14,6 +14,7 @@ import json
 import os
 import sqlite3
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -208,23 +209,21 @@ class SQLiteStorage:
             )
 
     def put_trial(self, trial: Trial) -> None:
-        row = (
-            trial.number,
-            _dumps(trial.config),
-            trial.state.value,
-            trial.loss,
-            _array_to_blob(trial.predictions),
-            json_text(trial.info, label=f"trial {trial.number}'s info"),
-            trial.error,
-            trial.started_at,
-            trial.finished_at,
-            trial.attempts,
-        )
-        with self._writing(), _text_refused(trial):
-            self._connection.execute(
-                f"INSERT OR REPLACE INTO trials ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
-            )
+        self.put_trials([trial])
+
+    def put_trials(self, trials: Sequence[Trial]) -> None:
+        """Insert or replace ``trials`` in one transaction: a crash keeps all or none of
+        them (a batch ask killed half-written resumed with part of its batch, and its
+        proposer's state, stored for the whole batch, moved every later proposal)."""
+        rows = [(trial, _row(trial)) for trial in trials]
+        with self._writing():
+            for trial, row in rows:
+                with _text_refused(trial):
+                    self._connection.execute(
+                        f"INSERT OR REPLACE INTO trials ({_COLUMNS}) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        row,
+                    )
 
     @contextlib.contextmanager
     def _writing(self):
@@ -277,6 +276,22 @@ class SQLiteStorage:
             self._connection.close()
         if self._claim is not None:
             self._claim.release()
+
+
+def _row(trial: Trial) -> tuple:
+    """The ``trials`` table's row of ``trial``, in ``_COLUMNS`` order."""
+    return (
+        trial.number,
+        _dumps(trial.config),
+        trial.state.value,
+        trial.loss,
+        _array_to_blob(trial.predictions),
+        json_text(trial.info, label=f"trial {trial.number}'s info"),
+        trial.error,
+        trial.started_at,
+        trial.finished_at,
+        trial.attempts,
+    )
 
 
 @contextlib.contextmanager

@@ -108,3 +108,61 @@ def test_finish_times_never_go_back_so_a_resume_replays_trials_in_the_order_told
     resumed.tell(resumed.ask(), 6.0)  # continues after the last stored finish
     assert resumed.trials[5].finished_at > finished[-1]
     resumed.close()
+
+
+_BATCH_RUN = """
+import os, sys
+from ensembo import Study
+
+path, die_at = sys.argv[1], int(sys.argv[2])
+space = {"params": {"x": {"type": "float", "low": -5.0, "high": 5.0},
+                    "y": {"type": "float", "low": -5.0, "high": 5.0}}}
+study = Study(space, storage=path, seed=3, n_initial=3, surrogate="gp")
+
+
+class DiesOnATrialWrite:
+    # The process is killed (no clean-up, no commit) as it writes its die_at-th trial row.
+    def __init__(self, connection):
+        self._connection, self._rows = connection, 0
+
+    def execute(self, sql, *args):
+        if sql.startswith("INSERT OR REPLACE INTO trials"):
+            self._rows += 1
+            if self._rows == die_at:
+                os._exit(17)
+        return self._connection.execute(sql, *args)
+
+    def __getattr__(self, name):
+        return getattr(self._connection, name)
+
+
+if die_at:
+    study.storage._connection = DiesOnATrialWrite(study.storage._connection)
+while len(study.trials) < 9:
+    for trial in study.ask_batch(3):
+        study.tell(trial, (trial.config["x"] - 1.0) ** 2 + (trial.config["y"] + 2.0) ** 2)
+"""
+
+
+def test_a_batch_ask_killed_between_its_trial_writes_resumes_as_the_uninterrupted_run(
+    tmp_path,
+):
+    # Rows 1-6 are the initial batch, asked then told; row 8 is the second trial of the
+    # first model-based batch. Written one by one, the batch resumed with its first
+    # trial only, and its proposer's state (stored for the whole batch) moved the rest.
+    import subprocess
+    import sys
+
+    def run(path, die_at):
+        return subprocess.run([sys.executable, "-c", _BATCH_RUN, str(path), str(die_at)],
+                              capture_output=True, text=True, timeout=300)
+
+    whole, cut = tmp_path / "whole.db", tmp_path / "cut.db"
+    uninterrupted, killed = run(whole, 0), run(cut, 8)
+    assert uninterrupted.returncode == 0, uninterrupted.stderr
+    assert killed.returncode == 17, killed.stderr
+    assert [t.state.value for t in Study.load(cut).trials] == ["complete"] * 3  # none of it
+    finished = run(cut, 0)
+    assert finished.returncode == 0, finished.stderr
+    assert ([t.config for t in Study.load(cut).trials]
+            == [t.config for t in Study.load(whole).trials])
