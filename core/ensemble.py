@@ -25,6 +25,8 @@ def members_text(members: Sequence[int], weights: Sequence[float]) -> str:
 
 def _normalized(weights: Sequence[float]) -> tuple[float, ...]:
     array = np.asarray(weights, dtype=float)
+    if not np.all(np.isfinite(array)):  # as given: refused with the members, after init
+        return tuple(array.tolist())
     if array.size and (np.any(array < 0) or array.sum() <= 0):
         raise ValueError(f"ensemble weights must be non-negative and not all zero, got {array}")
     return tuple((array / array.sum()).tolist()) if array.size else ()
@@ -70,6 +72,9 @@ class EnsembleContext:
         default=None, validator=attrs.validators.in_({None, "classification", "regression"})
     )
     classes: np.ndarray | None = attrs.field(default=None, eq=False)
+    classes_from_targets: bool = attrs.field(default=False, eq=False, repr=False)
+    """The classes are those among ``y_true`` (no ``classes=``): a holdout lacking a
+    class has fewer than the training data, which refusals then say."""
     budget: int | None = None
     seed: int = 0
     registry: Any = attrs.field(default=None, eq=False, repr=False)
@@ -108,6 +113,7 @@ class EnsembleContext:
             return (
                 f"predictions have {shape[1]} class columns but the task has "
                 f"{len(self.classes)} classes {self.classes.tolist()}"
+                + self._missing_classes_hint(shape[1] > len(self.classes))
             )
         array = np.asarray(predictions)
         if array.dtype.kind in "fc" and not np.all(np.isfinite(array)):
@@ -118,11 +124,21 @@ class EnsembleContext:
             if strangers.size:
                 return (
                     f"predicted labels {strangers[:5].tolist()} are not among the task's "
-                    f"classes {self.classes.tolist()}"
+                    f"classes {self.classes.tolist()}" + self._missing_classes_hint(True)
                 )
         if len(shape) == 2 and self.task != "regression":
             return probability_problem(array)
         return None
+
+    def _missing_classes_hint(self, more_than_known: bool) -> str:
+        """The fix when predictions know more classes than the validation targets hold:
+        the trial is right, the study was not told the training classes."""
+        if not (more_than_known and self.classes_from_targets):
+            return ""
+        return (
+            "; the classes were taken from validation_targets, which may lack some "
+            "training classes: give the study classes= (all training classes, sorted)"
+        )
 
 
 PROBABILITY_TOLERANCE = 1e-2
@@ -213,8 +229,18 @@ class Ensemble:
             raise ValueError(
                 f"{len(self.members)} members but {len(self.weights)} weights"
             )
+        self._check_finite_weights()
         if self.members and not self.size > 0:
             raise ValueError(f"an ensemble's size must be positive, got {self.size}")
+
+    def _check_finite_weights(self) -> None:
+        """A NaN weight normalized every weight to NaN, and the ensemble then predicted
+        the first class for every example, with nothing said."""
+        if not np.all(np.isfinite(self.weights)):
+            raise ValueError(
+                f"ensemble weights must be finite numbers, got weights {list(self.weights)} "
+                f"for members {list(self.members)}"
+            )
 
     @classmethod
     def from_counts(cls, counts: Mapping[int, float], *,

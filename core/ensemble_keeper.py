@@ -34,10 +34,7 @@ def check_strategy_fits(
     cannot score an ensemble (no :class:`~ensembo.protocols.EnsembleLoss` side), or
     that its optional ``check_loss(option, loss, context)`` refuses (a ``ValueError``).
     ``name`` is the registry name the user wrote, which messages use."""
-    label = (
-        f"ensemble strategy {name!r}" if name
-        else describe_component("ensemble strategy", strategy)
-    )
+    label = strategy_label(strategy, name)
     if getattr(strategy, "needs_predictions", False) and context.y_true is None:
         raise ExperimentError(
             "ensemble", f"{label} scores the trials' validation predictions: give the study "
@@ -81,6 +78,13 @@ def check_strategy_fits(
                 raise ExperimentError(where, str(error)) from None
 
 
+def strategy_label(strategy: Any, name: str | None) -> str:
+    """How messages name a strategy: by the registry name the user wrote, else by its
+    class."""
+    return f"ensemble strategy {name!r}" if name else describe_component("ensemble strategy",
+                                                                          strategy)
+
+
 def _cannot_combine(label: str, spec: Any, loss: Any) -> str:
     """A loss with only the per-example side failed at the first result, after a trial
     was spent; the study refuses it up front."""
@@ -95,9 +99,10 @@ def _cannot_combine(label: str, spec: Any, loss: Any) -> str:
 class EnsembleKeeper:
     """The study's link to its ensemble strategy."""
 
-    def __init__(self, strategy: Any, context: EnsembleContext):
+    def __init__(self, strategy: Any, context: EnsembleContext, name: str | None = None):
         self.strategy = strategy
         self.context = context
+        self._label = strategy_label(strategy, name)  # ``name``: the registry name given
         self.current: Ensemble | None = None
         self._updated: set[int] = set()  # trials the strategy's ``update`` has seen
         self._said_labels_count_as_one_hot = False
@@ -132,7 +137,7 @@ class EnsembleKeeper:
             return
         problem = self.context.prediction_problem(evaluation.predictions)
         if problem is not None:
-            raise ValueError(f"{self._describe()} needs validation predictions: {problem}")
+            raise ValueError(f"{self._label} needs validation predictions: {problem}")
         self._say_if_labels_meet_log_loss(evaluation.predictions)
 
     def _say_if_labels_meet_log_loss(self, predictions: Any) -> None:

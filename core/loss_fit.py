@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ensembo.components import describe
 from ensembo.errors import ExperimentError
 
 DEFAULT_LOSS = {"classification": "zero-one", "regression": "mse"}
@@ -89,3 +90,14 @@ def task_the_loss_fits(loss: Any, name: Any, targets: np.ndarray) -> str | None:
             continue
         fitting.append(task)
     return fitting[0] if len(fitting) == 1 else None
+
+
+def check_storable_loss(loss: Any) -> None:
+    """A study file records the loss by name, which a resume rebuilds; an object it
+    cannot record failed with a message that named neither ``loss`` nor the way out."""
+    if loss is not None and describe("loss", loss) is None:
+        raise ExperimentError(
+            "loss", f"a study file cannot keep a loss object ({type(loss).__name__}): give "
+            "the loss by registry name or as a mapping with a 'name' key and its options "
+            "(e.g. {'name': 'log-loss', 'eps': 1e-6}), or keep the study in memory"
+        )

@@ -7,6 +7,7 @@ import numbers
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import attrs
 import numpy as np
 
 from ensembo.trials import Evaluation, Trial
@@ -51,6 +52,26 @@ def to_evaluation(result: Any) -> Evaluation:
     if not math.isfinite(evaluation.loss):
         raise NonFiniteLossError(f"the objective returned a non-finite loss ({evaluation.loss})")
     return evaluation
+
+
+def without_object_predictions(evaluation: Evaluation) -> Evaluation:
+    """Predictions of dtype object (a pandas column of text labels) as an array of their
+    values: a study file keeps no object arrays, so a run that worked in memory failed
+    every trial with a file. What stays of dtype object is refused in memory too."""
+    predictions = evaluation.predictions
+    if predictions is None or predictions.dtype != object:
+        return evaluation
+    try:
+        plain = np.asarray(predictions.tolist())
+    except ValueError:  # ragged: rows of different lengths
+        plain = predictions
+    if plain.dtype == object:
+        raise TypeError(
+            f"predictions of dtype {predictions.dtype} cannot be kept (their values are not "
+            "all text or all numbers, e.g. None among labels): give labels or class "
+            "probabilities as an array of one plain type"
+        )
+    return attrs.evolve(evaluation, predictions=plain)
 
 
 def _as_float(loss: numbers.Real) -> float:

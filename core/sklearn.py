@@ -272,7 +272,7 @@ class _EnsemboSearch(BaseEstimator):
             space,
             surrogate=self.surrogate,
             ensemble=self.ensemble,
-            loss=task.loss_spec if isinstance(task.loss_spec, str) else None,
+            loss=task.loss_spec,  # the strategy selects and combines by the trials' loss
             validation_targets=task.validation_targets(),
             classes=task.encoded_classes(),
             task=self._task_type,

@@ -33,8 +33,13 @@ from ensembo import (
 from ensembo.ensemble import Ensemble, EnsembleContext, context_classes
 from ensembo.ensemble_keeper import EnsembleKeeper, check_strategy_fits
 from ensembo.errors import ComponentOptionError, TrialError, UnknownComponentError
-from ensembo.loss_fit import check_loss_fits_context, task_the_loss_fits
-from ensembo.objective import InvalidResultError, NonFiniteLossError, to_evaluation
+from ensembo.loss_fit import check_loss_fits_context, check_storable_loss, task_the_loss_fits
+from ensembo.objective import (
+    InvalidResultError,
+    NonFiniteLossError,
+    to_evaluation,
+    without_object_predictions,
+)
 from ensembo.progress import ProgressBar
 from ensembo.protocols import Proposer
 from ensembo.registry import Registry
@@ -74,11 +79,22 @@ def _unusable(trial: Trial, problem: Exception, verb: str = "is not usable") -> 
     )
 
 
+def _class_fields(classes: Sequence[Any] | None, validation_targets: Any,
+                  task: str | None) -> dict[str, Any]:
+    """The context's classes, and whether they were read off the validation targets."""
+    return {
+        "classes": context_classes(classes, validation_targets, task),
+        "classes_from_targets": classes is None,
+    }
+
+
 class Study:
     """Optimize a loss over ``space``, building an ensemble as trials finish.
 
     Components are given by registry name, by ``{"name": ..., **options}`` or as
-    objects. ``surrogate=None`` is random search. ``seed`` fixes the whole sequence of
+    objects; the study works on its own copy of an object (``study.strategy``,
+    ``study.proposer``), so that one object can serve many studies. Callbacks are not
+    copied. ``surrogate=None`` is random search. ``seed`` fixes the whole sequence of
     configurations: each trial draws from a generator seeded by ``(seed, number)``.
     """
 
@@ -110,6 +126,14 @@ class Study:
         if task is not None:
             checks.one_of("task", task, TASKS)
         validation_targets = checks.one_per_example("validation_targets", validation_targets)
+        surrogate, acquisition, acquisition_optimizer, initial_design, ensemble, loss = (
+            components.own_copy(kind, spec) for kind, spec in [
+                ("surrogate", surrogate), ("acquisition", acquisition),
+                ("acquisition_optimizer", acquisition_optimizer),
+                ("initial_design", initial_design), ("ensemble_strategy", ensemble),
+                ("loss", loss),
+            ]
+        )
         self.registry = registry
         self.metadata = dict(metadata or {})
         self._given_classes = None if classes is None else np.asarray(classes).tolist()
@@ -134,7 +158,7 @@ class Study:
             y_true=None if validation_targets is None else np.asarray(validation_targets),
             loss=loss,
             task=task,
-            classes=context_classes(classes, validation_targets, task),
+            **_class_fields(classes, validation_targets, task),
             budget=budget,
             seed=self.seed,
             registry=registry,
@@ -159,10 +183,12 @@ class Study:
         )
         self.strategy = self._build("ensemble_strategy", ensemble)
         parts = components.split_spec("ensemble_strategy", ensemble)
-        check_strategy_fits(self.strategy, self.context, self.registry, parts and parts[0])
+        self._strategy_name = parts and parts[0]  # the registry name, which messages use
+        check_strategy_fits(self.strategy, self.context, self.registry, self._strategy_name)
         self._observer_manager = wiring.observer_manager(self.registry, callbacks)
         if not keeps_in_memory(storage):  # refused before the file is made
             json_text(self.metadata, label="metadata")
+            check_storable_loss(loss)
         self.storage = open_storage(storage)  # only once every argument is known to be good
         try:
             self._continue_stored()
@@ -180,8 +206,7 @@ class Study:
         if classes != self._given_classes:
             self._given_classes = classes
             self.context = attrs.evolve(
-                self.context,
-                classes=context_classes(classes, self.context.y_true, self.context.task),
+                self.context, **_class_fields(classes, self.context.y_true, self.context.task)
             )
         self.history = stored_study.stored_history(self.storage)
         self._last_finish = max((t.finished_at or 0.0 for t in self.history), default=0.0)
@@ -196,7 +221,7 @@ class Study:
             self.storage, components.describe("surrogate", self._specs["surrogate"])
         )
         self._model_state.restore(self.proposer, stored_trials=len(self.history))
-        self._keeper = EnsembleKeeper(self.strategy, self.context)
+        self._keeper = EnsembleKeeper(self.strategy, self.context, self._strategy_name)
         self._refresh_ensemble(announce=False)  # a strategy that cannot use the trials refuses
         self._writer_token = shared_object.take_over(self.storage)
         continuation.write(self.storage)
@@ -476,6 +501,7 @@ class Study:
         evaluation = to_evaluation(result)
         if predictions is not None:
             evaluation = attrs.evolve(evaluation, predictions=predictions)
+        evaluation = without_object_predictions(evaluation)
         self._keeper.check_predictions(evaluation)
         return evaluation
 

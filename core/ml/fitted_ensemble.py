@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ensembo.ensemble import break_vote_ties, leading_votes
@@ -131,6 +132,9 @@ class FittedEnsemble(BaseEstimator):
 
     @property
     def _normalized_weights(self) -> np.ndarray:
+        """The weights summing to one. Weights that already do (an :class:`Ensemble`'s)
+        are used as given, as :meth:`Ensemble.combine` uses them: divided by their float
+        sum, six weights of 1/6 became shares summing to 1 + 2e-16."""
         weights = np.asarray(self.weights, dtype=float)
         if (
             len(weights) != len(self._models)
@@ -142,7 +146,8 @@ class FittedEnsemble(BaseEstimator):
                 f"need one non-negative weight per member with a positive sum; got "
                 f"{len(self._models)} members and weights {weights.tolist()}"
             )
-        return weights / weights.sum()
+        total = weights.sum()
+        return weights if abs(total - 1.0) <= NORMALIZED_TOLERANCE else weights / total
 
     @property
     def classes_(self) -> np.ndarray:
@@ -174,13 +179,20 @@ class FittedEnsemble(BaseEstimator):
         metric = r2_score if self.classes is None else accuracy_score
         return float(metric(y, self.predict(X), sample_weight=sample_weight))
 
+    @available_if(lambda self: self.classes is not None)  # hasattr is False for a regressor
     def predict_proba(self, X: Any) -> np.ndarray:
         """Weighted total of the members' contributions (vote shares or probabilities);
         a tied vote's shares lean by :data:`TIE_TILT` to the class :meth:`predict` names.
 
         A single member gives its own probabilities: its one-hot vote would throw away
         the ranking that ROC AUC and log-loss score (AUC 0.936 instead of 0.986 on
-        breast-cancer), and its vote names the same class as its probabilities."""
+        breast-cancer), and its vote names the same class as its probabilities.
+
+        Clipped to [0, 1]: float sums of shares can pass 1 by an ulp, and scikit-learn's
+        ``log_loss`` and ``brier_score_loss`` refuse any probability above 1."""
+        return np.clip(self._shares(X), 0.0, 1.0)
+
+    def _shares(self, X: Any) -> np.ndarray:
         probabilities = self._probabilities(X)
         if len(self._models) == 1:
             return probabilities[0]
@@ -212,6 +224,9 @@ class FittedEnsemble(BaseEstimator):
         mean = combine_contributions(probabilities, self._normalized_weights)
         return break_vote_ties(totals, mean)
 
+
+NORMALIZED_TOLERANCE = 1e-12
+"""Weights whose sum is this close to 1 are taken as normalized."""
 
 TIE_TILT = 1e-9
 """Share moved to the class :meth:`FittedEnsemble.predict` names on a tied vote, so that

@@ -120,7 +120,7 @@ class RoundRobinEnsemble:
     # --- losses and pool ------------------------------------------------------------
 
     def _loss(self, spec: Any, context: EnsembleContext, pool: Pool) -> EnsembleLoss:
-        key = (repr(spec), context.loss, pool.task)
+        key = (repr(spec), repr(context.loss), pool.task)  # a loss mapping is no dict key
         if key not in self._losses:  # building a loss parses its spec: once per study
             self._losses[key] = require_ensemble_loss(resolve_loss(spec, context, pool.task),
                                                       self.name)

@@ -96,3 +96,12 @@ def test_bad_sizes_and_rules_are_refused():
         Ensemble(members=(1,), weights=(1.0,), size=0)
     with pytest.raises(ValueError, match="combination"):
         Ensemble(members=(1,), weights=(1.0,), combination="median")
+
+
+@pytest.mark.parametrize("weight", [float("nan"), float("inf")])
+def test_a_weight_that_is_not_finite_is_refused_naming_the_weights_and_members(weight):
+    """A NaN weight made every weight NaN (inf made them (nan, 0.0)), and the ensemble
+    then predicted the first class for every example."""
+    named = r"weights must be finite numbers, got weights \[.*, 1\.0\] for members \[0, 1\]"
+    with pytest.raises(ValueError, match=named):
+        Ensemble(members=(0, 1), weights=(weight, 1.0))

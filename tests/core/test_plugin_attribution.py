@@ -67,19 +67,18 @@ class Remembers(BestStrategy):
 
 def test_a_resumed_study_replays_stored_trials_to_update(flat_space, tmp_path):
     path = tmp_path / "study.db"
-    first = Remembers()
-    Study(flat_space, surrogate=None, ensemble=first, storage=path).optimize(loss, n_trials=4)
-    assert first.seen == [0, 1, 2, 3]
-    again = Remembers()
-    resumed = Study.load(path, ensemble=again)
-    assert again.seen == [0, 1, 2, 3]
+    first = Study(flat_space, surrogate=None, ensemble=Remembers(), storage=path)
+    first.optimize(loss, n_trials=4)
+    assert first.strategy.seen == [0, 1, 2, 3]  # the study's own copy of the strategy
+    first.close()
+    resumed = Study.load(path, ensemble=Remembers())
+    assert resumed.strategy.seen == [0, 1, 2, 3]
     resumed.optimize(loss, n_trials=2)
-    assert again.seen == [0, 1, 2, 3, 4, 5]
+    assert resumed.strategy.seen == [0, 1, 2, 3, 4, 5]
 
 
 def test_a_trial_whose_update_raised_is_offered_again(flat_space):
-    strategy = Remembers(fail_on=1)
-    study = Study(flat_space, surrogate=None, ensemble=strategy)
+    study = Study(flat_space, surrogate=None, ensemble=Remembers(fail_on=1))
     for _ in range(3):
         trial = study.ask()
         if trial.number == 1:
@@ -89,7 +88,7 @@ def test_a_trial_whose_update_raised_is_offered_again(flat_space):
         else:
             study.tell(trial, loss(trial.config))
     assert study.history[1].loss is not None
-    assert strategy.seen == [0, 1, 2]
+    assert study.strategy.seen == [0, 1, 2]
 
 
 class NamesAGhost(BestStrategy):
@@ -153,7 +152,7 @@ def test_a_result_without_usable_predictions_is_refused_alone(flat_space, tmp_pa
             study.tell(trial, result)
         refusals.append(str(refused.value))
         study.tell(trial, state="failed", error="refused")
-    assert "PostHocSelection needs validation predictions" in refusals[0]
+    assert "ensemble strategy 'posthoc' needs validation predictions" in refusals[0]
     assert "do not match the 5 validation targets" in refusals[1]
     assert "3 class columns but the task has 2 classes" in refusals[2]
     assert "predictions hold 10 NaN or infinite values" in refusals[3]

@@ -501,3 +501,37 @@ def test_resuming_without_the_stored_plugin_says_the_study_needs_it(flat_space, 
     assert message.startswith("Unknown surrogate 'my-forest'")
     assert "ENSEMBO_BLOCK_PLUGINS skips my-dist" in message
     assert "the stored study uses surrogate 'my-forest': install the plugin" in message
+
+
+@pytest.mark.parametrize("argument, kind, spec", [
+    ("ensemble", "ensemble_strategy", "best"),
+    ("surrogate", "surrogate", "rf"),
+])
+def test_a_component_object_that_cannot_be_copied_is_refused_by_its_argument(
+    flat_space, argument, kind, spec
+):
+    """A study works on its own copy of a component object, so that studies never share
+    one's state (a strategy's per-trial caches); one it cannot copy is named."""
+    import threading
+
+    from ensembo import components
+
+    component = components.build(kind, spec)
+    component.lock = threading.Lock()
+    with pytest.raises(ExperimentError, match=rf"^{argument}: the object given cannot be "
+                                              r"copied \(TypeError: .*registry name"):
+        Study(flat_space, **{argument: component})
+
+
+def test_a_loss_object_is_refused_by_a_study_file_naming_loss(flat_space, tmp_path):
+    """A file records the loss by name, for a resume; an object failed after the file
+    was made, with 'cannot store LogLoss in a trial record'."""
+    from ensembo.plugins.losses.classification import LogLoss
+
+    path = tmp_path / "s.db"
+    with pytest.raises(ExperimentError, match=r"^loss: a study file cannot keep a loss "
+                                              r"object \(LogLoss\)"):
+        Study(flat_space, loss=LogLoss(), validation_targets=[0, 1, 1], storage=path)
+    assert not path.exists()
+    in_memory = Study(flat_space, loss=LogLoss(), validation_targets=[0, 1, 1])
+    assert in_memory.context.task == "classification"

@@ -132,3 +132,76 @@ def test_an_objective_returning_a_regression_column_fails_its_trials_alone(ensem
     study.optimize(lambda c: Evaluation(loss=c["x"], predictions=REGRESSION_TARGETS + c["x"]), 2)
     assert [t.state for t in study.trials][2:] == [TrialState.COMPLETE] * 2
     assert study.ensemble is not None
+
+
+def _iris_text_labels():
+    """Iris split in two, its labels text of dtype object, as a pandas column gives them."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    labels = np.array(["setosa", "versicolor", "virginica"], dtype=object)[y]
+    return X[::2], X[1::2], labels[::2], labels[1::2]
+
+
+def test_text_labels_of_dtype_object_are_kept_in_a_study_file_as_in_memory(tmp_path):
+    """A classifier fitted on object labels predicts object arrays, which a study file
+    could not keep: every trial failed with a file and completed in memory."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    X_train, X_valid, y_train, y_valid = _iris_text_labels()
+
+    def objective(config):
+        model = DecisionTreeClassifier(max_depth=config["depth"], random_state=0)
+        predictions = model.fit(X_train, y_train).predict(X_valid)
+        assert predictions.dtype == object
+        return Evaluation(loss=float(np.mean(predictions != y_valid)), predictions=predictions)
+
+    def ensemble(storage):
+        study = Study({"params": {"depth": {"type": "int", "low": 1, "high": 5}}},
+                      surrogate=None, ensemble="posthoc", loss="zero-one",
+                      validation_targets=y_valid, task="classification", seed=0,
+                      storage=storage)
+        study.optimize(objective, n_trials=4)
+        assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 4
+        return study.ensemble
+
+    assert ensemble(tmp_path / "s.db") == ensemble(None)
+    assert Study.load(tmp_path / "s.db").ensemble == ensemble(None)
+
+
+@pytest.mark.parametrize("in_a_file", [False, True], ids=["in-memory", "in-a-file"])
+def test_predictions_that_stay_of_dtype_object_are_refused_in_memory_as_in_a_file(
+    tmp_path, in_a_file
+):
+    """Labels that are not plain values (here Decimal) were accepted in memory and
+    refused by a study file: the same objective behaved differently in the two."""
+    from decimal import Decimal
+
+    study = Study(SPACE, surrogate=None, ensemble="posthoc", loss="zero-one",
+                  validation_targets=TARGETS, task="classification",
+                  storage=tmp_path / "s.db" if in_a_file else None)
+    predictions = np.array([Decimal(int(label)) for label in TARGETS], dtype=object)
+    trial = study.ask()
+    with pytest.raises(InvalidResultError, match="predictions of dtype object cannot be kept"):
+        study.tell(trial, 0.0, predictions=predictions)
+    assert study.tell(trial, 0.0, predictions=TARGETS).state is TrialState.COMPLETE
+    study.optimize(lambda config: Evaluation(loss=0.1, predictions=predictions), n_trials=1)
+    assert "predictions of dtype object" in study.trials[-1].error
+
+
+def test_more_class_columns_than_the_validation_targets_hold_points_to_classes():
+    """The holdout lacks class 1, so the study took classes [0, 2]; the refusal blamed
+    predictions that were right, and did not name classes=, which fixes it."""
+    targets = np.array([0, 2, 2, 0, 2])
+    probabilities = np.full((5, 3), 0.2)
+    probabilities[np.arange(5), targets] = 0.6
+    study = Study(SPACE, surrogate=None, ensemble="posthoc", loss="zero-one",
+                  validation_targets=targets, task="classification")
+    trial = study.ask()
+    refusal = (r"ensemble strategy 'posthoc' needs validation predictions: predictions have 3 "
+               r"class columns .* give the study classes= \(all training classes, sorted\)")
+    with pytest.raises(InvalidResultError, match=refusal):
+        study.tell(trial, 0.0, predictions=probabilities)
+    told = Study(SPACE, surrogate=None, ensemble="posthoc", loss="zero-one",
+                 validation_targets=targets, classes=[0, 1, 2], task="classification")
+    assert told.tell(told.ask(), 0.0, predictions=probabilities).state is TrialState.COMPLETE

@@ -79,3 +79,29 @@ def test_it_scores_and_is_recognised_as_a_classifier_or_regressor():
     regression = FittedEnsemble(members=[Constant()], weights=[1.0])
     assert is_regressor(regression)
     assert regression.score(np.zeros((3, 1)), np.array([1.0, 2.0, 3.0])) == 0.0
+
+
+def test_a_vote_of_six_equal_weights_gives_probabilities_log_loss_accepts():
+    """Renormalized, six weights of 1/6 summed to 1 + 2e-16 where all six members agreed,
+    and scikit-learn's log_loss and brier_score_loss refuse a probability above 1."""
+    from sklearn.metrics import brier_score_loss, log_loss
+
+    ensemble = vote(*[[[0.9, 0.1], [0.2, 0.8]]] * 6, weights=[1 / 6] * 6)
+    X, y = np.zeros((2, 1)), np.array(["a", "b"])
+    probabilities = ensemble.predict_proba(X)
+    assert probabilities.max() <= 1.0
+    assert log_loss(y, probabilities) < 1e-6
+    assert brier_score_loss(y == "b", probabilities[:, 1]) < 1e-12
+
+
+def test_a_regression_ensemble_has_no_predict_proba():
+    """It had one that raised AttributeError, so duck-typing tools (hasattr) took the
+    regressor for a classifier."""
+
+    class Constant:
+        def predict(self, X):
+            return np.full(len(X), 2.0)
+
+    regression = FittedEnsemble(members=[Constant()], weights=[1.0])
+    assert not hasattr(regression, "predict_proba")
+    assert hasattr(vote([[0.7, 0.3]]), "predict_proba")

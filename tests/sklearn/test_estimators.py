@@ -276,3 +276,52 @@ def test_pickling_or_copying_keeps_the_study_of_the_fitted_estimator(tree_space)
     assert restored.study_ is None and copied.study_ is None  # the copies leave it out
     for other in (restored, copied):
         np.testing.assert_array_equal(other.predict_proba(X), model.predict_proba(X))
+
+
+def test_a_loss_given_as_a_mapping_builds_the_ensemble_its_name_builds(tree_space):
+    """The study was given the loss only as a name: with a mapping the strategy selected
+    by zero-one and voted, while the trials were scored by log-loss."""
+    X, y = make_classification(n_samples=120, n_features=6, n_informative=4, n_classes=3,
+                               random_state=0)
+
+    def ensemble(loss):
+        model = EnsemboClassifier(tree_space, ensemble="posthoc", loss=loss, n_trials=8, cv=3,
+                                  surrogate=None, seed=0)
+        return model.fit(X, y).study_.ensemble
+
+    by_name = ensemble("log-loss")
+    assert by_name.combination == "average"
+    assert ensemble({"name": "log-loss"}) == by_name
+
+
+def test_a_regression_loss_given_as_a_mapping_selects_the_ensemble(tree_regression_space):
+    X, y = make_regression(n_samples=120, n_features=6, random_state=0)
+
+    def study(loss):
+        model = EnsemboRegressor(tree_regression_space, ensemble="posthoc", loss=loss,
+                                 n_trials=8, cv=3, surrogate=None, seed=0)
+        return model.fit(X, y).study_
+
+    by_mapping = study({"name": "mae"})
+    assert by_mapping.ensemble == study("mae").ensemble  # was selected by mse
+    assert by_mapping.context.loss == {"name": "mae"}
+
+
+@pytest.mark.filterwarnings("ignore:.*slots with a budget:UserWarning")  # 6 trials on purpose
+def test_an_ensemble_object_serves_a_second_fit(tree_space):
+    """The eo object kept the first fit's slots: the second fit's ensemble named trials
+    it did not have, and the error blamed the plugin (PluginContractError)."""
+    from ensembo.plugins.ensembles.eo import EnsembleOptimization
+
+    X, y = make_classification(n_samples=90, n_features=5, random_state=0)
+
+    def fitted(model, seed):
+        return model.set_params(seed=seed).fit(X, y).study_.ensemble
+
+    def estimator(strategy):
+        return EnsemboClassifier(tree_space, ensemble=strategy, n_trials=6, cv=0.3,
+                                 surrogate=None)
+
+    reused = estimator(EnsembleOptimization(size=3))
+    fitted(reused, seed=0)
+    assert fitted(reused, seed=1) == fitted(estimator(EnsembleOptimization(size=3)), seed=1)

@@ -7,6 +7,9 @@ import pytest
 from ConfigSpace import ConfigurationSpace
 
 from ensembo.errors import ExperimentError
+from ensembo.plugins.ensembles.agnostic_bayes import AgnosticBayes
+from ensembo.plugins.ensembles.esmbo import ESMBO
+from ensembo.plugins.ensembles.posthoc import PostHocSelection
 from ensembo.study import Study
 from ensembo.trials import Evaluation
 
@@ -87,3 +90,49 @@ def test_a_strategy_that_combines_predictions_needs_the_task(ensemble):
     study = Study(space, surrogate=None, ensemble="best", validation_targets=np.arange(9) % 3)
     assert study.context.task is None  # the single best trial needs no task
 
+
+
+
+@pytest.mark.parametrize("make", [
+    PostHocSelection, lambda: ESMBO(n_bootstraps=5), lambda: AgnosticBayes(n_samples=300),
+], ids=["posthoc", "esmbo", "agnostic-bayes"])
+def test_a_strategy_object_serving_a_second_study_builds_what_a_fresh_one_does(make):
+    """The second study used the first one's per-trial caches (the same trial numbers,
+    the same validation targets) and ESMBO's bootstraps: another ensemble, no error."""
+    y = np.random.default_rng(0).integers(0, 3, size=M)
+    objective = classification_objective(y)
+
+    def ensemble(strategy, seed):
+        study = Study(ConfigurationSpace(space={"x": (0.1, 3.0)}), surrogate=None,
+                      ensemble=strategy, loss="zero-one", validation_targets=y,
+                      task="classification", seed=seed, n_initial=3)
+        for _ in range(8):
+            trial = study.ask()
+            study.tell(trial, objective(dict(trial.config)))
+        return study.ensemble
+
+    shared = make()
+    ensemble(shared, seed=0)
+    assert ensemble(shared, seed=1) == ensemble(make(), seed=1)
+
+
+@pytest.mark.filterwarnings("ignore:.*slots with a budget:UserWarning")  # 8 trials on purpose
+@pytest.mark.parametrize("ensemble, loss", [("eo", "zero-one"), ("segor", "mse")])
+def test_a_study_loss_given_as_a_mapping_builds_what_its_name_builds(ensemble, loss):
+    """eo and segor keyed their losses by the study's loss: a mapping, which the
+    estimators now pass on, raised "unhashable type: 'dict'"."""
+    rng = np.random.default_rng(0)
+    regression = ensemble == "segor"
+    y = rng.normal(size=M) if regression else rng.integers(0, 3, size=M)
+    objective = regression_objective(y) if regression else classification_objective(y)
+
+    def built(study_loss):
+        study = Study(ConfigurationSpace(space={"x": (0.1, 3.0)}), surrogate=None,
+                      ensemble=ensemble, loss=study_loss, validation_targets=y, seed=0,
+                      n_initial=3)
+        for _ in range(8):
+            trial = study.ask()
+            study.tell(trial, objective(dict(trial.config)))
+        return study.ensemble
+
+    assert built({"name": loss}) == built(loss)
