@@ -7,7 +7,8 @@ rows again: on ``esmbo-large`` 166,840 counted test examples are 85,261 distinct
 The reading chosen is the conservative one: the published test once per seed, over the
 seeds that hold every dataset, summarized by the median (not itself a posterior; it
 gives up what the seeds' different models add). The summed reading is kept beside it.
-When no seed holds every dataset only the summed reading is given.
+When no seed holds every dataset only the summed reading is given, and the report
+says that it overstates when a dataset has several seeds.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ several seeds the ranks within each seed, so one can see whether an order holds.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -53,9 +54,29 @@ def _groups(records: Sequence[dict[str, Any]]) -> dict[tuple[str, str], list[dic
     return groups
 
 
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+def _nan_test_losses(record: dict[str, Any]) -> list[str]:
+    """The methods of ``record`` with a NaN test loss (final, or of a scored last
+    iteration): such a run cannot be ranked, and one refused the whole report."""
+    return [name for name, result in record.get("methods", {}).items()
+            if _is_nan(result.get("test_loss"))
+            or any(_is_nan(scored.get("test_loss")) for scored in result.get("last", ()))]
+
+
+def _failure(record: dict[str, Any]) -> str | None:
+    """Why ``record`` is listed as failed instead of ranked; None for a usable run."""
+    if record.get("status") != "complete":
+        return str(record.get("error"))
+    nan = _nan_test_losses(record)
+    return f"test loss is NaN for {', '.join(nan)}" if nan else None
+
+
 def _matrix(records: Sequence[dict[str, Any]], methods: Sequence[str]):
     """Complete records (every method scored), their datasets and test-loss matrix."""
-    complete = [r for r in records if r.get("status") == "complete"
+    complete = [r for r in records if _failure(r) is None
                 and all(m in r.get("methods", {}) for m in methods)]
     complete.sort(key=lambda r: (r["dataset"], r["seed"]))
     matrix = np.array([[r["methods"][m]["test_loss"] for m in methods] for r in complete])
@@ -185,9 +206,6 @@ def _pb_seed_table(readings: dict[tuple[str, str], PairReading], methods: Sequen
     the summed-count reading reported before 7 Dec 2026, which overstates."""
     full = next(iter(readings.values())).seeds
     left_out = sorted(set(seeds) - set(full))
-    if not full:
-        return [("No seed holds every dataset, so the PB above is the test on counts summed "
-                 "over the seeds (runs of different datasets share no test rows).")]
     lines = [
         (f"PB per seed, Pr(row ≻ column), over the {len(full)} seeds holding every dataset"
          + (f" (seed{'s' if len(left_out) > 1 else ''} {_seed_ranges(left_out)} left out)"
@@ -240,15 +258,32 @@ def _per_dataset(complete: Sequence[dict[str, Any]], methods: Sequence[str],
     readings = {} if pooled else _pair_readings(complete, methods, averaged)
     seeds = sorted({r["seed"] for r in complete})
     several = len(seeds) > 1 and any(reading.per_seed for reading in readings.values())
-    how = " (the median over seeds of the test on each seed's splits)" if several else ""
+    summed_over = [] if several else [dataset for (_, dataset), runs in by_dataset.items()
+                                      if len(runs) > 1]
+    how = (" (the median over seeds of the test on each seed's splits)" if several
+           else " (PB on counts summed over seeds, overstates)" if summed_over else "")
     last = len(complete[0]["methods"][methods[0]]["last"]) if averaged else 0
     over = f" and over the last {last} trials" if averaged else ""
     lines = [f"Per dataset ({len(by_dataset)} problems; each value the mean over seeds{over}):", ""]
     lines += _comparison(matrix, methods, complete,
                          lambda a, b: readings[a, b].value if (a, b) in readings else None, how)
     if len(seeds) > 1 and readings:
-        lines += [""] + _pb_seed_table(readings, methods, seeds)
+        lines += [""] + (_pb_seed_table(readings, methods, seeds) if several
+                         else [_summed_note(summed_over, len(by_dataset))])
     return lines + [""]
+
+
+def _summed_note(summed_over: Sequence[str], datasets: int) -> str:
+    """Why, with no seed holding every dataset, the PB is the test on summed counts, and
+    whether that overstates: the seeds of one dataset split the same table."""
+    if not summed_over:
+        return ("No seed holds every dataset, so the PB above is the test on counts summed "
+                "over the seeds (runs of different datasets share no test rows).")
+    return ("No seed holds every dataset, so the PB above is the test on counts summed over "
+            "the seeds, which overstates: the seeds of one dataset split the same table, so "
+            "their test rows overlap and the shared rows are counted once per seed "
+            f"({len(summed_over)} of {datasets} datasets have several seeds: "
+            f"{', '.join(summed_over)}).")
 
 
 def render_group(experiment: str, space: str, records: Sequence[dict[str, Any]],
@@ -261,7 +296,7 @@ def render_group(experiment: str, space: str, records: Sequence[dict[str, Any]],
     runs = "" if datasets == len(complete) else f" ({len(complete)} dataset × seed runs)"
     sets = f"{datasets} dataset{'' if datasets == 1 else 's'}"
     lines = [f"### `{experiment}` — space `{space}`: {sets} complete{runs}", ""]
-    failed = [r for r in records if r.get("status") != "complete"]
+    failed = [r for r in records if _failure(r) is not None]
     if len(complete) < 2:
         lines += ["Too few complete datasets for ranks and tests.", ""]
     else:
@@ -295,7 +330,7 @@ def render_group(experiment: str, space: str, records: Sequence[dict[str, Any]],
                          + " | ".join(f"{v:.4f}" for v in row) + " |")
         lines += ["", "</details>"]
     for record in failed:
-        lines.append(f"- failed: {record['dataset']} seed {record['seed']}: {record.get('error')}")
+        lines.append(f"- failed: {record['dataset']} seed {record['seed']}: {_failure(record)}")
     return lines + [""]
 
 
@@ -314,7 +349,8 @@ def _seeds_held(records: Sequence[dict[str, Any]], asked: int) -> str:
     """The seeds that have complete records, against the number asked for, and whether
     datasets have unequal numbers of them: the header must not claim seeds that never
     ran, nor count a failed block (listed apart) as a seed its dataset's means hold."""
-    records = [r for r in records if r.get("status", "complete") == "complete"]
+    records = [r for r in records
+               if r.get("status", "complete") == "complete" and not _nan_test_losses(r)]
     seeds = sorted({r["seed"] for r in records})
     text = (f"{len(seeds)} seed{'' if len(seeds) == 1 else 's'}"
             + (f" ({_seed_ranges(seeds)})" if seeds else ""))

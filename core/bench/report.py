@@ -11,7 +11,7 @@ is read against these), and the mean of the ranks within each seed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -31,18 +31,23 @@ class ProblemRow:
     median: dict[str, float]
     low: dict[str, float]
     high: dict[str, float]
-    mean_rank: dict[str, float]
+    mean_rank: dict[str, float]  # among the optimizers present on this problem
     test_median: dict[str, float]
     test_mean_rank: dict[str, float]  # ranks of the incumbents' test errors, per seed
+    scores: dict[str, dict[int, float]]  # optimizer -> seed -> final score
+    tests: dict[str, dict[int, float]]  # optimizer -> seed -> incumbent's test error
 
 
 @attrs.frozen(kw_only=True)
 class Tables:
     optimizers: tuple[str, ...]
     rows: tuple[ProblemRow, ...]
+    ranked: tuple[str, ...]  # the optimizers with a median on every problem
     friedman_rank: dict[str, float]  # mean over problems of the rank of the median score
     seed_rank: dict[str, float]  # mean over problems of the mean rank within each seed
     seed_test_rank: dict[str, float]  # the same on the incumbents' test errors
+    no_common_seed: tuple[str, ...]  # problems left out of seed_rank: no seed all completed
+    no_common_test_seed: tuple[str, ...]  # the same for seed_test_rank
     overhead: dict[str, float]  # median seconds per evaluation over all runs
     overhead_ratio: dict[tuple[str, str], float]  # (ensembo entry, anchor) -> median ratio
     head_to_head: dict[tuple[str, str], tuple[int, int, int, float]]  # wins, losses, ties, p
@@ -76,8 +81,12 @@ def tables(
         row_records = [r for r in done if r["problem"] == problem]
         if row_records:
             rows.append(_problem_row(problem, row_records, optimizers, seeds))
-    ranked = [o for o in optimizers if rows and all(o in row.mean_rank for row in rows)]
-    test_ranked = [o for o in optimizers if rows and all(o in row.test_mean_rank for row in rows)]
+    ranked = _on_every_problem(rows, optimizers, lambda row: row.median)
+    test_ranked = _on_every_problem(rows, ranked, lambda row: row.test_median)
+    seed_rank, no_common_seed = _mean_seed_ranks(rows, lambda row: row.scores, ranked, seeds)
+    seed_test_rank, no_common_test_seed = _mean_seed_ranks(
+        rows, lambda row: row.tests, test_ranked, seeds
+    )
     medians = [[row.median[o] for o in ranked] for row in rows]
     friedman = None
     if len(ranked) >= 3 and len(rows) >= 2:
@@ -87,11 +96,12 @@ def tables(
     return Tables(
         optimizers=tuple(optimizers),
         rows=tuple(rows),
+        ranked=tuple(ranked),
         friedman_rank=_ranks_of_medians(medians, ranked),
-        seed_rank={o: float(np.mean([row.mean_rank[o] for row in rows])) for o in ranked},
-        seed_test_rank={
-            o: float(np.mean([row.test_mean_rank[o] for row in rows])) for o in test_ranked
-        },
+        seed_rank=seed_rank,
+        seed_test_rank=seed_test_rank,
+        no_common_seed=no_common_seed,
+        no_common_test_seed=no_common_test_seed,
         overhead=_median_overheads(done, optimizers),
         overhead_ratio=ratio,
         head_to_head=head_to_head,
@@ -120,6 +130,34 @@ def _description(record: dict[str, Any]) -> str | None:
     if versions:
         parts.append(", ".join(f"{name} {version}" for name, version in sorted(versions.items())))
     return "; ".join(parts) or None
+
+
+def _on_every_problem(
+    rows: Sequence[ProblemRow],
+    optimizers: Sequence[str],
+    values: Callable[[ProblemRow], dict[str, Any]],
+) -> list[str]:
+    """The optimizers with a value on every problem: ranks over problems need one on each."""
+    return [o for o in optimizers if rows and all(o in values(row) for row in rows)]
+
+
+def _mean_seed_ranks(
+    rows: Sequence[ProblemRow],
+    per_seed: Callable[[ProblemRow], dict[str, dict[int, float]]],
+    ranked: Sequence[str],
+    seeds: Sequence[int],
+) -> tuple[dict[str, float], tuple[str, ...]]:
+    """Mean over problems of the per-seed ranks among ``ranked`` alone, so the column ranks
+    the same optimizers as the rank of median (values in 1..len(ranked)); and the problems
+    left out of it, where those optimizers share no completed seed."""
+    if len(ranked) < 2:
+        return {}, ()
+    by_problem = {row.problem: _mean_ranks(per_seed(row), ranked, seeds) for row in rows}
+    kept = [ranks for ranks in by_problem.values() if ranks]
+    left_out = tuple(problem for problem, ranks in by_problem.items() if not ranks)
+    if not kept:
+        return {}, left_out
+    return {o: float(np.mean([ranks[o] for ranks in kept])) for o in ranked}, left_out
 
 
 def _ranks_of_medians(medians: list[list[float]], ranked: Sequence[str]) -> dict[str, float]:
@@ -159,6 +197,8 @@ def _problem_row(
         mean_rank=_mean_ranks(scores, present, seeds),
         test_median={o: float(np.median(list(t.values()))) for o, t in tests.items() if t},
         test_mean_rank=_mean_ranks(tests, [o for o in present if tests[o]], seeds),
+        scores=scores,
+        tests=tests,
     )
 
 
@@ -337,7 +377,41 @@ def _rank_table(t: Tables) -> list[str]:
             cells.append(_rank(t.seed_test_rank, o))
         cells.append(_number(t.overhead.get(o)))
         lines.append(f"| {o} | " + " | ".join(cells) + " |")
-    return lines + _friedman_line(t)
+    return lines + _unranked_lines(t) + _friedman_line(t)
+
+
+def _unranked_lines(t: Tables) -> list[str]:
+    """Who is left out of the ranks and why, so that no optimizer or problem disappears
+    from them without a word."""
+    notes = []
+    unranked = [o for o in t.optimizers if o not in t.ranked]
+    if unranked and t.rows:
+        lacking = "; ".join(f"{o} (lacks {_lacked(t, o)})" for o in unranked)
+        notes.append(
+            f"Not ranked, having no median on every problem: {lacking}. Both rank columns "
+            f"rank the other {len(t.ranked)} alone, so the mean of per-seed ranks can differ "
+            "from the figures in parentheses above."
+        )
+    for problems, column in (
+        (t.no_common_seed, "mean of per-seed ranks"),
+        (t.no_common_test_seed, "mean of per-seed ranks on test error"),
+    ):
+        if problems:
+            notes.append(
+                f"Left out of the {column}: {', '.join(problems)}, where the ranked optimizers "
+                "share no completed seed; that column averages the other "
+                f"{len(t.rows) - len(problems)} problems."
+            )
+    return [line for note in notes for line in ("", note)]
+
+
+def _lacked(t: Tables, optimizer: str) -> str:
+    """The problems ``optimizer`` has no median on, with the states its runs ended in."""
+    return ", ".join(
+        f"{row.problem}: {t.missing.get((row.problem, optimizer), 'not run')}"
+        for row in t.rows
+        if optimizer not in row.median
+    )
 
 
 def _friedman_line(t: Tables) -> list[str]:

@@ -6,7 +6,8 @@ finds the groups of methods whose average ranks differ by less than the critical
 difference; :func:`plot_critical_difference` draws the classic diagram. Results
 arrive as the run records of ``ensembo bench`` (:func:`read_bench_records`) or as a
 long CSV (``problem,method,loss`` and optionally ``seed``, :func:`read_results_csv`);
-several seeds of a (problem, method) pair are averaged.
+several seeds of a (problem, method) pair are averaged, and the problems dropped because
+a method is missing are returned with what each lacks, so a report can name them.
 """
 
 from __future__ import annotations
@@ -78,31 +79,50 @@ def compare_methods(
     )
 
 
-def loss_matrix(
-    cells: Mapping[tuple[str, str], Sequence[float]], source: str
-) -> tuple[np.ndarray, list[str], list[str]]:
+@attrs.frozen(kw_only=True)
+class LossMatrix:
+    """What :func:`loss_matrix` ranks, and the problems it dropped."""
+
+    losses: np.ndarray = attrs.field(eq=False)  # (problems, methods)
+    methods: list[str]
+    problems: list[str]
+    dropped: dict[str, tuple[str, ...]]  # problem -> the methods it has no result of
+
+
+def loss_matrix(cells: Mapping[tuple[str, str], Sequence[float]], source: str) -> LossMatrix:
     """Loss matrix (problems, methods), method names and problem names from
     ``{(problem, method): [loss per seed]}``; seeds are averaged.
 
     Problems missing a method are dropped, since the Friedman test needs every method
-    on every problem.
+    on every problem; they are kept in ``dropped``, since one mistyped method name
+    drops every other problem.
     """
     methods = sorted({method for _, method in cells})
-    problems = sorted(
-        {problem for problem, _ in cells if all((problem, m) in cells for m in methods)}
-    )
+    lacking = {
+        problem: tuple(m for m in methods if (problem, m) not in cells)
+        for problem in sorted({problem for problem, _ in cells})
+    }
+    problems = [problem for problem, lacks in lacking.items() if not lacks]
+    dropped = {problem: lacks for problem, lacks in lacking.items() if lacks}
     if len(methods) < 2 or not problems:
         raise ExperimentError(
             source,
             f"a comparison needs >= 2 methods on common problems; found "
-            f"{len(methods)} methods and {len(problems)} complete problems",
+            f"{len(methods)} methods and {len(problems)} complete problems"
+            + (f" (lacking: {describe_dropped(dropped)})" if dropped else ""),
         )
     matrix = np.array([[np.mean(cells[p, m]) for m in methods] for p in problems])
-    return matrix, methods, problems
+    return LossMatrix(losses=matrix, methods=methods, problems=problems, dropped=dropped)
 
 
-def read_results_csv(path: Path) -> tuple[np.ndarray, list[str], list[str]]:
-    """:func:`loss_matrix` of a long CSV with columns ``problem,method,loss``."""
+def describe_dropped(dropped: Mapping[str, Sequence[str]]) -> str:
+    """``p1 (lacks a, b), p2 (lacks c)``."""
+    return ", ".join(f"{problem} (lacks {', '.join(lacks)})" for problem, lacks in dropped.items())
+
+
+def read_results_csv(path: Path) -> LossMatrix:
+    """:func:`loss_matrix` of a long CSV with columns ``problem,method,loss`` (and
+    optionally ``seed``: its distinct seeds are averaged, a repeated one refused)."""
     with Path(path).open(newline="") as handle:
         reader = csv.DictReader(handle)
         missing = [c for c in RESULT_COLUMNS if c not in (reader.fieldnames or ())]
@@ -113,9 +133,31 @@ def read_results_csv(path: Path) -> tuple[np.ndarray, list[str], list[str]]:
                 f"missing {', '.join(missing)}",
             )
         cells: dict[tuple[str, str], list[float]] = defaultdict(list)
+        first_line: dict[tuple[str, str, str], int] = {}
         for line, row in enumerate(reader, start=2):
-            cells[row["problem"], row["method"]].append(_loss(row["loss"], f"{path}: line {line}"))
+            where = f"{path}: line {line}"
+            _refuse_repeated_seed(row, line, first_line, where)
+            cells[row["problem"], row["method"]].append(_loss(row["loss"], where))
     return loss_matrix(cells, str(path))
+
+
+def _refuse_repeated_seed(
+    row: Mapping[str, str | None], line: int, first_line: dict[tuple[str, str, str], int],
+    where: str,
+) -> None:
+    """A (problem, method, seed) is one run: a second row of it would be averaged in as if
+    it were another seed. Rows without a seed are averaged as before."""
+    seed = (row.get("seed") or "").strip()
+    if not seed:
+        return
+    key = (row["problem"], row["method"], seed)
+    if key in first_line:
+        raise ExperimentError(
+            where,
+            f"problem {key[0]!r}, method {key[1]!r}, seed {seed!r} repeats line "
+            f"{first_line[key]}; give each seed of a (problem, method) one row",
+        )
+    first_line[key] = line
 
 
 def _loss(text: str | None, where: str) -> float:
@@ -129,9 +171,7 @@ def _loss(text: str | None, where: str) -> float:
     return value
 
 
-def read_bench_records(
-    folder: Path, budget: int | None = None
-) -> tuple[np.ndarray, list[str], list[str]]:
+def read_bench_records(folder: Path, budget: int | None = None) -> LossMatrix:
     """:func:`loss_matrix` of the run records ``ensembo bench`` wrote under ``folder``.
 
     Each complete run scores what the benchmark report ranks by (final regret when the

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+from collections import Counter
 from os import PathLike
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ensembo.errors import ExperimentError
 from ensembo.registry import Registry
@@ -16,6 +18,9 @@ from ensembo.report.tables import (
     trials_markdown,
     write_trials_csv,
 )
+
+if TYPE_CHECKING:
+    from ensembo.report.critical_difference import MethodComparison
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +89,7 @@ def write_benchmark_report(
     source = Path(results)
     left_out = ""
     if source.is_dir():
-        matrix, methods, problems = read_bench_records(source, budget)
+        data = read_bench_records(source, budget)
         left_out = _left_out_note(other_records(source))
     elif budget is not None:
         raise ExperimentError(
@@ -92,12 +97,13 @@ def write_benchmark_report(
             "CSV has no budgets"
         )
     else:
-        matrix, methods, problems = read_results_csv(source)
+        data = read_results_csv(source)
+    matrix, methods, problems = data.losses, data.methods, data.problems
     out = Path(out)
     runs = "" if budget is None else f", runs with budget {budget}"
     heading = (
         f"# Ranks over {len(problems)} problems\n\nFrom `{results}`{runs}; "
-        f"1 is the lowest loss.\n\n{left_out}"
+        f"1 is the lowest loss.\n\n{left_out}{_dropped_note(data.dropped, results)}"
     )
     if len(methods) == 2:  # Friedman and its diagram need three; a pair has paired tests
         out.mkdir(parents=True, exist_ok=True)
@@ -109,7 +115,7 @@ def write_benchmark_report(
     comparison = compare_methods(matrix, methods, alpha)
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "ranks.md"]
-    if _plots_wanted(plots):
+    if len(problems) >= 2 and _plots_wanted(plots):
         from ensembo.report.critical_difference import plot_critical_difference
 
         written.append(plot_critical_difference(comparison, out / "critical_difference.png"))
@@ -117,16 +123,51 @@ def write_benchmark_report(
         ["method", "average rank"],
         list(zip(comparison.methods, comparison.average_ranks, strict=True)),
     )
-    friedman = (
-        f"Friedman statistic {comparison.friedman_statistic:.4g}, "
-        f"p = {comparison.friedman_p_value:.3g}. "
-        f"Nemenyi critical difference at alpha = {alpha}: {comparison.critical_difference:.3f}."
-    )
     figure = "\n![critical difference](critical_difference.png)\n" if len(written) > 1 else ""
     (out / "ranks.md").write_text(
-        f"{heading}{table}\n\n{friedman}\n{figure}", encoding="utf-8"
+        f"{heading}{table}\n\n{_friedman_text(comparison)}\n{figure}", encoding="utf-8"
     )
     return written
+
+
+def _friedman_text(comparison: MethodComparison) -> str:
+    """The Friedman test and critical difference, which compare ranks across problems:
+    over a single one they would print a p and a CD that mean nothing."""
+    if comparison.n_problems < 2:
+        return (
+            "No Friedman test, critical difference or diagram over a single problem: they "
+            "compare ranks across problems, so they need at least two."
+        )
+    return (
+        f"Friedman statistic {comparison.friedman_statistic:.4g}, "
+        f"p = {comparison.friedman_p_value:.3g}. Nemenyi critical difference at "
+        f"alpha = {comparison.alpha}: {comparison.critical_difference:.3f}."
+    )
+
+
+def _dropped_note(dropped: dict[str, tuple[str, ...]], source: str | PathLike) -> str:
+    """The problems left out because some method has no result on them, named in
+    ``ranks.md`` and warned of: one mistyped method name drops every other problem."""
+    if not dropped:
+        return ""
+    from ensembo.report.critical_difference import describe_dropped
+
+    logger.warning(
+        "%s: %d problem(s) left out of the ranks, lacking a method: %s",
+        source, len(dropped), _lacking_counts(dropped),
+    )
+    return (
+        f"Left out: {len(dropped)} problem{'' if len(dropped) == 1 else 's'} on which some "
+        "method has no result, since the Friedman test needs every method on every "
+        f"problem: {describe_dropped(dropped)}.\n\n"
+    )
+
+
+def _lacking_counts(dropped: dict[str, tuple[str, ...]]) -> str:
+    """``c missing on 9 problems, a missing on 1 problem``: what the dropped problems lack."""
+    counts = Counter(method for lacks in dropped.values() for method in lacks)
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{m} missing on {n} problem{'' if n == 1 else 's'}" for m, n in ranked)
 
 
 def _left_out_note(folders: list[str]) -> str:

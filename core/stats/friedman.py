@@ -23,9 +23,16 @@ class FriedmanResult:
     critical_difference: float
 
 
+def _check_alpha(alpha: float) -> None:
+    """A significance level: 0 gave a critical difference of inf, 1 and beyond 0 or nan."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha!r}")
+
+
 def nemenyi_critical_difference(n_methods: int, n_problems: int, alpha: float = 0.05) -> float:
     """``q_alpha * sqrt(k (k+1) / (6 N))`` with ``q_alpha`` the studentized range
     quantile over sqrt(2) (Demšar's table: 2.343 for k=3 at alpha=0.05)."""
+    _check_alpha(alpha)
     if n_methods < 2 or n_problems < 1:
         raise ValueError(f"need >= 2 methods and >= 1 problem, got {n_methods} and {n_problems}")
     q_alpha = studentized_range.ppf(1 - alpha, n_methods, np.inf) / math.sqrt(2)
@@ -36,7 +43,9 @@ def friedman_test(losses, alpha: float = 0.05) -> FriedmanResult:
     """Friedman chi-square with tie correction (matches scipy.stats.friedmanchisquare).
 
     Losses that agree to a relative 1e-12 tie (:func:`ensembo.stats.tie_float_noise`), in
-    the ranks and in the tie correction alike; NaN losses are refused with a ValueError."""
+    the ranks and in the tie correction alike; NaN losses are refused with a ValueError, and
+    so is an ``alpha`` outside (0, 1), before any work."""
+    _check_alpha(alpha)
     matrix = tie_float_noise(_finite_or_infinite(losses, "friedman_test"))
     if matrix.ndim != 2 or matrix.shape[1] < 3:
         raise ValueError(

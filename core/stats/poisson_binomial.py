@@ -7,21 +7,36 @@ the sign test does. Confident per-data-set wins count more than coin flips.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 from scipy.stats import beta
 
 
-def pairwise_probability(errors_a: int, errors_b: int, prior: float = 1.0) -> float:
+def _check_prior(prior: float) -> None:
+    """A Beta(prior, prior) needs prior > 0; 0, a negative or nan made every p nan."""
+    if not (math.isfinite(prior) and prior > 0):
+        raise ValueError(f"prior must be a finite number > 0, got {prior!r}")
+
+
+def _check_count(name: str, count: float) -> None:
+    """A disagreement count is finite and >= 0: nan passed ``count < 0`` and gave p nan."""
+    if not (math.isfinite(count) and count >= 0):
+        raise ValueError(f"{name} must be a finite count >= 0, got {count!r}")
+
+
+def pairwise_probability(errors_a: float, errors_b: float, prior: float = 1.0) -> float:
     """``Pr(R(A) < R(B))`` on one data set (Theorem 4.5.1).
 
     ``errors_a`` counts test examples where A is wrong and B right, ``errors_b`` the
-    reverse; examples where both agree do not matter. ``prior`` is the Dirichlet
-    concentration (1 = maximum entropy, as in the thesis).
+    reverse; examples where both agree do not matter (counts averaged over runs may be
+    fractional). ``prior`` is the Dirichlet concentration (1 = maximum entropy, as in
+    the thesis).
     """
-    if errors_a < 0 or errors_b < 0:
-        raise ValueError(f"disagreement counts must be >= 0, got ({errors_a}, {errors_b})")
+    _check_count("errors_a", errors_a)
+    _check_count("errors_b", errors_b)
+    _check_prior(prior)
     return float(beta.cdf(0.5, prior + errors_a, prior + errors_b))
 
 
@@ -53,12 +68,25 @@ def poisson_binomial_pmf(probabilities: Sequence[float]) -> np.ndarray:
 def pb_test(probabilities: Sequence[float], prior: float = 1.0) -> float:
     """``Pr(A ≻ B | data)``: posterior probability that A wins on more than half of the
     context's data sets (Eq. at L952–959, Beta(prior, prior) on the win rate)."""
+    _check_prior(prior)
     pmf = poisson_binomial_pmf(probabilities)
     n = len(pmf) - 1
     kappa = np.arange(n + 1)
-    return float(np.sum(pmf * beta.cdf(0.5, n - kappa + prior, kappa + prior)))
+    # The pmf's rounding can sum to 1 + 4e-16 (N = 200): a probability stays in [0, 1].
+    return float(np.clip(np.sum(pmf * beta.cdf(0.5, n - kappa + prior, kappa + prior)), 0, 1))
 
 
-def pb_test_from_counts(counts: Sequence[tuple[int, int]], prior: float = 1.0) -> float:
-    """The PB test from per-data-set disagreement counts ``(k_a, k_b)``."""
-    return pb_test([pairwise_probability(a, b, prior) for a, b in counts], prior)
+def pb_test_from_counts(counts: Sequence[tuple[float, float]], prior: float = 1.0) -> float:
+    """The PB test from per-data-set disagreement counts ``(k_a, k_b)``; a bad count is
+    refused naming its data set's index in ``counts``."""
+    _check_prior(prior)
+    return pb_test([_data_set_probability(i, pair, prior) for i, pair in enumerate(counts)], prior)
+
+
+def _data_set_probability(index: int, pair: tuple[float, float], prior: float) -> float:
+    """:func:`pairwise_probability` of ``counts[index]``, an error naming that index."""
+    errors_a, errors_b = pair
+    try:
+        return pairwise_probability(errors_a, errors_b, prior)
+    except ValueError as error:
+        raise ValueError(f"counts[{index}] (data set {index}): {error}") from None

@@ -555,8 +555,8 @@ def test_per_seed_pb_reads_only_the_seeds_holding_every_dataset():
     first, second = (pb_test_from_counts([(0, k)] * 3) for k in (1, 3))
     assert "over the 2 seeds holding every dataset (seed 2 left out)" in text
     assert f"PB {(first + second) / 2:.2f}," in esmbo_over_smbo(text, "Per dataset")
-    # no seed holds every dataset: runs of different datasets share no rows, so the
-    # test on summed counts is the reading
+    # no seed holds every dataset: the test on summed counts is the reading (d0's two
+    # seeds share test rows, so it overstates: test_summed_pb_is_labelled_as_overstating)
     disjoint = [pb_run(f"d{d}", seed) for d, seed in ((0, 0), (1, 1), (2, 2), (0, 1))]
     text = render_report(disjoint, command="c", budget=10, seeds=3)
     assert "No seed holds every dataset" in text
@@ -572,3 +572,32 @@ def test_a_pooled_group_has_no_pb_test_since_its_spaces_share_each_test_split():
     assert "No PB test pooled" in pooled
     assert "PB" not in pooled.replace("No PB test pooled", "")
     assert "PB per seed" in text.split("space `svm + random-forest`")[0]
+
+
+def test_summed_pb_is_labelled_as_overstating_when_a_dataset_has_several_seeds():
+    """The note said runs of different datasets share no test rows, while d1 and d2 were
+    summed over two seeds each, with no word in the matrix header."""
+    records = [pb_run(f"d{d}", seed) for seed in (0, 1) for d in range(4)
+               if (d, seed) not in ((3, 0), (0, 1))]
+    per_dataset = render_report(records, command="c", budget=10, seeds=2).split("Per dataset")[1]
+    assert ("PB test Pr(row ≻ column) (PB on counts summed over seeds, overstates), Wilcoxon"
+            in per_dataset)
+    assert "share no test rows" not in per_dataset
+    assert "which overstates" in per_dataset
+    assert "(2 of 4 datasets have several seeds: d1, d2)" in per_dataset
+    # one seed per dataset: summing shares no rows, and the note may say so
+    disjoint = [pb_run(f"d{d}", seed) for d, seed in ((0, 0), (1, 1), (2, 2))]
+    text = render_report(disjoint, command="c", budget=10, seeds=3)
+    assert "(runs of different datasets share no test rows)" in text
+    assert "overstates" not in text.split("Per dataset")[1]
+
+
+def test_a_nan_test_loss_lists_its_run_as_failed_and_keeps_the_report():
+    """One NaN test loss raised an anonymous ValueError and lost every experiment's tables."""
+    records = [pb_run(f"d{d}", 0) for d in range(4)]
+    records[1]["methods"]["SMBO"]["test_loss"] = float("nan")
+    records[2]["methods"]["RS"]["last"][0]["test_loss"] = float("nan")
+    text = render_report(records, command="c", budget=10, seeds=1)
+    assert "2 datasets complete" in text
+    assert "- failed: d1 seed 0: test loss is NaN for SMBO" in text
+    assert "- failed: d2 seed 0: test loss is NaN for RS" in text

@@ -122,3 +122,52 @@ def test_report_names_what_its_records_were_made_on():
     assert ("- Python 3.11.7, Linux-x86_64, 2 CPUs, ensembo commit unknown; numpy 2.4: "
             "4 records") in environment
     assert "- not recorded (made before records kept it): 6 records" in environment
+
+
+def _scored(values: dict[str, dict[str, float | None]], seeds=(0, 1)) -> list[dict]:
+    """Records of ``{problem: {optimizer: regret}}`` for every seed; None is a failed run."""
+    return [
+        record(problem, optimizer, seed, regret or 0.0, 0.01,
+               status="complete" if regret is not None else "failed")
+        for problem, by_optimizer in values.items()
+        for optimizer, regret in by_optimizer.items()
+        for seed in seeds
+    ]
+
+
+def test_both_rank_columns_rank_the_same_optimizers_when_one_failed_a_problem():
+    """X, best on p1 and p2, failed p3: the mean of per-seed ranks kept ranking it on p1
+    and p2 (C got 3.67 among 3 ranked optimizers) while the rank of median left it out."""
+    scores = {"A": 1.0, "B": 2.0, "C": 3.0, "X": 0.5}
+    records = _scored({
+        "p1": scores, "p2": scores, "p3": {**scores, "X": None},
+    })
+    t = tables(records, ["A", "B", "C", "X"], ["p1", "p2", "p3"])
+    assert t.seed_rank == {"A": 1.0, "B": 2.0, "C": 3.0}  # was C 3.67 among three
+    assert t.friedman_rank == t.seed_rank
+    assert t.ranked == ("A", "B", "C")
+    assert t.rows[0].mean_rank["C"] == 4.0  # the parenthesised figure still ranks X there
+    text = render(t, title="t", command="c")
+    assert "| X | – | – |" in text
+    assert "Not ranked, having no median on every problem: X (lacks p3: failed)." in text
+
+
+def test_a_problem_without_a_common_seed_leaves_the_ranks_and_friedman_test_in_place():
+    """On p4, A completed seed 0 alone and B seeds 1-2: every rank and the Friedman test
+    vanished, with no word, though every optimizer had a median on every problem."""
+    records = _scored({p: {"A": 1.0, "B": 2.0, "C": 3.0} for p in ("p1", "p2", "p3", "p4")},
+                      seeds=(0, 1, 2))
+    failed_on_p4 = {("A", 1), ("A", 2), ("B", 0)}
+    for r in records:
+        if r["problem"] == "p4" and (r["optimizer"], r["seed"]) in failed_on_p4:
+            r["status"] = "failed"
+    t = tables(records, ["A", "B", "C"], ["p1", "p2", "p3", "p4"])
+    assert t.friedman_rank == {"A": 1.0, "B": 2.0, "C": 3.0}
+    assert t.friedman is not None
+    assert t.seed_rank == {"A": 1.0, "B": 2.0, "C": 3.0}
+    assert t.no_common_seed == ("p4",)
+    text = render(t, title="t", command="c")
+    assert "| A | 1.00 | 1.00 |" in text
+    assert ("Left out of the mean of per-seed ranks: p4, where the ranked optimizers share "
+            "no completed seed; that column averages the other 3 problems.") in text
+    assert "Friedman test over problems" in text

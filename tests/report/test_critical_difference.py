@@ -48,9 +48,10 @@ def test_csv_averages_seeds_and_drops_incomplete_problems(tmp_path):
             ("p2", "y", 0, 2.0),
         ],
     )
-    matrix, methods, problems = read_results_csv(path)
-    assert methods == ["x", "y", "z"] and problems == ["p1"]
-    np.testing.assert_allclose(matrix, [[2.0, 1.0, 5.0]])
+    data = read_results_csv(path)
+    assert data.methods == ["x", "y", "z"] and data.problems == ["p1"]
+    np.testing.assert_allclose(data.losses, [[2.0, 1.0, 5.0]])
+    assert data.dropped == {"p2": ("z",)}
 
 
 def test_csv_errors_name_the_problem(tmp_path):
@@ -109,17 +110,69 @@ def test_bench_records_are_read_from_an_output_folder(tmp_path):
             record(problem, "optuna-tpe", seed, 0.5)
     record("branin", "random", 2, 99.0, status="failed")  # failed runs are not results
     (tmp_path / "synthetic" / "report.md").write_text("not a record")
-    matrix, methods, problems = read_bench_records(tmp_path)
-    assert problems == ["synthetic/branin", "synthetic/levy5"]
-    assert methods == ["ensembo:gp", "optuna-tpe", "random"]
-    np.testing.assert_allclose(matrix, [[0.15, 0.5, 1.0], [0.15, 0.5, 1.0]])
+    data = read_bench_records(tmp_path)
+    assert data.problems == ["synthetic/branin", "synthetic/levy5"]
+    assert data.methods == ["ensembo:gp", "optuna-tpe", "random"]
+    np.testing.assert_allclose(data.losses, [[0.15, 0.5, 1.0], [0.15, 0.5, 1.0]])
     record("levy5", "random", 3, 7.0, budget=5)  # a trial run with a smaller budget
     with pytest.raises(ExperimentError, match=r"several budgets for one problem "
                        r"\(synthetic/levy5: 20, 5\); rank one budget at a time with "
                        r"--budget \(one of 20, 5\)"):
         read_bench_records(tmp_path)
-    by_budget, _, _ = read_bench_records(tmp_path, budget=20)
-    np.testing.assert_allclose(by_budget, matrix)  # the 5-trial run left out
+    by_budget = read_bench_records(tmp_path, budget=20)
+    np.testing.assert_allclose(by_budget.losses, data.losses)  # the 5-trial run left out
     with pytest.raises(ExperimentError, match="no complete run records with budget 7; "
                        "the records here have budget 20, 5"):
         read_bench_records(tmp_path, budget=7)
+
+
+def test_a_repeated_seed_row_is_refused_naming_the_first_repeat(tmp_path):
+    """A (problem, method, seed) given twice was averaged in as if it were another seed."""
+    rows = [("p1", "x", 0, 1.0), ("p1", "x", 1, 3.0), ("p1", "y", 0, 1.0),
+            ("p1", "x", 0, 9.0), ("p1", "y", 0, 8.0)]
+    with pytest.raises(ExperimentError, match=r"line 5: problem 'p1', method 'x', seed '0' "
+                       r"repeats line 2"):
+        read_results_csv(_results(tmp_path / "r.csv", rows))
+    # without a seed column the rows of a (problem, method) are averaged, as documented
+    no_seeds = tmp_path / "no_seeds.csv"
+    no_seeds.write_text("problem,method,loss\np,x,1\np,x,3\np,y,1\nq,x,1\nq,y,2\n")
+    np.testing.assert_allclose(read_results_csv(no_seeds).losses, [[2.0, 1.0], [1.0, 2.0]])
+
+
+def _typo_rows() -> list[tuple]:
+    """Ten problems of A, B and C, and one row of a mistyped method 'c' on p0."""
+    rows = [(f"p{i}", m, 0, v + 0.01 * i) for i in range(10)
+            for m, v in (("A", 0.1), ("B", 0.2), ("C", 0.3))]
+    return [*rows, ("p0", "c", 0, 0.5)]
+
+
+def test_ranks_name_the_problems_dropped_and_what_each_lacks(tmp_path, caplog):
+    """One mistyped method name dropped 9 of 10 problems with no word, and ranks.md
+    printed a Friedman p and a critical difference computed on the one left."""
+    from ensembo.report.write import write_benchmark_report
+
+    with caplog.at_level("WARNING", logger="ensembo.report.write"):
+        write_benchmark_report(_results(tmp_path / "r.csv", _typo_rows()), tmp_path / "out",
+                               plots=False)
+    text = (tmp_path / "out" / "ranks.md").read_text()
+    assert "Left out: 9 problems on which some method has no result" in text
+    assert "p1 (lacks c), p2 (lacks c)" in text and "p9 (lacks c)." in text
+    assert "Friedman statistic" not in text and "critical difference at" not in text
+    assert "No Friedman test, critical difference or diagram over a single problem" in text
+    assert "9 problem(s) left out of the ranks, lacking a method: c missing on 9 problems" in (
+        caplog.text)
+
+
+def test_no_diagram_is_drawn_over_a_single_problem(tmp_path):
+    pytest.importorskip("matplotlib")
+    from ensembo.report.write import write_benchmark_report
+
+    written = write_benchmark_report(_results(tmp_path / "r.csv", _typo_rows()), tmp_path / "out")
+    assert [path.name for path in written] == ["ranks.md"]
+
+
+def test_no_common_problem_is_refused_naming_what_each_problem_lacks(tmp_path):
+    rows = [("p1", "a", 0, 1.0), ("p1", "b", 0, 2.0), ("p2", "b", 0, 1.0), ("p2", "c", 0, 2.0)]
+    with pytest.raises(ExperimentError, match=r"3 methods and 0 complete problems \(lacking: "
+                       r"p1 \(lacks c\), p2 \(lacks a\)\)"):
+        read_results_csv(_results(tmp_path / "r.csv", rows))

@@ -94,3 +94,37 @@ def test_disagreement_counts():
 def test_rejects_invalid_probabilities(bad):
     with pytest.raises(ValueError, match="probabilities"):
         poisson_binomial_pmf(bad)
+
+
+def test_pb_test_stays_a_probability_when_the_pmf_rounds_above_one():
+    """200 near-certain wins summed to 1.0000000000000004."""
+    assert pb_test(np.full(200, 0.999)) <= 1.0
+    assert pb_test(np.full(200, 0.001)) >= 0.0
+
+
+@pytest.mark.parametrize(
+    ("errors_a", "errors_b", "named"),
+    [(float("nan"), 3, "errors_a"), (2, float("inf"), "errors_b"), (-1, 3, "errors_a")],
+)
+def test_pairwise_probability_refuses_a_count_that_is_not_finite_or_negative(
+    errors_a, errors_b, named
+):
+    with pytest.raises(ValueError, match=f"{named} must be a finite count >= 0"):
+        pairwise_probability(errors_a, errors_b)
+
+
+@pytest.mark.parametrize("prior", [0.0, -1.0, float("nan")])
+def test_a_prior_that_is_not_positive_is_refused_naming_prior(prior):
+    """prior 0 gave p nan, and from counts an error about "probabilities"."""
+    with pytest.raises(ValueError, match="prior must be a finite number > 0"):
+        pairwise_probability(0, 0, prior=prior)
+    with pytest.raises(ValueError, match="prior must be a finite number > 0"):
+        pb_test_from_counts([(1, 2), (0, 0)], prior=prior)
+    with pytest.raises(ValueError, match="prior must be a finite number > 0"):
+        pb_test([0.5, 0.7], prior=prior)
+
+
+def test_a_bad_count_is_refused_naming_its_data_set():
+    with pytest.raises(ValueError, match=r"counts\[1\] \(data set 1\): errors_b must be a "
+                       r"finite count >= 0, got nan"):
+        pb_test_from_counts([(1, 2), (0, float("nan")), (3, 1)])

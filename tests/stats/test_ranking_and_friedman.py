@@ -116,3 +116,12 @@ def test_the_tolerance_keeps_real_differences_and_infinities_apart():
 def test_ranks_and_friedman_refuse_nan_naming_the_function(function, name):
     with pytest.raises(ValueError, match=rf"{name}: losses must not be NaN"):
         function([[np.nan, 1.0, 2.0], [0.0, 1.0, 2.0]])
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0, 1.5, -0.1, float("nan")])
+def test_alpha_outside_zero_one_is_refused_naming_alpha(alpha):
+    """alpha 1.5 gave a critical difference of nan, 0 one of inf, with no error."""
+    with pytest.raises(ValueError, match="alpha must be strictly between 0 and 1"):
+        nemenyi_critical_difference(5, 10, alpha=alpha)
+    with pytest.raises(ValueError, match="alpha must be strictly between 0 and 1"):
+        friedman_test(LOSSES, alpha=alpha)
