@@ -7,7 +7,6 @@ protocol. Only the first two can be written to storage and rebuilt on resume.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -36,23 +35,6 @@ def split_spec(kind: str, spec: Any) -> tuple[str, dict[str, Any]] | None:
             key, f"expected a plugin name or a mapping with a 'name' key, got {spec!r}"
         )
     return None
-
-
-def own_copy(kind: str, spec: Any) -> Any:
-    """What a study keeps of ``spec``: a name or mapping as it is, an object as a deep
-    copy. One object may serve many studies, and a strategy's per-trial caches or a
-    surrogate's last fit must not carry over from one to the next."""
-    if spec is None or isinstance(spec, str | Mapping):
-        return spec
-    try:
-        return copy.deepcopy(spec)
-    except Exception as error:  # a lock, an open file, a __deepcopy__ that raises
-        raise ExperimentError(
-            EXPERIMENT_KEYS.get(kind, kind),
-            f"the object given cannot be copied ({type(error).__name__}: {error}): a study "
-            "copies component objects so that studies never share state; pass a fresh "
-            "instance or a registry name",
-        ) from error
 
 
 def build(kind: str, spec: Any, reg: Registry | None = None) -> Any:

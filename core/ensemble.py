@@ -309,6 +309,8 @@ class Ensemble:
             from ensembo.plugins.losses.votes import one_hot_votes  # the losses' own vote
 
             totals = np.tensordot(weights, np.stack([one_hot_votes(p) for p in stacked]), axes=1)
+        if stacked.ndim == 3:  # shares or probabilities: float sums can pass 1 by an ulp
+            totals = np.minimum(totals, 1.0)
         if vote_classes is None:
             return totals
         return np.asarray(vote_classes)[break_vote_ties(totals, mean)]

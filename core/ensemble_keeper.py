@@ -146,7 +146,7 @@ class EnsembleKeeper:
         predict_proba), but said once, as a data experiment says it."""
         if (
             self._said_labels_count_as_one_hot
-            or self.context.loss != "log-loss"
+            or _loss_name(self.context.loss) != "log-loss"
             or np.ndim(predictions) != 1
         ):
             return
@@ -198,3 +198,9 @@ class EnsembleKeeper:
                 "ensemble", f"{self._describe()} built an ensemble of trials "
                 f"{list(ensemble.members)}, but {unknown} are not completed trials"
             )
+
+
+def _loss_name(loss: Any) -> str | None:
+    """The registry name of a loss given by name or mapping (``None`` for an object)."""
+    parts = components.split_spec("loss", loss) if loss is not None else None
+    return parts and parts[0]

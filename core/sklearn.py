@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import copy
 import numbers
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -155,6 +156,21 @@ def cv_results(study: Study) -> dict[str, Any]:
     return results
 
 
+def _fresh(parameter: str, spec: Any) -> Any:
+    """A component object as a fresh copy for this fit's study, as scikit-learn clones
+    parameters: the object keeps the state of the study it serves, so one given to
+    ``fit`` twice would carry the first fit's trials into the second."""
+    if spec is None or isinstance(spec, str | Mapping):
+        return spec
+    try:
+        return copy.deepcopy(spec)
+    except Exception as error:  # a lock, an open file, a __deepcopy__ that raises
+        raise ValueError(
+            f"{parameter}: the object given cannot be copied for this fit "
+            f"({type(error).__name__}: {error}); make it copyable or pass its registry name"
+        ) from error
+
+
 class _EnsemboSearch(BaseEstimator):
     _task_type = ""
 
@@ -270,8 +286,8 @@ class _EnsemboSearch(BaseEstimator):
         _check_fixed_validation(self.ensemble, task.validation_targets())
         study = Study(
             space,
-            surrogate=self.surrogate,
-            ensemble=self.ensemble,
+            surrogate=_fresh("surrogate", self.surrogate),
+            ensemble=_fresh("ensemble", self.ensemble),
             loss=task.loss_spec,  # the strategy selects and combines by the trials' loss
             validation_targets=task.validation_targets(),
             classes=task.encoded_classes(),

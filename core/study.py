@@ -19,6 +19,7 @@ import numpy as np
 
 from ensembo import (
     checks,
+    component_use,
     components,
     defaults,
     environment,
@@ -92,10 +93,10 @@ class Study:
     """Optimize a loss over ``space``, building an ensemble as trials finish.
 
     Components are given by registry name, by ``{"name": ..., **options}`` or as
-    objects; the study works on its own copy of an object (``study.strategy``,
-    ``study.proposer``), so that one object can serve many studies. Callbacks are not
-    copied. ``surrogate=None`` is random search. ``seed`` fixes the whole sequence of
-    configurations: each trial draws from a generator seeded by ``(seed, number)``.
+    objects; a surrogate or ensemble strategy object serves one study (or its resumes
+    from the same file), since it keeps that study's state. ``surrogate=None`` is random
+    search. ``seed`` fixes the whole sequence of configurations: each trial draws from a
+    generator seeded by ``(seed, number)``.
     """
 
     def __init__(
@@ -126,14 +127,6 @@ class Study:
         if task is not None:
             checks.one_of("task", task, TASKS)
         validation_targets = checks.one_per_example("validation_targets", validation_targets)
-        surrogate, acquisition, acquisition_optimizer, initial_design, ensemble, loss = (
-            components.own_copy(kind, spec) for kind, spec in [
-                ("surrogate", surrogate), ("acquisition", acquisition),
-                ("acquisition_optimizer", acquisition_optimizer),
-                ("initial_design", initial_design), ("ensemble_strategy", ensemble),
-                ("loss", loss),
-            ]
-        )
         self.registry = registry
         self.metadata = dict(metadata or {})
         self._given_classes = None if classes is None else np.asarray(classes).tolist()
@@ -170,6 +163,7 @@ class Study:
             "initial_design": initial_design,
             "ensemble_strategy": ensemble,
         }
+        component_use.check_unused(self._specs, storage)
         if loss is not None:  # an unknown loss, or one for the other task, fails here
             self._check_loss(loss)
         built = wiring.build_proposer(self._specs, self.registry)
@@ -196,6 +190,7 @@ class Study:
             if self.storage is not storage:  # opened here: let go of the file and its lock
                 self.close()
             raise
+        component_use.record_use(self._specs, storage)
 
     def _continue_stored(self) -> None:
         """Claim the storage, check that it is new or holds this study, read its trials.
@@ -511,6 +506,8 @@ class Study:
     def _record(self, *trials: Trial) -> None:
         """Write ``trials`` (in one atomic step where the storage can) and put them in
         the history, both or neither: a Ctrl-C waits."""
+        if not trials:  # nothing to hand back: no write, no wait for a locked file
+            return
         shared_object.check_still_writer(self.storage, self._writer_token)
         with interrupts.deferred():
             put_trials(self.storage, trials)

@@ -20,7 +20,6 @@ Medians over ``repeats`` interleaved repetitions, in CPU time. ``in_a_study`` (`
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -161,11 +160,6 @@ class _Timed:
 
     def __init__(self, inner: Any, clock: dict[str, float], key: str):
         self._inner, self._clock, self._key = inner, clock, key
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> _Timed:
-        """The study's own copy of the strategy, timed into the same clock (a study
-        copies component objects; ``__getattr__`` alone would recurse on the copy)."""
-        return _Timed(copy.deepcopy(self._inner, memo), self._clock, self._key)
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._inner, name)

@@ -139,11 +139,12 @@ class FittedEnsemble(BaseEstimator):
         if (
             len(weights) != len(self._models)
             or not len(weights)
+            or not np.all(np.isfinite(weights))
             or weights.sum() <= 0
             or np.any(weights < 0)
         ):
             raise ValueError(
-                f"need one non-negative weight per member with a positive sum; got "
+                f"need one finite, non-negative weight per member with a positive sum; got "
                 f"{len(self._models)} members and weights {weights.tolist()}"
             )
         total = weights.sum()

@@ -216,7 +216,7 @@ class SQLiteStorage:
         them (a batch ask killed half-written resumed with part of its batch, and its
         proposer's state, stored for the whole batch, moved every later proposal)."""
         rows = [(trial, _row(trial)) for trial in trials]
-        with self._writing():
+        with self._writing(all_or_nothing=len(rows) > 1):
             for trial, row in rows:
                 with _text_refused(trial):
                     self._connection.execute(
@@ -226,7 +226,7 @@ class SQLiteStorage:
                     )
 
     @contextlib.contextmanager
-    def _writing(self):
+    def _writing(self, all_or_nothing: bool = False):
         """One write: refused once another study object of this process took the file
         over, checked and committed under the file's write mutex, which a takeover takes
         too (so none comes in between). The mutex comes before ``_lock`` (the order is in
@@ -234,7 +234,7 @@ class SQLiteStorage:
         self.check_open()
         claim = self._claim
         with (claim.writing() if claim is not None else contextlib.nullcontext(),
-              self._named_errors(), self._transaction()):
+              self._named_errors(), self._transaction(all_or_nothing)):
             yield
 
     def trials(self) -> list[Trial]:
@@ -260,8 +260,8 @@ class SQLiteStorage:
                 attempts=attempts,
             )
 
-    def _transaction(self):
-        return _Transaction(self._connection, self._lock)
+    def _transaction(self, all_or_nothing: bool = False):
+        return _Transaction(self._connection, self._lock, all_or_nothing)
 
     def check_open(self) -> None:
         """Refuse a write after :meth:`close` with that reason (the claim it let go of
@@ -349,12 +349,16 @@ class _Transaction:
     what it wrote is committed even then (a trial's result must not be lost to the
     interrupt), and a transaction an interrupt left open is committed before the next
     one begins (otherwise every later write fails: "cannot start a transaction within a
-    transaction"). Only an error of the statement itself rolls back.
+    transaction"). Only an error of the statement itself rolls back, except in an
+    ``all_or_nothing`` transaction of several statements (a batch of trials), which an
+    interrupt between two of them rolls back too: half a batch resumed on another path.
     """
 
-    def __init__(self, connection: sqlite3.Connection, lock: threading.RLock):
+    def __init__(self, connection: sqlite3.Connection, lock: threading.RLock,
+                 all_or_nothing: bool = False):
         self._connection = connection
         self._lock = lock
+        self._all_or_nothing = all_or_nothing
 
     def __enter__(self) -> None:
         self._lock.acquire()
@@ -367,7 +371,9 @@ class _Transaction:
             raise
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        failed = exc_type is not None and issubclass(exc_type, Exception)
+        failed = exc_type is not None and (
+            self._all_or_nothing or issubclass(exc_type, Exception)
+        )
         try:
             if self._connection.in_transaction:
                 self._connection.execute("ROLLBACK" if failed else "COMMIT")

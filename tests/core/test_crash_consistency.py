@@ -166,3 +166,37 @@ def test_a_batch_ask_killed_between_its_trial_writes_resumes_as_the_uninterrupte
     assert finished.returncode == 0, finished.stderr
     assert ([t.config for t in Study.load(cut).trials]
             == [t.config for t in Study.load(whole).trials])
+
+
+def test_an_interrupt_between_two_rows_of_a_batch_writes_none_of_it(tmp_path):
+    # SystemExit from a SIGTERM handler is not held back like Ctrl-C: between two rows
+    # it committed the first, and the resumed run went another way.
+    from ensembo.trials import Trial
+
+    storage = SQLiteStorage(tmp_path / "study.db")
+    storage.write_meta({})
+
+    class ExitsOnTheSecondRow:
+        def __init__(self, connection):
+            self._connection, self._rows = connection, 0
+
+        def execute(self, sql, *args):
+            if sql.startswith("INSERT OR REPLACE INTO trials"):
+                self._rows += 1
+                if self._rows == 2:
+                    raise SystemExit(143)
+            return self._connection.execute(sql, *args)
+
+        def __getattr__(self, name):
+            return getattr(self._connection, name)
+
+    storage._connection = ExitsOnTheSecondRow(storage._connection)
+    batch = [Trial(number=n, config={"x": float(n)}) for n in range(3)]
+    try:
+        storage.put_trials(batch)
+    except SystemExit:
+        pass
+    assert storage.trials() == []
+    storage.put_trial(batch[0])  # the next write is not blocked by a transaction left open
+    assert [t.number for t in storage.trials()] == [0]
+    storage.close()

@@ -99,7 +99,8 @@ class RecordingProposer:
 
 
 def test_add_records_an_outside_result_that_the_model_and_ensemble_use(flat_space):
-    study = Study(flat_space, surrogate=RecordingProposer(), seed=0, n_initial=2)
+    proposer = RecordingProposer()
+    study = Study(flat_space, surrogate=proposer, seed=0, n_initial=2)
     added = study.add({"x": 1.0, "y": 2.0}, 0.5)
     assert added.state is TrialState.COMPLETE and added.loss == 0.5
     assert study.ensemble.members == (0,)
@@ -107,8 +108,7 @@ def test_add_records_an_outside_result_that_the_model_and_ensemble_use(flat_spac
     # the initial design's two slots are taken by the added results: the model proposes
     study.ask()
     y_default = study.space.default()["y"]
-    seen = study.proposer.seen  # the study's own copy of the proposer
-    assert seen == [([{"x": 1.0, "y": 2.0}, {"x": -4.0, "y": y_default}], [0.5, 3.0])]
+    assert proposer.seen == [([{"x": 1.0, "y": 2.0}, {"x": -4.0, "y": y_default}], [0.5, 3.0])]
 
 
 def test_skip_if_known_keeps_a_rerun_script_from_queueing_or_adding_twice(flat_space, tmp_path):

@@ -105,3 +105,12 @@ def test_a_weight_that_is_not_finite_is_refused_naming_the_weights_and_members(w
     named = r"weights must be finite numbers, got weights \[.*, 1\.0\] for members \[0, 1\]"
     with pytest.raises(ValueError, match=named):
         Ensemble(members=(0, 1), weights=(weight, 1.0))
+
+
+def test_averaged_probabilities_never_pass_one():
+    """Weights 2, 1, 4, 2, 1 over five sure members summed to 1.0000000000000002, which
+    scikit-learn's log_loss refuses."""
+    sure = np.array([[1.0, 0.0], [0.0, 1.0]])
+    ensemble = Ensemble(members=tuple(range(5)), weights=(2.0, 1.0, 4.0, 2.0, 1.0),
+                        combination="average")
+    assert ensemble.combine([sure] * 5).max() == 1.0

@@ -72,9 +72,11 @@ def test_eo_without_its_own_loss_needs_a_study_loss_that_scores_an_ensemble(flat
               registry=registry)
 
 
-def test_labels_under_log_loss_are_said_once_to_count_as_one_hot(flat_space, caplog):
+@pytest.mark.parametrize("loss", ["log-loss", {"name": "log-loss", "eps": 1e-6}])
+def test_labels_under_log_loss_are_said_once_to_count_as_one_hot(flat_space, caplog, loss):
+    """Also for the loss as a mapping, which the estimators now pass as given."""
     y = np.array([0, 1, 0, 1])
-    study = Study(flat_space, surrogate=None, ensemble="posthoc", loss="log-loss",
+    study = Study(flat_space, surrogate=None, ensemble="posthoc", loss=loss,
                   validation_targets=y)
     with caplog.at_level("WARNING", logger="ensembo.ensemble_keeper"):
         for labels in ([0, 1, 1, 1], [0, 1, 0, 0]):

@@ -67,18 +67,19 @@ class Remembers(BestStrategy):
 
 def test_a_resumed_study_replays_stored_trials_to_update(flat_space, tmp_path):
     path = tmp_path / "study.db"
-    first = Study(flat_space, surrogate=None, ensemble=Remembers(), storage=path)
-    first.optimize(loss, n_trials=4)
-    assert first.strategy.seen == [0, 1, 2, 3]  # the study's own copy of the strategy
-    first.close()
-    resumed = Study.load(path, ensemble=Remembers())
-    assert resumed.strategy.seen == [0, 1, 2, 3]
+    first = Remembers()
+    Study(flat_space, surrogate=None, ensemble=first, storage=path).optimize(loss, n_trials=4)
+    assert first.seen == [0, 1, 2, 3]
+    again = Remembers()
+    resumed = Study.load(path, ensemble=again)
+    assert again.seen == [0, 1, 2, 3]
     resumed.optimize(loss, n_trials=2)
-    assert resumed.strategy.seen == [0, 1, 2, 3, 4, 5]
+    assert again.seen == [0, 1, 2, 3, 4, 5]
 
 
 def test_a_trial_whose_update_raised_is_offered_again(flat_space):
-    study = Study(flat_space, surrogate=None, ensemble=Remembers(fail_on=1))
+    strategy = Remembers(fail_on=1)
+    study = Study(flat_space, surrogate=None, ensemble=strategy)
     for _ in range(3):
         trial = study.ask()
         if trial.number == 1:
@@ -88,7 +89,7 @@ def test_a_trial_whose_update_raised_is_offered_again(flat_space):
         else:
             study.tell(trial, loss(trial.config))
     assert study.history[1].loss is not None
-    assert study.strategy.seen == [0, 1, 2]
+    assert strategy.seen == [0, 1, 2]
 
 
 class NamesAGhost(BestStrategy):

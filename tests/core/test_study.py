@@ -507,20 +507,28 @@ def test_resuming_without_the_stored_plugin_says_the_study_needs_it(flat_space, 
     ("ensemble", "ensemble_strategy", "best"),
     ("surrogate", "surrogate", "rf"),
 ])
-def test_a_component_object_that_cannot_be_copied_is_refused_by_its_argument(
-    flat_space, argument, kind, spec
+def test_a_stateful_component_object_serves_one_study_and_its_resumes(
+    flat_space, tmp_path, argument, kind, spec
 ):
-    """A study works on its own copy of a component object, so that studies never share
-    one's state (a strategy's per-trial caches); one it cannot copy is named."""
+    """A strategy's per-trial caches or a surrogate's last fit belong to the study it
+    serves: a second study given the object is refused by the argument's name; the same
+    study file continued with it is not (it is the same study)."""
     import threading
 
     from ensembo import components
 
     component = components.build(kind, spec)
-    component.lock = threading.Lock()
-    with pytest.raises(ExperimentError, match=rf"^{argument}: the object given cannot be "
-                                              r"copied \(TypeError: .*registry name"):
+    component.lock = threading.Lock()  # used as given: no copy is made
+    path = tmp_path / "study.db"
+    first = Study(flat_space, storage=path, **{argument: component})
+    held = first.strategy if argument == "ensemble" else first.proposer.surrogate
+    assert held is component
+    first.close()
+    Study.load(path, **{argument: component}).close()
+    with pytest.raises(ExperimentError, match=rf"^{argument}: this \w+ object already served "
+                                              r"another study \(.*study\.db\).*own instance"):
         Study(flat_space, **{argument: component})
+    Study(flat_space, **{argument: components.build(kind, spec)})  # a fresh one serves
 
 
 def test_a_loss_object_is_refused_by_a_study_file_naming_loss(flat_space, tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from ensembo.ml import FittedEnsemble
 from ensembo.plugins.losses.classification import ZeroOneLoss
@@ -105,3 +106,12 @@ def test_a_regression_ensemble_has_no_predict_proba():
     regression = FittedEnsemble(members=[Constant()], weights=[1.0])
     assert not hasattr(regression, "predict_proba")
     assert hasattr(vote([[0.7, 0.3]]), "predict_proba")
+
+
+@pytest.mark.parametrize("weight", [float("nan"), float("inf")])
+def test_a_weight_that_is_not_finite_is_refused(weight):
+    """A NaN weight made every share NaN, and the ensemble predicted the first class for
+    every row."""
+    ensemble = vote([[0.9, 0.1], [0.2, 0.8]], [[0.1, 0.9], [0.8, 0.2]], weights=[weight, 1.0])
+    with pytest.raises(ValueError, match="finite, non-negative weight per member"):
+        ensemble.predict(np.zeros((2, 1)))
