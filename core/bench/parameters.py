@@ -27,6 +27,8 @@ from ConfigSpace.hyperparameters import (
     IntegerHyperparameter,
     NumericalHyperparameter,
     OrdinalHyperparameter,
+    UniformFloatHyperparameter,
+    UniformIntegerHyperparameter,
 )
 
 from ensembo.errors import SpaceError
@@ -144,12 +146,53 @@ def to_configspace(parameters: Sequence[Parameter], name: str = "problem") -> Co
     return space
 
 
-def from_configspace(space: ConfigurationSpace) -> list[Parameter]:
+UNIFORM_NUMERIC = (UniformFloatHyperparameter, UniformIntegerHyperparameter)
+
+
+def untranslatable(space: ConfigurationSpace) -> list[str]:
+    """What of ``space`` the neutral form cannot give every library (forbidden clauses,
+    ``q`` steps, weights, ordinal order, non-uniform priors): the anchors would search a
+    bigger space than ensembo, and the Recorder would score configurations the problem
+    excludes."""
+    found = [f"forbidden clause {clause}" for clause in space.forbidden_clauses]
+    for hp in space.values():
+        found += [f"hyperparameter {hp.name!r}: {feature}" for feature in _features_lost(hp)]
+    return found
+
+
+def _features_lost(hp) -> list[str]:
+    """The features of one hyperparameter that the neutral form would drop."""
+    lost = []
+    if "q" in (hp.meta or {}):
+        lost.append(f"quantization step q={hp.meta['q']}")
+    if isinstance(hp, OrdinalHyperparameter):
+        lost.append("ordinal order")
+    if isinstance(hp, CategoricalHyperparameter) and len(set(hp.weights or ())) > 1:
+        lost.append(f"categorical weights {list(hp.weights)}")
+    if isinstance(hp, NumericalHyperparameter) and not isinstance(hp, UNIFORM_NUMERIC):
+        lost.append(f"non-uniform prior ({type(hp).__name__})")
+    return lost
+
+
+def refuse_untranslatable(space: ConfigurationSpace, problem: str) -> None:
+    """Refuse rather than relax a space the anchors would not search as given."""
+    found = untranslatable(space)
+    if found:
+        raise SpaceError(
+            problem,
+            f"the benchmark translation cannot give every library {'; '.join(found)}; "
+            "remove them from the space: every optimizer must search the same configurations",
+        )
+
+
+def from_configspace(space: ConfigurationSpace, problem: str | None = None) -> list[Parameter]:
     """The neutral form of a ConfigSpace whose conditions are Equals/In on categoricals.
 
-    Conjunctions and numeric parents have no Hyperopt-native form; they are refused
-    with the hyperparameter named rather than silently flattened.
+    Conjunctions, numeric parents and what :func:`untranslatable` lists have no form in
+    some library; they are refused, naming ``problem`` (default: the space's name) and
+    the hyperparameter or clause, rather than silently flattened.
     """
+    refuse_untranslatable(space, problem or space.name or "space")
     conditions = {}
     for condition in space.conditions:
         if not isinstance(condition, EqualsCondition | InCondition):
@@ -167,8 +210,6 @@ def from_configspace(space: ConfigurationSpace) -> list[Parameter]:
             parameters.append(choice_parameter(hp.name, [hp.value], active_when=when))
         elif isinstance(hp, CategoricalHyperparameter):
             parameters.append(choice_parameter(hp.name, hp.choices, active_when=when))
-        elif isinstance(hp, OrdinalHyperparameter):
-            parameters.append(choice_parameter(hp.name, hp.sequence, active_when=when))
         elif isinstance(hp, NumericalHyperparameter):
             make = int_parameter if isinstance(hp, IntegerHyperparameter) else float_parameter
             parameters.append(make(hp.name, hp.lower, hp.upper, log=hp.log, active_when=when))

@@ -6,8 +6,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
+from ConfigSpace import ConfigurationSpace
 
-from ensembo.bench.parameters import Parameter, check_order, to_configspace
+from ensembo.bench.parameters import (
+    Parameter,
+    check_order,
+    refuse_untranslatable,
+    to_configspace,
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -40,12 +46,26 @@ class Problem:
 
     def __attrs_post_init__(self) -> None:
         check_order(self.parameters)
+        if self.ensembo_space is not None:
+            refuse_untranslatable(_as_configspace(self.ensembo_space), self.name)
 
     def configspace(self):
         return to_configspace(self.parameters, name=self.name)
 
     def space_for_ensembo(self):
         return self.ensembo_space if self.ensembo_space is not None else self.configspace()
+
+
+def _as_configspace(space: Any) -> ConfigurationSpace:
+    """ensembo's space (a ConfigSpace, an ensembo space or a library space name) as the
+    ConfigSpace it tunes, to check that the anchors' translation loses nothing of it."""
+    if isinstance(space, ConfigurationSpace):
+        return space
+    if isinstance(space, str):
+        from ensembo import spaces
+
+        space = spaces.load(space)
+    return space.to_configspace()
 
 
 def problems_by_name(problems: Sequence[Problem]) -> dict[str, Problem]:

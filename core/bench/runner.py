@@ -28,9 +28,9 @@ from ensembo import environment
 from ensembo.bench import metrics
 from ensembo.bench.optimizers import make_optimizer
 from ensembo.bench.provenance import system_description
-from ensembo.bench.recorder import Recorder
+from ensembo.bench.recorder import Recorder, clocks
 from ensembo.bench.suite import UnknownSuiteError, get_suite
-from ensembo.errors import MissingDependencyError
+from ensembo.errors import ExperimentError, MissingDependencyError
 
 RECORD_FORMAT = 1
 FINAL_STATES = ("complete",)  # "skipped" is not: its reason (a missing library) may be gone
@@ -71,6 +71,11 @@ def run_path(out: Path, suite: str, problem: str, optimizer: str, seed: int) -> 
     return out / suite / problem / optimizer.replace(":", "_") / f"seed-{seed}.json"
 
 
+def out_directory(run: RunSpec) -> Path:
+    """The ``out`` that :func:`run_path` placed ``run`` under."""
+    return Path(run.path).parents[3]
+
+
 def read_record(path: Path) -> dict[str, Any] | None:
     try:
         return json.loads(path.read_text())
@@ -82,9 +87,35 @@ def is_finished(path: Path, budget: int | None = None) -> bool:
     """A final record exists (and, if ``budget`` is given, was made with that budget:
     a record from a ``--budget 10`` trial run must not stand in for a full run)."""
     record = read_record(path)
-    if record is None or record.get("status") not in FINAL_STATES:
+    if not _is_final(record):
         return False
     return budget is None or record.get("budget") == budget
+
+
+def _is_final(record: dict[str, Any] | None) -> bool:
+    return record is not None and record.get("status") in FINAL_STATES
+
+
+def refuse_replacing_other_budgets(runs: Sequence[RunSpec]) -> None:
+    """Refuse, before any run starts, runs whose file holds a final record made with
+    another budget: the path has no budget, so running them would replace that record
+    (perhaps hours of runs) with one of the budget asked for now."""
+    stored = ((run, read_record(Path(run.path))) for run in runs)
+    clashes = [
+        (run, record)
+        for run, record in stored
+        if _is_final(record) and run.budget is not None and record.get("budget") != run.budget
+    ]
+    if not clashes:
+        return
+    run, record = clashes[0]
+    raise ExperimentError(
+        "--out",
+        f"{out_directory(run)} already holds {len(clashes)} complete record(s) of these "
+        f"runs made with another budget, e.g. {run.path} (budget {record.get('budget')}; "
+        f"this command: budget {run.budget}); running would replace them, so nothing was "
+        f"run: use another --out for budget {run.budget}",
+    )
 
 
 def plan(
@@ -128,14 +159,15 @@ def plan(
 def execute(spec: RunSpec) -> dict[str, Any]:
     """Run one benchmark run in this process and write its record.
 
-    If another invocation sharing the output directory finished the run meanwhile, or
-    is running it now (a "running" marker from a live process on this host), that record
-    is returned and nothing is run.
+    If the file holds a final record (another invocation sharing the output directory
+    finished the run meanwhile, or one of another budget, which is never replaced), or
+    another invocation is running it now (a "running" marker from a live process on this
+    host), that record is returned and nothing is run or written.
     """
     problem = get_suite(spec.suite).problem(spec.problem)
     budget = spec.budget or problem.budget
     existing = read_record(Path(spec.path))
-    if is_finished(Path(spec.path), budget) or _running_elsewhere(existing):
+    if _is_final(existing) or _running_elsewhere(existing):
         return existing
     marker = {
         **attrs.asdict(spec),
@@ -162,9 +194,12 @@ def execute(spec: RunSpec) -> dict[str, Any]:
         optimizer = make_optimizer(spec.optimizer)
         optimizer.prepare()
         recorder = Recorder(problem, budget)
-        begin = time.perf_counter()
+        record["load_average_start"] = _load_average()
+        begin, begin_cpu = clocks()
         optimizer.minimize(problem, recorder, budget, spec.seed)
-        record["wall_seconds"] = time.perf_counter() - begin
+        end, end_cpu = clocks()
+        record.update(wall_seconds=end - begin, cpu_seconds=end_cpu - begin_cpu)
+        record["load_average_end"] = _load_average()
         if len(recorder.evaluations) != budget:
             raise RuntimeError(
                 f"{spec.optimizer} made {len(recorder.evaluations)} of {budget} evaluations"
@@ -175,10 +210,23 @@ def execute(spec: RunSpec) -> dict[str, Any]:
         record.update(status="failed", error="".join(traceback.format_exception(error))[-4000:])
     if recorder is not None:
         record.update(
-            metrics.summarize(recorder.evaluations, problem.optimum, record.get("wall_seconds"))
+            metrics.summarize(
+                recorder.evaluations,
+                problem.optimum,
+                record.get("wall_seconds"),
+                record.get("cpu_seconds"),
+            )
         )
     _write_atomically(Path(spec.path), record)
     return record
+
+
+def _load_average() -> float | None:
+    """The 1-minute load average, so a report can tell runs made under different load."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):  # not on every platform
+        return None
 
 
 def _running_elsewhere(record: dict[str, Any] | None) -> bool:
@@ -228,8 +276,10 @@ def run_all(
     the tree is being edited), the pool breaks: the run that was inside the dead worker
     is recorded as failed, runs that never started are left untouched, and the rest is
     retried with a new pool (up to ``POOL_ATTEMPTS`` pools). Each run is attempted at
-    most once per call.
+    most once per call. Runs that would replace a final record made with another budget
+    are refused before any run starts.
     """
+    refuse_replacing_other_budgets(runs)
     records: list[dict[str, Any]] = []
     attempted: set[str] = set()
     for attempt in range(POOL_ATTEMPTS):
@@ -369,8 +419,8 @@ def load_records(runs: Sequence[RunSpec]) -> list[dict[str, Any]]:
                 "status": "other budget",
                 "error": (
                     f"{run.path} was made with budget {record.get('budget')}, not "
-                    f"{run.budget}; run without --report-only to redo it, or pass "
-                    f"--budget {record.get('budget')} to report it"
+                    f"{run.budget}; pass --budget {record.get('budget')} to report it, or "
+                    f"run budget {run.budget} into another --out"
                 ),
             }
         elif (

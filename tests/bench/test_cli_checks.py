@@ -80,7 +80,7 @@ def test_report_only_names_the_budget_of_the_records_there(tmp_path, capsys):
     assert "without a record" not in out
     report = (tmp_path / "synthetic" / "report.md").read_text()
     assert "Median final simple regret" in report
-    assert "or pass --budget 6 to report it" in report
+    assert "pass --budget 6 to report it, or run budget 5 into another --out" in report
 
 
 def test_missing_matplotlib_is_warned_about(tmp_path, monkeypatch, caplog):

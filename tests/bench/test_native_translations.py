@@ -71,3 +71,44 @@ def test_skopt_gets_a_flat_box_of_every_parameter():
     dimensions, names = native_dimensions(skopt.space, TREE)
     assert names == [p.name for p in TREE]
     assert dimensions[names.index("b1_rate")].prior == "log-uniform"
+
+
+def test_hyperopt_labels_a_shared_parameter_under_a_shared_choice_once_per_path():
+    hyperopt = pytest.importorskip("hyperopt")
+    from ensembo.bench.parameters import ActiveWhen, choice_parameter, float_parameter
+
+    parameters = [
+        choice_parameter("top", ["A", "B", "C"]),
+        choice_parameter(
+            "inner", ["i1", "i2", "i3"], active_when=ActiveWhen(parent="top", values=["A", "B"])
+        ),
+        float_parameter("w", 0, 1, active_when=ActiveWhen(parent="inner", values=["i1", "i2"])),
+    ]
+    domain = hyperopt.Domain(lambda sample: 0.0, native_space(hyperopt.hp, parameters))
+    assert sorted(domain.params) == [
+        "inner@top=A", "inner@top=B", "top",
+        "w@top=A@inner=i1", "w@top=A@inner=i2", "w@top=B@inner=i1", "w@top=B@inner=i2",
+    ]
+
+
+def test_hyperopt_runs_a_shared_parameter_under_a_shared_choice():
+    pytest.importorskip("hyperopt")
+    from ensembo.bench.optimizers import make_optimizer
+    from ensembo.bench.parameters import ActiveWhen, choice_parameter, float_parameter
+    from ensembo.bench.problem import Outcome, Problem
+    from ensembo.bench.recorder import Recorder
+
+    parameters = [
+        choice_parameter("top", ["A", "B", "C"]),
+        choice_parameter(
+            "inner", ["i1", "i2", "i3"], active_when=ActiveWhen(parent="top", values=["A", "B"])
+        ),
+        float_parameter("w", 0, 1, active_when=ActiveWhen(parent="inner", values=["i1", "i2"])),
+    ]
+    problem = Problem(
+        name="nested-shared", parameters=parameters, budget=6,
+        evaluate=lambda config: Outcome(loss=config.get("w", 0.5)),
+    )
+    recorder = Recorder(problem, 6)
+    make_optimizer("hyperopt-tpe").minimize(problem, recorder, 6, 0)
+    assert len(recorder.evaluations) == 6

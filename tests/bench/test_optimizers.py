@@ -1,12 +1,14 @@
 """Every adapter spends exactly its budget on a conditional problem, reproducibly."""
 
+import re
+
 import pytest
 
 from ensembo.bench.optimizers import make_optimizer
 from ensembo.bench.optimizers.ensembo_optimizer import EnsemboOptimizer, component_spec
 from ensembo.bench.recorder import BudgetExhausted, Recorder
 from ensembo.bench.suite import get_suite
-from ensembo.errors import UnknownComponentError
+from ensembo.errors import ExperimentError, UnknownComponentError
 
 TREE = get_suite("conditional").problem("tree-2level")
 
@@ -65,6 +67,19 @@ def test_ensembo_spec_options_become_a_mapping_spec():
         EnsemboOptimizer.from_spec("ensembo:gq:samples=4").check_registered()
     with pytest.raises(ValueError, match="'samples' of 'gp:samples'"):
         EnsemboOptimizer.from_spec("ensembo:gp:samples")
+
+
+@pytest.mark.parametrize(
+    ("spec", "extras"),
+    [
+        ("ensembo:random+ei", "'+ei'"),
+        ("ensembo:random+ei+lbfgs", "'+ei+lbfgs'"),
+        ("ensembo:random:foo=1", "':foo=1'"),
+    ],
+)
+def test_ensembo_random_refuses_anything_after_it(spec, extras):
+    with pytest.raises(ExperimentError, match=f"ensembo:random takes no .*got {re.escape(extras)}"):
+        EnsemboOptimizer.from_spec(spec)
 
 
 def test_unknown_names_list_what_is_available():

@@ -62,6 +62,21 @@ def test_overhead_ratio_is_the_median_of_paired_ratios():
     assert (wins, losses, ties) == (2, 1, 0)
 
 
+CPU_COLUMN = "median CPU overhead per evaluation (s)"
+
+
+def test_a_cpu_overhead_column_appears_only_when_every_record_has_one():
+    with_cpu = [{**r, "cpu_overhead_per_evaluation": r["overhead_per_evaluation"] / 2}
+                for r in RECORDS]
+    t = tables(with_cpu, OPTIMIZERS, ["p", "q"])
+    assert t.cpu_overhead == {"ensembo:random": 0.01, "random": 0.005, "optuna-tpe": 0.02}
+    assert CPU_COLUMN in render(t, title="t", command="c")
+    mixed = [*with_cpu[:-2], RECORDS[-2], RECORDS[-1]]  # one record made before CPU time
+    old = render(tables(RECORDS, OPTIMIZERS, ["p", "q"]), title="t", command="c")
+    assert render(tables(mixed, OPTIMIZERS, ["p", "q"]), title="t", command="c") == old
+    assert CPU_COLUMN not in old
+
+
 def test_render_names_command_optimum_and_incomplete_runs():
     text = render(tables(RECORDS, OPTIMIZERS, ["p", "q"]), title="t", command="ensembo bench x")
     assert "`ensembo bench x`" in text

@@ -9,6 +9,7 @@ import pytest
 from ensembo.bench import runner
 from ensembo.bench.benchmark import run_benchmark
 from ensembo.cli import main
+from ensembo.errors import ExperimentError
 
 
 def test_execute_writes_metrics(tmp_path):
@@ -25,6 +26,16 @@ def test_execute_writes_metrics(tmp_path):
     assert stored["versions"]["numpy"] == np.__version__
     assert stored["blas"] and all("internal_api" in lib for lib in stored["blas"])
     assert stored["system"]["cpus"] >= 1 and stored["system"]["python"].count(".") == 2
+
+
+def test_execute_records_cpu_time_and_load_beside_wall_time(tmp_path):
+    [spec] = runner.plan("synthetic", ["random"], [0], 7, tmp_path, problems=["branin"])
+    stored = runner.execute(spec)
+    assert 0 <= stored["objective_cpu_seconds"] <= stored["cpu_seconds"]
+    assert stored["cpu_overhead_per_evaluation"] == pytest.approx(
+        (stored["cpu_seconds"] - stored["objective_cpu_seconds"]) / 7
+    )
+    assert stored["load_average_start"] >= 0 and stored["load_average_end"] >= 0
 
 
 def test_missing_library_is_recorded_as_skipped(tmp_path, monkeypatch):
@@ -96,6 +107,28 @@ def test_a_record_with_another_budget_is_not_reused(tmp_path):
         if r.problem == "branin"
     ]
     assert default.budget == 50 and default.path == spec.path
+
+
+def test_a_complete_record_of_another_budget_is_never_replaced(tmp_path):
+    [full] = runner.plan("synthetic", ["random"], [0], 6, tmp_path, problems=["branin"])
+    kept = runner.execute(full)
+    [trial] = runner.plan("synthetic", ["random"], [0], 5, tmp_path, problems=["branin"])
+    with pytest.raises(ExperimentError) as refused:
+        runner.run_all([trial], workers=1)
+    message = str(refused.value)
+    assert str(tmp_path) in message and trial.path in message
+    assert "budget 6" in message and "budget 5" in message and "another --out" in message
+    assert json.loads(Path(full.path).read_text()) == kept
+
+
+def test_running_a_spec_never_writes_over_a_complete_record(tmp_path, monkeypatch):
+    [full] = runner.plan("synthetic", ["random"], [0], 6, tmp_path, problems=["branin"])
+    kept = runner.execute(full)
+    [trial] = runner.plan("synthetic", ["random"], [0], 5, tmp_path, problems=["branin"])
+    written = []
+    monkeypatch.setattr(runner, "_write_atomically", lambda path, record: written.append(record))
+    assert runner.execute(trial) == kept
+    assert written == []  # neither a running marker nor a 5-evaluation record
 
 
 def test_failed_runs_are_retried(tmp_path):

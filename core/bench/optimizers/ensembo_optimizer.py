@@ -2,7 +2,8 @@
 
 ``ensembo:<surrogate>+<acquisition>+<acquisition optimizer>``, e.g. ``ensembo:gp+ei+lbfgs``
 or ``ensembo:rf+ei+local-search``; shorter forms keep the Study defaults for the rest
-(``ensembo:tpe``, ``ensembo:gp``). ``ensembo:random`` is random search. A component
+(``ensembo:tpe``, ``ensembo:gp``). ``ensembo:random`` is random search and takes nothing
+after it (no acquisition, optimizer or options: it would be ignored). A component
 takes options after its name, each ``:key=value`` (values read as YAML scalars), e.g.
 ``ensembo:gp-cond:hyperparameters=mcmc+ei+lbfgs``; no commas, so a spec stays one item
 of ``--optimizers``.
@@ -24,6 +25,19 @@ from ensembo.registry import factory_options, registry
 PREFIX = "ensembo:"
 KINDS = ("surrogate", "acquisition", "acquisition_optimizer")
 OPTION = ":"
+RANDOM = "random"
+
+
+def _refuse_extras_of_random(spec: str) -> None:
+    """Random search has no model to configure: anything after ``ensembo:random`` would be
+    ignored while the name suggests a model, so it is refused rather than run."""
+    extras = spec[len(PREFIX + RANDOM) :]
+    if extras:
+        raise ExperimentError(
+            "--optimizers",
+            f"{spec}: ensembo:random takes no acquisition, acquisition optimizer or options "
+            f"(got {extras!r}); write ensembo:random",
+        )
 
 
 def component_spec(part: str) -> str | dict[str, Any]:
@@ -56,7 +70,8 @@ class EnsemboOptimizer:
                 spec,
                 ["ensembo:random", "ensembo:<surrogate>[+<acquisition>[+<acquisition optimizer>]]"],
             )
-        if parts[0] == "random":
+        if parts[0].split(OPTION)[0] == RANDOM:
+            _refuse_extras_of_random(spec)
             return cls(name=spec, surrogate=None)
         for part in parts:
             component_spec(part)  # malformed options fail here, before any run

@@ -3,7 +3,9 @@
 Each option of a choice is a dict holding the choice value and the parameters it
 activates. Hyperopt forbids one label in two places, so a parameter shared by several
 options (but not all) gets one label per option (``name@parent=value``), as a Hyperopt
-user would write it; the sampled value is mapped back to ``name``.
+user would write it; the sampled value is mapped back to ``name``. The suffix extends the
+one inherited from above: under a parent that is itself shared, each path gets its own
+label (``w@top=A@inner=i1``, ``w@top=B@inner=i1``), which Hyperopt requires.
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ def native_space(hp, parameters: Sequence[Parameter]) -> dict[str, Any]:
             active = [c for c in below if value in c.active_when.values]
             for child in active:
                 shared = len(child.active_when.values) > 1
-                option[child.name] = node(child, f"@{p.name}={value}" if shared else suffix)
+                child_suffix = f"{suffix}@{p.name}={value}" if shared else suffix
+                option[child.name] = node(child, child_suffix)
             options.append(option)
         return hp.choice(label, options)
 

@@ -25,9 +25,10 @@ def tuning_problem(space_name: str, dataset: str) -> Problem:
     from ensembo import spaces
 
     space = spaces.load(space_name)
+    name = f"{space_name}@{dataset}"
     return Problem(
-        name=f"{space_name}@{dataset}",
-        parameters=from_configspace(space.to_configspace()),
+        name=name,
+        parameters=from_configspace(space.to_configspace(), problem=name),
         evaluate=HoldoutObjective(space_name, dataset),
         budget=BUDGET,
         optimum=None,
