@@ -150,7 +150,7 @@ def _refuse_repeated_seed(
     seed = (row.get("seed") or "").strip()
     if not seed:
         return
-    key = (row["problem"], row["method"], seed)
+    key = (row["problem"], row["method"], _seed_number(seed))
     if key in first_line:
         raise ExperimentError(
             where,
@@ -158,6 +158,31 @@ def _refuse_repeated_seed(
             f"{first_line[key]}; give each seed of a (problem, method) one row",
         )
     first_line[key] = line
+
+
+def _refuse_repeated_run(
+    record: Mapping[str, Any], path: Path, pair: tuple[str, str],
+    first_path: dict[tuple[str, str, Any, Any], Path],
+) -> None:
+    """One (problem, optimizer, seed, budget) found twice (a rerun into a second folder
+    under the one reported, a copied folder) would be averaged in as another seed."""
+    key = (*pair, record.get("seed"), record.get("budget"))
+    if key in first_path:
+        raise ExperimentError(
+            str(path),
+            f"repeats the run {first_path[key]} (problem {pair[0]}, optimizer {pair[1]}, seed "
+            f"{key[2]}): report one of the folders, or remove one copy",
+        )
+    first_path[key] = path
+
+
+def _seed_number(seed: str) -> str:
+    """``0``, ``00`` and ``0.0`` are one seed; text that is no number stays as it is."""
+    try:
+        number = float(seed)
+    except ValueError:
+        return seed
+    return str(int(number)) if number.is_integer() else str(number)
 
 
 def _loss(text: str | None, where: str) -> float:
@@ -184,11 +209,14 @@ def read_bench_records(folder: Path, budget: int | None = None) -> LossMatrix:
 
     cells: dict[tuple[str, str], list[float]] = defaultdict(list)
     budgets: dict[str, set] = defaultdict(set)
+    first_path: dict[tuple[str, str, Any, Any], Path] = {}
     for record, path in _run_records(folder):
         problem = f"{record.get('suite', '')}/{record.get('problem', path.parent.parent.name)}"
         budgets[problem].add(record.get("budget"))
         if budget is None or record.get("budget") == budget:
-            cells[problem, str(record.get("optimizer"))].append(final_score(record))
+            optimizer = str(record.get("optimizer"))
+            _refuse_repeated_run(record, path, (problem, optimizer), first_path)
+            cells[problem, optimizer].append(final_score(record))
     found = sorted(set().union(*budgets.values()), key=str)
     if budget is not None and not cells:
         raise ExperimentError(

@@ -176,3 +176,29 @@ def test_no_common_problem_is_refused_naming_what_each_problem_lacks(tmp_path):
     with pytest.raises(ExperimentError, match=r"3 methods and 0 complete problems \(lacking: "
                        r"p1 \(lacks c\), p2 \(lacks a\)\)"):
         read_results_csv(_results(tmp_path / "r.csv", rows))
+
+
+def test_a_run_found_in_two_folders_is_refused_naming_both(tmp_path):
+    """A rerun into a second folder under the one reported was averaged in as another
+    seed of the same run (it moved a method from rank 2 to 3)."""
+    import json
+
+    from ensembo.report.critical_difference import read_bench_records
+
+    for folder, regret in (("run1", 0.1), ("run2", 0.9)):
+        for optimizer in ("a", "b"):
+            path = tmp_path / folder / "synthetic" / "p" / optimizer / "seed-0.json"
+            path.parent.mkdir(parents=True)
+            path.write_text(json.dumps({
+                "suite": "synthetic", "problem": "p", "optimizer": optimizer, "seed": 0,
+                "status": "complete", "final_regret": regret, "final_loss": regret,
+                "budget": 20,
+            }))
+    with pytest.raises(ExperimentError, match=r"run2.*repeats the run .*run1.*optimizer a, seed 0"):
+        read_bench_records(tmp_path)
+
+
+def test_seeds_written_as_the_same_number_are_one_seed(tmp_path):
+    rows = [("p1", "x", "0", 1.0), ("p1", "y", "0", 1.0), ("p1", "x", "0.0", 9.0)]
+    with pytest.raises(ExperimentError, match=r"seed '0.0' repeats line 2"):
+        read_results_csv(_results(tmp_path / "r.csv", rows))
