@@ -91,8 +91,6 @@ def test_a_strategy_that_combines_predictions_needs_the_task(ensemble):
     assert study.context.task is None  # the single best trial needs no task
 
 
-
-
 @pytest.mark.parametrize("make", [
     PostHocSelection, lambda: ESMBO(n_bootstraps=5), lambda: AgnosticBayes(n_samples=300),
 ], ids=["posthoc", "esmbo", "agnostic-bayes"])

@@ -151,6 +151,31 @@ def test_a_short_optimization_completes():
     assert study.best_trial.loss < min(t.loss for t in study.trials[:8])
 
 
-def test_an_unknown_kernel_lists_the_three():
-    with pytest.raises(ValueError, match=r"valid: \['laplace', 'laplace-l1', 'matern52'\]"):
-        GaussianProcessSurrogate(kernel="laplace_l1")
+@pytest.mark.parametrize("make, hyperparameters", [
+    (GaussianProcessSurrogate, "ml2"), (GaussianProcessSurrogate, "mcmc"),
+    (gp_conditional, "ml2"),
+])
+def test_the_l1_kernel_never_builds_the_squared_difference_tensor(
+    monkeypatch, make, hyperparameters
+):
+    """The (n, n, d) tensor the radial kernels keep costs n^2 d floats (288 MB at n = 300,
+    d = 200); the L1 kernel works from the coordinates, one dimension at a time."""
+    from ensembo.plugins.surrogates.gp import posterior
+
+    def built(self):
+        raise AssertionError("the (n, n, d) squared-difference tensor was built")
+
+    monkeypatch.setattr(posterior.BlockGeometry, "squared_differences", property(built))
+    rng = np.random.default_rng(0)
+    x = rng.uniform(size=(40, 5))
+    active = np.ones_like(x, dtype=bool)
+    active[20:, 3:] = False
+    x[20:, 3:] = 0.5
+    surrogate = make(kernel="laplace-l1", hyperparameters=hyperparameters, samples=2,
+                     burn_in=2)
+    surrogate.fit(_batch(x, active), x.sum(1), np.random.default_rng(0))
+    surrogate.predict_with_gradients(_batch(x, active))
+    with pytest.raises(AssertionError, match="tensor was built"):  # the radial ones do
+        GaussianProcessSurrogate(kernel="matern52").fit(
+            _batch(x, active), x.sum(1), np.random.default_rng(0)
+        )
