@@ -406,9 +406,20 @@ def _unranked_lines(t: Tables) -> list[str]:
     if unranked and t.rows:
         lacking = "; ".join(f"{o} (lacks {_lacked(t, o)})" for o in unranked)
         notes.append(
-            f"Not ranked, having no median on every problem: {lacking}. Both rank columns "
-            f"rank the other {len(t.ranked)} alone, so the mean of per-seed ranks can differ "
-            "from the figures in parentheses above."
+            f"Not ranked, having no median on every problem: {lacking}. "
+            + (f"Both rank columns rank the other {len(t.ranked)} alone, so the mean of "
+               "per-seed ranks can differ from the figures in parentheses above."
+               if len(t.ranked) >= 2 else "Fewer than two optimizers are left: no ranks.")
+        )
+    without_tests = [o for o in t.ranked if t.seed_test_rank and o not in t.seed_test_rank]
+    if without_tests:
+        lacking = "; ".join(
+            f"{o} (lacks {', '.join(r.problem for r in t.rows if o not in r.test_median)})"
+            for o in without_tests
+        )
+        notes.append(
+            f"Not in the test-error rank column, having no test error on every problem: "
+            f"{lacking}; that column ranks the other {len(t.seed_test_rank)} alone."
         )
     for problems, column in (
         (t.no_common_seed, "mean of per-seed ranks"),

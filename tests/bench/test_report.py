@@ -186,3 +186,18 @@ def test_a_problem_without_a_common_seed_leaves_the_ranks_and_friedman_test_in_p
     assert ("Left out of the mean of per-seed ranks: p4, where the ranked optimizers share "
             "no completed seed; that column averages the other 3 problems.") in text
     assert "Friedman test over problems" in text
+
+
+def test_an_optimizer_without_test_errors_on_a_problem_is_named_beside_the_test_ranks():
+    """The test-error column ranked the other optimizers alone and said nothing."""
+    records = []
+    for problem in ("p1", "p2"):
+        for optimizer, regret in (("A", 0.1), ("B", 0.2), ("C", 0.3)):
+            for seed in (0, 1):
+                r = record(problem, optimizer, seed, regret, 0.01)
+                if not (optimizer == "C" and problem == "p1"):
+                    r["incumbent_test_loss"] = regret
+                records.append(r)
+    text = render(tables(records, ["A", "B", "C"], ["p1", "p2"]), title="t", command="c")
+    assert ("Not in the test-error rank column, having no test error on every problem: "
+            "C (lacks p1); that column ranks the other 2 alone.") in text
