@@ -18,21 +18,35 @@ from typing import Any
 
 from ensembo.components import EXPERIMENT_KEYS
 from ensembo.errors import ExperimentError
+from ensembo.storage import keeps_in_memory
 
 STATEFUL = ("surrogate", "ensemble_strategy")
+_ROLES = {"surrogate": "a surrogate", "ensemble_strategy": "an ensemble strategy"}
 
 # id(object) -> (a weak reference to it, the storage of the study it serves or None)
-_SERVING: dict[int, tuple[weakref.ref, str | None]] = {}
+_SERVING: dict[int, tuple[weakref.ref, tuple | None]] = {}
 
 
-def storage_key(storage: Any) -> str | None:
-    """What identifies a study's storage across ``Study`` objects: the real path of a
-    study file; ``None`` for a study in memory, which no other study continues."""
-    path = storage if isinstance(storage, str | os.PathLike) else getattr(storage, "path", None)
-    if path is None or str(path) in (":memory:", "sqlite://", "sqlite:///:memory:"):
-        return None
+def storage_key(storage: Any) -> tuple | None:
+    """What identifies the study a storage holds across ``Study`` objects: a study file
+    by its real path and inode (a file deleted and made anew holds another study; one
+    not made yet holds none), a storage object without a file by its identity; ``None``
+    for a new study in memory, which nothing continues."""
+    if storage is None or isinstance(storage, str | os.PathLike):
+        if keeps_in_memory(storage):
+            return None
+        path = storage
+    else:
+        path = getattr(storage, "path", None)
+        if path is None:
+            return ("storage object", id(storage))
     text = os.fspath(path)
-    return os.path.realpath(text[len("sqlite:///"):] if text.startswith("sqlite:///") else text)
+    text = os.path.expanduser(text[len("sqlite:///"):] if text.startswith("sqlite:///") else text)
+    try:
+        status = os.stat(text)
+    except OSError:
+        return ("no study file yet", os.path.realpath(text))
+    return (os.path.realpath(text), status.st_dev, status.st_ino)
 
 
 def check_unused(specs: Mapping[str, Any], storage: Any) -> None:
@@ -48,10 +62,15 @@ def check_unused(specs: Mapping[str, Any], storage: Any) -> None:
             raise ExperimentError(
                 EXPERIMENT_KEYS.get(kind, kind),
                 f"this {type(spec).__name__} object already served another study"
-                + (f" ({served})" if served else "")
-                + ": it keeps that study's state between trials, so each study needs its "
-                "own instance (create one per study, or pass the registry name)",
+                f"{_file_of(served)}: {_ROLES[kind]} may keep the state of the study it "
+                "serves, so each study needs its own instance (create one per study, or "
+                "pass the registry name)",
             )
+
+
+def _file_of(key: tuple | None) -> str:
+    """`` (path)`` for the key of a study file, else nothing."""
+    return f" ({key[0]})" if key is not None and len(key) == 3 else ""
 
 
 def record_use(specs: Mapping[str, Any], storage: Any) -> None:

@@ -104,7 +104,8 @@ def refuse_replacing_other_budgets(runs: Sequence[RunSpec]) -> None:
     clashes = [
         (run, record)
         for run, record in stored
-        if _is_final(record) and run.budget is not None and record.get("budget") != run.budget
+        if _is_final(record) and run.budget is not None
+        and record.get("budget") not in (None, run.budget)  # None: made before budgets were kept
     ]
     if not clashes:
         return

@@ -177,7 +177,12 @@ def _refuse_repeated_run(
 
 
 def _seed_number(seed: str) -> str:
-    """``0``, ``00`` and ``0.0`` are one seed; text that is no number stays as it is."""
+    """``0``, ``00`` and ``0.0`` are one seed; text that is no number stays as it is.
+    Whole numbers are read as integers (through a float, seeds above 2**53 merged)."""
+    try:
+        return str(int(seed))
+    except ValueError:
+        pass
     try:
         number = float(seed)
     except ValueError:

@@ -121,6 +121,17 @@ def test_a_complete_record_of_another_budget_is_never_replaced(tmp_path):
     assert json.loads(Path(full.path).read_text()) == kept
 
 
+def test_a_complete_record_without_a_budget_does_not_stop_a_command(tmp_path):
+    """Records from before budgets were kept have ``"budget": null``: one of them made a
+    whole command refuse to run, naming "budget None"."""
+    [full] = runner.plan("synthetic", ["random"], [0], 6, tmp_path, problems=["branin"])
+    old = {**runner.execute(full), "budget": None}
+    Path(full.path).write_text(json.dumps(old))
+    runner.refuse_replacing_other_budgets(
+        runner.plan("synthetic", ["random"], [0], 5, tmp_path, problems=["branin"])
+    )
+
+
 def test_running_a_spec_never_writes_over_a_complete_record(tmp_path, monkeypatch):
     [full] = runner.plan("synthetic", ["random"], [0], 6, tmp_path, problems=["branin"])
     kept = runner.execute(full)

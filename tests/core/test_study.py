@@ -543,3 +543,24 @@ def test_a_loss_object_is_refused_by_a_study_file_naming_loss(flat_space, tmp_pa
     assert not path.exists()
     in_memory = Study(flat_space, loss=LogLoss(), validation_targets=[0, 1, 1])
     assert in_memory.context.task == "classification"
+
+
+def test_resumes_by_any_spelling_of_the_file_keep_the_object_and_a_new_file_does_not(
+    flat_space, tmp_path, monkeypatch
+):
+    """``~/t.db`` was refused its own resume (the key never expanded ``~``); a study file
+    deleted and made anew at the same path took the object with the old study's state."""
+    from ensembo import components
+    from ensembo.storage import MemoryStorage
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    strategy = components.build("ensemble_strategy", "best")
+    Study(flat_space, storage="~/t.db", ensemble=strategy).close()
+    Study.load("~/t.db", ensemble=strategy).close()
+    Study.load(f"sqlite:///{tmp_path}/t.db", ensemble=strategy).close()
+    (tmp_path / "t.db").unlink()
+    with pytest.raises(ExperimentError, match="already served another study"):
+        Study(flat_space, storage="~/t.db", ensemble=strategy)
+    memory, kept = MemoryStorage(), components.build("ensemble_strategy", "best")
+    Study(flat_space, storage=memory, ensemble=kept)
+    Study.load(memory, ensemble=kept)  # the same storage object holds the same study

@@ -202,3 +202,10 @@ def test_seeds_written_as_the_same_number_are_one_seed(tmp_path):
     rows = [("p1", "x", "0", 1.0), ("p1", "y", "0", 1.0), ("p1", "x", "0.0", 9.0)]
     with pytest.raises(ExperimentError, match=r"seed '0.0' repeats line 2"):
         read_results_csv(_results(tmp_path / "r.csv", rows))
+
+
+def test_seeds_beyond_float_precision_stay_apart(tmp_path):
+    big = 2**53
+    rows = [("p1", "x", str(big), 1.0), ("p1", "x", str(big + 1), 3.0),
+            ("p1", "y", str(big), 1.0), ("p1", "y", str(big + 1), 1.0)]
+    read_results_csv(_results(tmp_path / "r.csv", rows))  # two seeds, not one repeated
