@@ -107,14 +107,11 @@ class EnsembleKeeper:
         self._updated: set[int] = set()  # trials the strategy's ``update`` has seen
         self._said_labels_count_as_one_hot = False
 
-    def _describe(self) -> str:
-        return describe_component("ensemble strategy", self.strategy)
-
     def _broken(self, method: str, message: str) -> PluginContractError:
         """A result the strategy's contract rules out: the plugin's bug (the command line
         exits 1 and says so), not a mistake in the user's experiment."""
         error = PluginContractError(message)
-        error.add_note(f"{CALL_NOTE}{method}() of {self._describe()}")
+        error.add_note(f"{CALL_NOTE}{method}() of {self._label}")
         return error
 
     def targets(self, history: History) -> np.ndarray:
@@ -123,10 +120,10 @@ class EnsembleKeeper:
             targets = np.asarray(self.strategy.targets(history, self.context), dtype=float)
         expected = (len(history.completed()),)
         if targets.shape != expected:
-            raise self._broken("targets", f"{self._describe()} returned targets of shape "
+            raise self._broken("targets", f"{self._label} returned targets of shape "
                                f"{targets.shape}, expected {expected}")
         if not np.all(np.isfinite(targets)):  # the surrogate would fit NaN
-            raise self._broken("targets", f"{self._describe()} returned NaN or infinite targets")
+            raise self._broken("targets", f"{self._label} returned NaN or infinite targets")
         return targets
 
     def check_predictions(self, evaluation: Evaluation) -> None:
@@ -166,7 +163,7 @@ class EnsembleKeeper:
             return None
         if not isinstance(ensemble, Ensemble):  # before ==, which an array cannot answer
             raise self._broken(
-                "ensemble", f"{self._describe()}: ensemble() must return an ensembo.Ensemble "
+                "ensemble", f"{self._label}: ensemble() must return an ensembo.Ensemble "
                 f"or None, got {type(ensemble).__name__}: {ensemble!r:.100}"
             )
         if ensemble == self.current:
@@ -195,7 +192,7 @@ class EnsembleKeeper:
         unknown = [m for m in ensemble.members if m not in completed]
         if unknown:
             raise self._broken(
-                "ensemble", f"{self._describe()} built an ensemble of trials "
+                "ensemble", f"{self._label} built an ensemble of trials "
                 f"{list(ensemble.members)}, but {unknown} are not completed trials"
             )
 

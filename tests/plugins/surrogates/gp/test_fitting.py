@@ -159,20 +159,36 @@ def test_mcmc_samples_hyperparameters_within_bounds_and_mixture_gradients():
         )
 
 
-def test_conditional_gp_keeps_branches_apart():
+@pytest.mark.parametrize("kernel, hyperparameters", [
+    ("matern52", "ml2"), ("laplace-l1", "ml2"), ("laplace-l1", "mcmc"),
+])
+def test_conditional_gp_keeps_branches_apart(kernel, hyperparameters):
     rng = np.random.default_rng(5)
     values = rng.uniform(size=(30, 2))
     active = np.ones((30, 2), dtype=bool)
     active[15:, 1] = False
     values[15:, 1] = 0.5
     y = np.where(active[:, 1], 10.0 + values[:, 0], values[:, 0])
-    surrogate = gp_conditional()
+    options = {"samples": 3, "burn_in": 5} if hyperparameters == "mcmc" else {}
+    surrogate = gp_conditional(kernel=kernel, hyperparameters=hyperparameters, **options)
     surrogate.fit(_batch(values, active), y, rng)
+    assert surrogate.kernel.name == kernel
     assert surrogate.posteriors[0].blocks.keys() == set(activity_signature(active).tolist())
-    # A point of branch 2 placed exactly where branch-1 points cluster is not pulled up.
-    query_active = np.array([[True, False]])
-    mean, _ = surrogate.predict(_batch(np.array([[0.5, 0.5]]), query_active))
-    assert mean[0] < 5.0
+    bounds = vector_bounds(2)
+    for hp in surrogate.hyperparameters:
+        assert np.all((hp.to_vector() >= bounds[:, 0]) & (hp.to_vector() <= bounds[:, 1]))
+    # A point of branch 2 placed exactly where branch-1 points cluster is not pulled up,
+    # and each branch predicts its own observations.
+    query = np.array([[0.5, 0.5], [0.5, 0.5], [0.2, 0.5]])
+    query_active = np.array([[True, False], [True, True], [True, False]])
+    mean, variance, d_mean, d_variance = surrogate.predict_with_gradients(
+        _batch(query, query_active)
+    )
+    assert mean[0] < 5.0 < mean[1]
+    assert np.all(variance >= 0.0) and np.all(np.isfinite(d_mean) & np.isfinite(d_variance))
+    np.testing.assert_allclose(
+        surrogate.predict(_batch(values[:4], active[:4]))[0], y[:4], atol=0.1
+    )
 
 
 def test_options_are_validated_with_valid_choices_listed():

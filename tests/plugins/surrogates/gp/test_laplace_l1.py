@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import ensembo
-from ensembo.plugins.surrogates.gp.hyperparameters import Hyperparameters, vector_bounds
+from ensembo.plugins.surrogates.gp.hyperparameters import Hyperparameters
 from ensembo.plugins.surrogates.gp.kernels import KERNELS
 from ensembo.plugins.surrogates.gp.posterior import Posterior, block_keys
 from ensembo.plugins.surrogates.gp.surrogate import GaussianProcessSurrogate, gp_conditional
@@ -97,38 +97,6 @@ def test_matern52_and_laplace_are_unchanged():
             posterior.predict_with_gradients(query, block_keys(None, 2)), expected, strict=True
         ):
             np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-12)
-
-
-@pytest.mark.parametrize("hyperparameters", ["ml2", "mcmc"])
-def test_conditional_fit_and_predict(hyperparameters):
-    rng = np.random.default_rng(5)
-    values = rng.uniform(size=(30, 2))
-    active = np.ones((30, 2), dtype=bool)
-    active[15:, 1] = False
-    values[15:, 1] = 0.5
-    y = np.where(active[:, 1], 10.0 + values[:, 0], values[:, 0])
-    options = {"samples": 3, "burn_in": 5} if hyperparameters == "mcmc" else {}
-    surrogate = gp_conditional(kernel="laplace-l1", hyperparameters=hyperparameters, **options)
-    surrogate.fit(_batch(values, active), y, rng)
-    assert surrogate.kernel.name == "laplace-l1"
-    assert surrogate.posteriors[0].blocks.keys() == set(activity_signature(active).tolist())
-    bounds = vector_bounds(2)
-    for hp in surrogate.hyperparameters:
-        assert np.all((hp.to_vector() >= bounds[:, 0]) & (hp.to_vector() <= bounds[:, 1]))
-    # a point of branch 2 where branch-1 points cluster is not pulled up, and each branch
-    # predicts its own observations
-    query = np.array([[0.5, 0.5], [0.5, 0.5], [0.2, 0.5]])
-    query_active = np.array([[True, False], [True, True], [True, False]])
-    mean, variance, d_mean, d_variance = surrogate.predict_with_gradients(
-        _batch(query, query_active)
-    )
-    assert mean[0] < 5.0 < mean[1]
-    assert (
-        np.all(variance >= 0.0) and np.all(np.isfinite(d_mean)) and np.all(np.isfinite(d_variance))
-    )
-    np.testing.assert_allclose(
-        surrogate.predict(_batch(values[:4], active[:4]))[0], y[:4], atol=0.1
-    )
 
 
 def test_a_short_optimization_completes():
