@@ -351,7 +351,8 @@ class _Transaction:
     one begins (otherwise every later write fails: "cannot start a transaction within a
     transaction"). Only an error of the statement itself rolls back, except in an
     ``all_or_nothing`` transaction of several statements (a batch of trials), which an
-    interrupt between two of them rolls back too: half a batch resumed on another path.
+    interrupt between two of them rolls back too, also when the next write finds it left
+    open: half a batch resumed on another path.
     """
 
     def __init__(self, connection: sqlite3.Connection, lock: threading.RLock,
@@ -362,10 +363,14 @@ class _Transaction:
 
     def __enter__(self) -> None:
         self._lock.acquire()
+        connection = id(self._connection)
         try:
-            if self._connection.in_transaction:
-                self._connection.execute("COMMIT")
+            if self._connection.in_transaction:  # left open by an interrupt
+                self._connection.execute("ROLLBACK" if connection in _BATCHES_OPEN else "COMMIT")
+            _BATCHES_OPEN.discard(connection)
             self._connection.execute("BEGIN IMMEDIATE")
+            if self._all_or_nothing:
+                _BATCHES_OPEN.add(connection)
         except BaseException:
             self._lock.release()
             raise
@@ -377,5 +382,11 @@ class _Transaction:
         try:
             if self._connection.in_transaction:
                 self._connection.execute("ROLLBACK" if failed else "COMMIT")
+            _BATCHES_OPEN.discard(id(self._connection))
         finally:
             self._lock.release()
+
+
+_BATCHES_OPEN: set[int] = set()
+"""Connections (by id) in an ``all_or_nothing`` transaction: one a second interrupt left
+open is rolled back by the next write, not committed with half its batch."""

@@ -200,3 +200,39 @@ def test_an_interrupt_between_two_rows_of_a_batch_writes_none_of_it(tmp_path):
     storage.put_trial(batch[0])  # the next write is not blocked by a transaction left open
     assert [t.number for t in storage.trials()] == [0]
     storage.close()
+
+
+def test_a_batch_a_second_interrupt_left_open_is_rolled_back_by_the_next_write(tmp_path):
+    # A second interrupt during the rollback left the transaction open; the next write
+    # committed it, half batch included ([0, 7] instead of [7]).
+    from ensembo.trials import Trial
+
+    storage = SQLiteStorage(tmp_path / "study.db")
+    storage.write_meta({})
+
+    class InterruptedTwice:
+        def __init__(self, connection):
+            self._connection, self._rows, self._rollbacks = connection, 0, 0
+
+        def execute(self, sql, *args):
+            if sql.startswith("INSERT OR REPLACE INTO trials"):
+                self._rows += 1
+                if self._rows == 2:
+                    raise SystemExit(143)
+            if sql == "ROLLBACK" and not self._rollbacks:
+                self._rollbacks += 1
+                raise KeyboardInterrupt
+            return self._connection.execute(sql, *args)
+
+        def __getattr__(self, name):
+            return getattr(self._connection, name)
+
+    storage._connection = InterruptedTwice(storage._connection)
+    try:
+        storage.put_trials([Trial(number=n, config={"x": float(n)}) for n in range(3)])
+    except KeyboardInterrupt:
+        pass
+    assert storage._connection.in_transaction  # left open
+    storage.put_trial(Trial(number=7, config={"x": 7.0}))
+    assert [t.number for t in storage.trials()] == [7]
+    storage.close()
