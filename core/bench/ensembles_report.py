@@ -349,8 +349,7 @@ def _seeds_held(records: Sequence[dict[str, Any]], asked: int) -> str:
     """The seeds that have complete records, against the number asked for, and whether
     datasets have unequal numbers of them: the header must not claim seeds that never
     ran, nor count a failed block (listed apart) as a seed its dataset's means hold."""
-    records = [r for r in records
-               if r.get("status", "complete") == "complete" and not _nan_test_losses(r)]
+    records = [r for r in records if _failure(r) is None]
     seeds = sorted({r["seed"] for r in records})
     text = (f"{len(seeds)} seed{'' if len(seeds) == 1 else 's'}"
             + (f" ({_seed_ranges(seeds)})" if seeds else ""))
