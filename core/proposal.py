@@ -172,6 +172,28 @@ def constant_liar(targets: np.ndarray) -> float:
     return float(np.min(targets))
 
 
+SEARCH_UNITS = (1e-100, 1e100)
+"""Typical target magnitudes the surrogate and acquisition see unchanged. Beyond them a
+surrogate's variance in target units (its scale squared times a standardized variance)
+under- or overflows, and targets above ``scaling.TARGET_LIMIT`` are clipped to one
+value: with every loss near 1e-300 or above 1e150 the GP and forest proposals no
+longer depended on the results (the search went blind) and the acquisition overflowed."""
+
+
+def in_search_units(targets: np.ndarray) -> np.ndarray:
+    """``targets`` times the power of two that brings their median magnitude near 1 when
+    it lies outside :data:`SEARCH_UNITS`, else unchanged. A power of two scales exactly,
+    so a surrogate that standardizes its targets fits the same model bit for bit, and
+    failed (infinite) and NaN targets stay what they are."""
+    magnitudes = np.abs(targets[np.isfinite(targets) & (targets != 0)])
+    if magnitudes.size == 0:
+        return targets
+    typical = float(np.median(magnitudes))
+    if SEARCH_UNITS[0] <= typical <= SEARCH_UNITS[1]:
+        return targets
+    return np.ldexp(targets, -int(np.frexp(typical)[1]))
+
+
 FANTASIES = ("constant-liar", "kriging-believer")
 
 
@@ -272,7 +294,7 @@ class ModelBasedProposer:
     def propose(
         self, space: Space, history: History, targets: np.ndarray, n: int, rng: np.random.Generator
     ) -> list[dict[str, Any]]:
-        y = np.asarray(targets, dtype=float)
+        y = in_search_units(np.asarray(targets, dtype=float))
         if history.pending():
             surrogate = self._with_fantasies(space, history, y, rng)
         else:  # the serial path: always a fresh fit

@@ -1,0 +1,49 @@
+"""A search proposes the same configurations whatever the unit of the losses, even
+when every loss is astronomically large or small: losses near 1e-300 or above 1e150
+made the GP's and the forest's variances under- or overflow (or all losses one
+clipped value), and their proposals stopped depending on the results."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from ensembo import Study
+from ensembo.proposal import in_search_units
+
+SPACE = {"params": {"x": {"type": "float", "low": -5.0, "high": 5.0},
+                    "y": {"type": "float", "low": -5.0, "high": 5.0}}}
+
+
+def _configurations(surrogate: str, unit: float) -> list[tuple[float, ...]]:
+    study = Study(SPACE, surrogate=surrogate, seed=0, n_initial=5)
+    for _ in range(12):
+        trial = study.ask()
+        x, y = trial.config["x"], trial.config["y"]
+        study.tell(trial, unit * (1.0 + (x - 1.0) ** 2 + (y + 2.0) ** 2))
+    return [tuple(t.config.values()) for t in study.trials]
+
+
+@pytest.mark.parametrize("surrogate", ["gp", "rf"])
+@pytest.mark.parametrize("unit", [2.0**-1000, 2.0**510])
+def test_a_power_of_two_unit_changes_no_proposal(surrogate, unit):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # the acquisition overflowed
+        assert _configurations(surrogate, unit) == _configurations(surrogate, 1.0)
+
+
+def test_ordinary_targets_are_left_as_they_are():
+    """One huge penalty among ordinary losses is the surrogate's clipping to handle."""
+    targets = np.array([0.3, 1e300, np.inf, np.nan, 2.0, 0.0])
+    assert in_search_units(targets) is targets
+    assert in_search_units(np.array([0.0, 0.0])).tolist() == [0.0, 0.0]
+
+
+def test_extreme_targets_are_scaled_exactly_and_failures_kept():
+    targets = np.array([3e-300, 5e-300, np.inf, np.nan])
+    scaled = in_search_units(targets)
+    assert 0.5 <= np.median(scaled[:2]) < 4.0
+    assert scaled[0] / scaled[1] == targets[0] / targets[1]
+    assert scaled[2] == np.inf and np.isnan(scaled[3])
