@@ -18,7 +18,7 @@ from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.errors import ExperimentError, PluginContractError
 from ensembo.loss_fit import DEFAULT_LOSS, check_loss_fits_context
 from ensembo.protocols import EnsembleLoss
-from ensembo.trials import Evaluation, History
+from ensembo.trials import Evaluation, History, told_order
 
 logger = logging.getLogger(__name__)
 
@@ -180,7 +180,7 @@ class EnsembleKeeper:
         (its trial stays recorded and is offered again with the next result).
         """
         unseen = [t for t in history.completed() if t.number not in self._updated]
-        for trial in sorted(unseen, key=lambda t: (t.finished_at or 0.0, t.number)):
+        for trial in sorted(unseen, key=told_order):
             with calling("ensemble strategy", self.strategy, "update"):
                 self.strategy.update(history, trial, self.context)
             self._updated.add(trial.number)

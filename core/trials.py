@@ -280,6 +280,14 @@ def config_key(config: Mapping[str, Any]) -> Hashable:
     return key
 
 
+def told_order(trial: Trial) -> tuple[float, int]:
+    """The order in which a study was told its trials' results: by finish time, then by
+    number (trials stored without a finish time count as told first, by number). Under
+    parallel evaluation results come out of number order, and an order-dependent
+    ensemble strategy (``eo``, ``segor``) must be fed them as the study was."""
+    return (trial.finished_at or 0.0, trial.number)
+
+
 def _loss_then_number(trial: Trial) -> tuple[float, int]:
     """The study's order of complete trials: losses equal to 12 significant digits tie
     (float noise must not pick the best), and the lowest number wins a tie.

@@ -24,7 +24,7 @@ from ensembo.errors import EnsemboError, StorageError
 from ensembo.registry import Registry
 from ensembo.report.scoring import ensemble_loss
 from ensembo.storage import Storage, open_existing_storage
-from ensembo.trials import History, Trial, TrialState
+from ensembo.trials import History, Trial, TrialState, told_order
 
 MIN_ACTIVE = 8
 """Fewest trials a hyperparameter must be active in to be ranked by importance."""
@@ -48,7 +48,8 @@ class HyperparameterSummary:
 
 @attrs.frozen(kw_only=True)
 class IterationPoint:
-    """The state of the study right after trial ``number`` finished."""
+    """The state of the study right after it was told trial ``number``'s result (a
+    report's points come in that order, :func:`replay_ensembles`)."""
 
     number: int
     state: TrialState
@@ -154,12 +155,20 @@ def context_from_meta(
 def replay_ensembles(
     trials: Sequence[Trial], strategy: Any, context: EnsembleContext
 ) -> list[IterationPoint]:
-    """Feed the trials to ``strategy`` in order, as the study did, recording each step."""
+    """Feed the trials to ``strategy`` in the order the study was told their results,
+    recording each step; trials not finished come last, by number. In number order an
+    order-dependent strategy (``eo``, ``segor``) built another ensemble than the study
+    did whenever results came out of order (parallel workers, several asks before a
+    tell), and the report showed that one."""
     history = History()
+    asked = {t.number: Trial(number=t.number, config=t.config, state=TrialState.RUNNING)
+             for t in trials}  # what a trial told later was while this one was told
     points = []
     best: float | None = None
     ensemble: Ensemble | None = None
-    for trial in trials:
+    for trial in sorted(trials, key=lambda t: (not t.state.finished, told_order(t))):
+        while len(history) < trial.number:
+            history.put(asked[len(history)])
         history.put(trial)
         if trial.state is TrialState.COMPLETE:
             best = trial.loss if best is None else min(best, trial.loss)

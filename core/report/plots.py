@@ -72,6 +72,17 @@ def _complete(data: ReportData):
     return [p for p in data.iterations if p.state is TrialState.COMPLETE]
 
 
+def told_axis(data: ReportData) -> tuple[dict[int, int], str]:
+    """Where each trial goes on the x axis, and the axis's label: its number while the
+    results came in number order, else its place in the order told (the report's
+    points follow that order, and steps drawn over numbers out of order went back and
+    forth)."""
+    places = {point.number: place for place, point in enumerate(data.iterations)}
+    if all(number == place for number, place in places.items()):
+        return places, "trial number"
+    return places, "trials in the order their results came"
+
+
 def plot_convergence(data: ReportData, path: Path) -> Path | None:
     """Every trial's loss, the best single so far and the ensemble's loss, per trial;
     ``None`` (no blank figure) while no trial has completed."""
@@ -80,7 +91,8 @@ def plot_convergence(data: ReportData, path: Path) -> Path | None:
         return None
     figure = new_figure(7.5, 4.5)
     axes = figure.add_subplot()
-    numbers = [p.number for p in points]
+    x, x_label = told_axis(data)
+    numbers = [x[p.number] for p in points]
     axes.scatter(numbers, [p.loss for p in points], s=14, color="0.6", label="trial loss", zorder=2)
     axes.step(
         numbers,
@@ -91,7 +103,7 @@ def plot_convergence(data: ReportData, path: Path) -> Path | None:
         label="best single so far",
         zorder=3,
     )
-    ensemble = [(p.number, p.ensemble_loss) for p in points if p.ensemble_loss is not None]
+    ensemble = [(x[p.number], p.ensemble_loss) for p in points if p.ensemble_loss is not None]
     if ensemble and any(len(p.ensemble or ()) > 1 for p in points):
         axes.step(
             *zip(*ensemble, strict=True),
@@ -101,10 +113,10 @@ def plot_convergence(data: ReportData, path: Path) -> Path | None:
             label="ensemble",
             zorder=4,
         )
-    failed = [p.number for p in data.iterations if p.state is TrialState.FAILED]
+    failed = [x[p.number] for p in data.iterations if p.state is TrialState.FAILED]
     if failed:
-        for number in failed:
-            axes.axvline(number, color="tab:red", alpha=0.25, linewidth=1)
+        for place in failed:
+            axes.axvline(place, color="tab:red", alpha=0.25, linewidth=1)
         axes.plot([], [], color="tab:red", alpha=0.4, label=f"failed trial ({len(failed)})")
     shown = [p.loss for p in points] + [loss for _, loss in ensemble]
     log = spans_decades(shown)
@@ -112,7 +124,7 @@ def plot_convergence(data: ReportData, path: Path) -> Path | None:
         use_log_scale(axes.yaxis, shown)
     elif points:
         _clip_outliers(axes, numbers, [p.loss for p in points], points[0].best_so_far)
-    axes.set_xlabel("trial number")
+    axes.set_xlabel(x_label)
     axes.set_ylabel(loss_label(data) + (" — log scale" if log else ""))
     axes.set_title(f"Convergence on {data.space_name}")
     axes.grid(True, which="major", alpha=0.3)
@@ -145,13 +157,15 @@ def _clip_outliers(axes: Any, x: Sequence[float], losses: Sequence[float], floor
 
 
 def composition_matrix(data: ReportData) -> tuple[list[int], list[str], np.ndarray]:
-    """Trial numbers (x), series labels and weights (len(x), series) for the stack plot.
+    """Places on the x axis (:func:`told_axis`), series labels and weights (len(x),
+    series) for the stack plot.
 
     The final ensemble's members, then the members that carry the most weight over the
     run, get their own series; the rest are summed into "other trials".
     """
     points = [p for p in data.iterations if p.ensemble is not None]
-    numbers = [p.number for p in points]
+    x, _ = told_axis(data)
+    numbers = [x[p.number] for p in points]
     totals: dict[int, float] = {}
     for point in points:
         for member, weight in zip(point.ensemble.members, point.ensemble.weights, strict=True):
@@ -189,7 +203,7 @@ def plot_composition(data: ReportData, path: Path) -> Path | None:
         lower = upper
     axes.set_xlim(x[0], x[-1])
     axes.set_ylim(0, 1)
-    axes.set_xlabel("trial number")
+    axes.set_xlabel(told_axis(data)[1])
     axes.set_ylabel("weight in the ensemble")
     spec = data.components.get("ensemble_strategy") or {}
     axes.set_title(f"Ensemble composition over time (strategy {spec.get('name', 'unknown')!r})")

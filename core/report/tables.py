@@ -49,17 +49,18 @@ def trial_rows(data: ReportData) -> list[list[Any]]:
     weights = {member.number: member.weight for member in data.members}
     names = [hp.name for hp in data.hyperparameters]
     info_keys = data.info_keys
+    points = {point.number: point for point in data.iterations}  # in the order told
     return [
         [
             trial.number,
             trial.state.value,
             trial.loss,
-            point.best_so_far,
-            point.ensemble_loss,
+            points[trial.number].best_so_far,
+            points[trial.number].ensemble_loss,
             weights.get(trial.number),
             *trial_table.trial_values(trial, names, info_keys),
         ]
-        for trial, point in zip(data.trials, data.iterations, strict=True)
+        for trial in data.trials
     ]
 
 

@@ -45,7 +45,7 @@ from ensembo.plugins.ensembles.pool import (
 from ensembo.plugins.ensembles.ties import first_lowest
 from ensembo.plugins.losses.ensemble_loss import EnsembleLoss, combination_of
 from ensembo.plugins.option_checks import flag, whole
-from ensembo.trials import History, Trial
+from ensembo.trials import History, Trial, told_order
 
 SIZES = ("fixed", "grow", "dynamic")
 # Lévesque re-optimized each of 12 slots about 16 times (200 trials) and 7 slots about
@@ -177,7 +177,7 @@ class RoundRobinEnsemble:
 
     def _catch_up(self, history: History, context: EnsembleContext, pool: Pool) -> None:
         waiting = [t for t in history.completed() if t.number not in self._absorbed]
-        waiting.sort(key=lambda t: (t.finished_at or 0.0, t.number))
+        waiting.sort(key=told_order)
         for trial in waiting:
             self._absorb(trial, context, pool)
 
