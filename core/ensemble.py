@@ -119,6 +119,8 @@ class EnsembleContext:
         if array.dtype.kind in "fc" and not np.all(np.isfinite(array)):
             bad = np.count_nonzero(~np.isfinite(array))
             return f"predictions hold {bad} NaN or infinite values"
+        if self.task == "regression":
+            return _residual_problem(array, self.y_true)
         if len(shape) == 1 and self.classes is not None:
             strangers = np.unique(array[~np.isin(array, self.classes)])
             if strangers.size:
@@ -139,6 +141,28 @@ class EnsembleContext:
             "; the classes were taken from validation_targets, which may lack some "
             "training classes: give the study classes= (all training classes, sorted)"
         )
+
+
+RESIDUAL_LIMIT = 1e150
+"""Largest distance of a regression prediction from its target an ensemble can score:
+the squares of larger ones, summed over examples, overflow, and an infinite
+per-example loss made a strategy's risks NaN (``agnostic-bayes`` then never chose a
+later trial) or its targets infinite (``esmbo`` and ``segor`` refused every later ask,
+and a resume too)."""
+
+
+def _residual_problem(predictions: np.ndarray, y_true: np.ndarray) -> str | None:
+    """Why regression ``predictions`` are too far from ``y_true`` to be scored, if they are."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        residuals = np.abs(predictions.astype(float) - np.asarray(y_true, dtype=float))
+    largest = float(np.max(residuals, initial=0.0))
+    if largest <= RESIDUAL_LIMIT:
+        return None
+    return (
+        f"predictions are up to {largest:.3g} from the validation targets, beyond "
+        f"{RESIDUAL_LIMIT:.0e}: squared errors that large overflow every ensemble's loss "
+        "(did the model diverge?)"
+    )
 
 
 PROBABILITY_TOLERANCE = 1e-2

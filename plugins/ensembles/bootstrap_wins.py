@@ -49,7 +49,9 @@ class BootstrapWins:
         def risk_row(i: int) -> np.ndarray:
             nonlocal weights  # divided once per call, and only when a row is missing
             weights = self._float_weights() if weights is None else weights
-            return weights @ losses[:, i]
+            # an infinite loss on an example a resample leaves out (weight 0) made the
+            # risk NaN, and a NaN lowest risk let no later trial win that resample
+            return weights @ np.minimum(losses[:, i], np.finfo(float).max)
 
         return self._risks.rows(numbers, risk_row)
 

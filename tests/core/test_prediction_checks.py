@@ -121,3 +121,28 @@ def test_regression_predictions_must_be_one_dimensional(shape):
         f"regression predictions must be 1-D, one value per example, of shape (6,), got "
         f"shape {shape}; pass a 1-D array (predictions.ravel() for a single output column)"
     )
+
+
+def test_regression_predictions_beyond_the_residual_limit_are_refused():
+    """Squared errors of 1e160 overflow: a trial of a diverged model was stored complete
+    (its own loss, mae, was finite), then esmbo and segor refused every later ask."""
+    context = EnsembleContext(y_true=np.zeros(6), loss="mae", task="regression")
+    assert context.prediction_problem(np.full(6, 1e150)) is None
+    problem = context.prediction_problem(np.array([0, 0, 0, 0, 0, 2e160]))
+    assert problem.startswith("predictions are up to 2e+160 from the validation targets")
+
+
+def test_a_diverged_regression_trial_fails_alone():
+    y = np.linspace(-1.0, 1.0, 8)
+    study = ensembo.Study({"params": {"x": {"type": "float", "low": 0.0, "high": 1.0}}},
+                          surrogate=None, ensemble="segor", loss="mae", task="regression",
+                          validation_targets=y, seed=0)
+
+    def objective(config):
+        predictions = y + config["x"] if config["x"] < 0.8 else np.full(8, 1e160)
+        return Evaluation(loss=float(np.mean(np.abs(predictions - y))), predictions=predictions)
+
+    study.optimize(objective, n_trials=12)
+    failed = [t for t in study.trials if t.state.value == "failed"]
+    assert failed and all("did the model diverge?" in t.error for t in failed)
+    assert len(study.trials) == 12 and study.ensemble is not None

@@ -55,3 +55,14 @@ def test_bootstrap_wins_in_trial_order_only_look_at_the_resamples_a_newcomer_can
     shares = wins.shares(tuple(range(30)), losses)
     assert shares[29] == 0 and np.array_equal(wins._winners[:29], before)
     np.testing.assert_allclose(shares, win_shares(wins.weights @ losses), atol=1e-12)
+
+
+def test_an_infinite_loss_a_resample_leaves_out_costs_no_later_trial_its_wins():
+    """0 x inf made that trial's risk NaN on the resample, and a NaN lowest risk let no
+    later trial win it (a loss plugin may give inf where ensembo's own are finite)."""
+    losses = np.array([[1.0, 0.5, 0.2], [np.inf, 0.5, 0.2]])  # trial 0 diverged on example 1
+    weights = np.array([[1.0, 0.0], [0.5, 0.5]])  # resample 0 leaves example 1 out
+    wins = BootstrapWins(weights)
+    wins.shares((0,), losses[:, :1])
+    shares = wins.shares((0, 1, 2), losses)
+    np.testing.assert_allclose(shares, [0.0, 0.0, 1.0])
