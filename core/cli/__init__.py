@@ -48,9 +48,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _configure_logging(verbose: int, quiet: bool) -> None:
     level = logging.ERROR if quiet else logging.WARNING - 10 * min(verbose, 2)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s",
+                        handlers=[_stderr_handler(level)])
     if not verbose:  # -v keeps Python's format, with the file and line a bug report needs
         warnings.showwarning = _show_warning
+
+
+def _stderr_handler(level: int) -> logging.Handler:
+    """The level is the handler's, not only the root logger's: a library that sets its
+    own logger's level (dask sets ``distributed`` to INFO) would otherwise print its
+    INFO lines under ``-q`` too."""
+    handler = logging.StreamHandler()
+    handler.setLevel(level)
+    return handler
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
