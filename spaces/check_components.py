@@ -17,8 +17,8 @@ from ensembo.spaces.spec import Component, SpaceSpec, join
 
 
 def check_components(spec: SpaceSpec, problems: Problems) -> None:
-    if not spec.is_executable:
-        return
+    """Check every declared estimator, built or not: a space without ``steps`` skipped
+    them all, so an option's SVC given ``tau`` was "valid" until a fit failed."""
     checked = []
     for step in spec.all_steps:
         if step.component is not None:
@@ -42,8 +42,29 @@ def check_components(spec: SpaceSpec, problems: Problems) -> None:
                 checked.append((option.component, option.scope, True))
     for component, scope, with_params in checked:
         _check(spec, component, scope, with_params, problems)
-    if spec.component is None:
+    if not spec.is_executable:
+        _unbuilt(spec, problems)
+    elif spec.component is None:
         _unused_top_level(spec, problems)
+
+
+def _unbuilt(spec: SpaceSpec, problems: Problems) -> None:
+    """Estimators a space declares but never builds: with neither ``steps`` nor a
+    top-level ``estimator`` it builds nothing, and the first word of it came at fit time
+    as "this space declares no estimator"."""
+    missing = "this space has no 'steps' and no top-level 'estimator', so nothing builds it"
+    for param in spec.unbuilt_choices:
+        problems.add(
+            param.path,
+            f"estimators are declared in its options, but {missing}; add steps: [{param.name}] to "
+            "build the chosen option's estimator (or a top-level 'estimator' that takes it)",
+        )
+    if spec.categorical_steps:
+        problems.add(
+            "categorical_steps",
+            f"categorical columns are prepared for a model, but {missing}; add 'steps' "
+            "or a top-level 'estimator'",
+        )
 
 
 def _check(

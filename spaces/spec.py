@@ -167,6 +167,21 @@ class SpaceSpec:
         """Top-level choices that are pipeline steps (not arguments of the model)."""
         return {s.param for s in self.all_steps if s.param}
 
+    @property
+    def unbuilt_choices(self) -> list[Param]:
+        """Top-level choices with estimators in their options (or deeper) that nothing
+        builds: only ``steps`` and a top-level ``estimator`` make a space build, so
+        without them those estimators were silently dead declarations."""
+        if self.is_executable:
+            return []
+        declaring = {
+            p.name.split(SEPARATOR)[0]
+            for p in self.params
+            if any(o.component is not None for o in p.options)
+        }
+        categorical = {s.param for s in self.categorical_steps if s.param}
+        return [p for p in self.in_scope("") if p.name in declaring - categorical]
+
     def param(self, name: str) -> Param:
         for param in self.params:
             if param.name == name:
