@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 from collections.abc import Iterable, Mapping
@@ -24,9 +25,13 @@ class NonFiniteLossError(InvalidResultError):
 
 def _as_number(result: Any) -> Any:
     """A numpy array of one element (``np.mean(...)`` of a 0-d array, ``model.score``
-    of one row, ``np.array([loss])``) as its value: it is a loss, however wrapped."""
+    of one row, ``np.array([loss])``) as its value, and a ``Decimal`` (what a database
+    query's average gives) as a float: it is a loss, however wrapped. A Decimal is no
+    ``numbers.Real``, and was refused as "not a number"."""
     if isinstance(result, np.ndarray) and result.size == 1 and result.dtype.kind in "iuf":
         return result.reshape(()).item()
+    if isinstance(result, decimal.Decimal):
+        return float(result)
     return result
 
 

@@ -205,3 +205,14 @@ def test_more_class_columns_than_the_validation_targets_hold_points_to_classes()
     told = Study(SPACE, surrogate=None, ensemble="posthoc", loss="zero-one",
                  validation_targets=targets, classes=[0, 1, 2], task="classification")
     assert told.tell(told.ask(), 0.0, predictions=probabilities).state is TrialState.COMPLETE
+
+
+def test_a_decimal_loss_is_a_number():
+    """A database query's average is a Decimal: it was refused as "not a number" while
+    a Fraction was taken."""
+    from decimal import Decimal
+
+    study = Study(SPACE, surrogate=None)
+    assert study.tell(study.ask(), Decimal("0.25")).loss == 0.25
+    assert study.tell(study.ask(), {"loss": Decimal("0.5")}).loss == 0.5
+    assert study.tell(study.ask(), Decimal("NaN")).state is TrialState.FAILED
