@@ -57,6 +57,7 @@ class Suggester:
     seed: int
     _initial_configs: list[dict[str, Any]] | None = None
     _listing: Any = attrs.field(default=_NOT_LISTED, init=False, repr=False)
+    _repeats_warned: bool = attrs.field(default=False, init=False, repr=False)
 
     def rng(self, number: int, purpose: int = 0) -> np.random.Generator:
         return np.random.default_rng([self.seed, number, purpose])
@@ -167,15 +168,18 @@ class Suggester:
         return self._listing
 
     def _warn_repeat(self, number: int) -> None:
-        """The warning for a repeat: "exhausted" only when the listing shows it."""
+        """The warning for a repeat: "exhausted" only when the listing shows it. Only the
+        first is a warning (later ones are DEBUG records): a budget of 30 on a space of
+        two configurations logged 28 identical warnings."""
+        level = logging.DEBUG if self._repeats_warned else logging.WARNING
+        later = "" if self._repeats_warned else " (later repeats are logged at DEBUG level)"
+        self._repeats_warned = True
         if self._listed() is not None:
-            logger.warning("trial %d repeats a known configuration; the space is exhausted", number)
+            logger.log(level, "trial %d repeats a known configuration; the space is "
+                       "exhausted%s", number, later)
             return
-        logger.warning(
-            "trial %d repeats a known configuration: %d prior draws found no new one",
-            number,
-            _RANDOM_DRAWS,
-        )
+        logger.log(level, "trial %d repeats a known configuration: %d prior draws found no "
+                   "new one%s", number, _RANDOM_DRAWS, later)
 
     def _initial(self, number: int) -> dict[str, Any]:
         if self._initial_configs is None:

@@ -45,6 +45,18 @@ def test_a_repeat_once_a_listed_space_is_covered_is_logged_as_exhausted(caplog):
     assert "trial 2 repeats a known configuration; the space is exhausted" in caplog.text
 
 
+@pytest.mark.parametrize("surrogate", [None, "rf"])
+def test_only_the_first_repeat_is_a_warning(surrogate, caplog):
+    """30 trials of a two-configuration space logged 28 identical warnings."""
+    study = Study(TWO_CONFIGS, surrogate=surrogate, seed=0)
+    with caplog.at_level(logging.DEBUG, logger="ensembo.suggestion"):
+        study.optimize(lambda c: float(c["a"] == "p"), 30)
+    repeats = [r for r in caplog.records if "repeats a known configuration" in r.getMessage()]
+    assert len(repeats) == 28
+    assert [r.levelno for r in repeats] == [logging.WARNING] + [logging.DEBUG] * 27
+    assert repeats[0].getMessage().endswith("(later repeats are logged at DEBUG level)")
+
+
 def test_a_space_too_large_to_list_is_never_called_exhausted(caplog, monkeypatch):
     """Only the listing knows; failed prior draws are reported as what they are."""
     monkeypatch.setattr(suggestion, "_LISTING_LIMIT", 1)
