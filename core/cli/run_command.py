@@ -259,6 +259,8 @@ def summarize(study: Study) -> dict:
         "trials": len(study.history),
         "complete": len(study.history.completed()),
         "failed": len(study.history.in_state(TrialState.FAILED)),
+        # queued (enqueue: beyond the budget) and never run: not failures
+        "pending": len(study.history.in_state(TrialState.PENDING)),
         "best": None
         if best is None
         else {"number": best.number, "loss": best.loss, "config": best.config},
@@ -269,10 +271,10 @@ def summarize(study: Study) -> dict:
 
 
 def format_summary(summary: dict) -> str:
-    lines = [
-        f"space: {summary['space']}",
-        f"trials: {summary['trials']} ({summary['complete']} complete, {summary['failed']} failed)",
-    ]
+    outcome = f"{summary['complete']} complete, {summary['failed']} failed"
+    if summary.get("pending"):
+        outcome += f", {summary['pending']} pending"
+    lines = [f"space: {summary['space']}", f"trials: {summary['trials']} ({outcome})"]
     best = summary["best"]
     if best:
         lines.append(
