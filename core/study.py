@@ -89,6 +89,19 @@ def _class_fields(classes: Sequence[Any] | None, validation_targets: Any,
     }
 
 
+def _say_defaults_filled_in(given: Mapping[str, Any], trial: Trial) -> None:
+    """Warn that ``add`` recorded a result against default values it was not given: a
+    warm start from a table that lacks a column records results for values that were
+    perhaps never run."""
+    filled = sorted(name for name in trial.config if name not in given)
+    if filled:
+        logger.warning(
+            "add(): the configuration leaves out active hyperparameters %s; trial %d "
+            "records the result with their defaults (%s)", ", ".join(filled), trial.number,
+            ", ".join(f"{name}={trial.config[name]!r}" for name in filled),
+        )
+
+
 class Study:
     """Optimize a loss over ``space``, building an ensemble as trials finish.
 
@@ -364,6 +377,7 @@ class Study:
                 return queued
             if queued.state.finished:
                 return queued
+            _say_defaults_filled_in(config, queued)
             return self._tell(
                 queued, evaluation, None, TrialState.COMPLETE, None, fail_unusable=True
             )

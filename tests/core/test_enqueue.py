@@ -163,3 +163,19 @@ def test_a_short_name_gets_the_full_names_it_may_mean():
         space.complete({"classifier": "svm", "C": 10})
     with pytest.raises(SpaceError, match=r"'clasifier:svm:C' may mean classifier:svm:C$"):
         space.complete({"clasifier:svm:C": 10})
+
+
+def test_add_says_which_values_it_filled_in(tree_space, caplog):
+    """A warm start from a table lacking a column recorded its results against the
+    defaults without a word."""
+    study = Study(tree_space, surrogate=None, seed=0)
+    with caplog.at_level("WARNING", logger="ensembo.study"):
+        study.add({"branch": "b", "steps": 3, "shared": 0.1, "only_b": 0.2}, 0.5)
+        assert not caplog.records
+        study.add({"branch": "b", "steps": 4}, 0.4)
+    (record,) = caplog.records
+    shared = study.trials[1].config["shared"]
+    assert record.getMessage() == (
+        "add(): the configuration leaves out active hyperparameters only_b, shared; trial 1 "
+        f"records the result with their defaults (only_b=0.5, shared={shared!r})"
+    )
