@@ -12,7 +12,7 @@ from typing import Any
 import pluggy
 
 from ensembo.hookspecs import hookimpl
-from ensembo.plugin_checks import find_hook_mistakes
+from ensembo.plugin_checks import find_hook_mistakes, hook_names
 
 logger = logging.getLogger(__name__)
 
@@ -45,31 +45,63 @@ def observer_callbacks(callbacks: Iterable[Any]) -> list[Any]:
 
 def register_observer(manager: pluggy.PluginManager, callback: Any) -> None:
     """Register ``callback``: hook methods as they are, a plain callable as a
-    trial-finished callback. Mistakes pluggy would ignore are logged."""
+    trial-finished callback. A hook method pluggy would ignore is refused (a callable's
+    undecorated one is logged: its ``__call__`` still runs)."""
     _refuse_class_or_repeat(manager, callback)
+    mistakes = find_hook_mistakes(callback)
+    _refuse_hook_mistakes(manager, callback, mistakes)
     try:
         manager.register(callback)
     except pluggy.PluginValidationError as error:  # pluggy names it by id()
         raise TypeError(f"callback {_name(callback)}: {error}") from None
-    if manager.get_hookcallers(callback):
-        for hook, mistake in find_hook_mistakes(callback, manager):
-            logger.warning("callback %s: %s (%s)", _name(callback), mistake, hook)
+    hooked = bool(manager.get_hookcallers(callback))
+    also = "" if hooked else "; only its __call__(study, trial) is used"
+    for hook, mistake in mistakes:  # left only to a callable by the refusal above
+        logger.warning("callback %s: %s (%s)%s", _name(callback), mistake, hook, also)
+    if hooked:
         return
     manager.unregister(callback)
-    mistakes = find_hook_mistakes(callback)
-    # a callable is still called per trial: dropping it too would hide the mistake twice
-    also = "; only its __call__(study, trial) is used" if callable(callback) else ""
-    for hook, mistake in mistakes:
-        logger.warning("callback %s: %s (%s)%s", _name(callback), mistake, hook, also)
     if callable(callback):
         _check_callable_as_study_trial(callback)
         manager.register(TrialFinishedCallback(callback))
         return
-    if not mistakes:
-        raise TypeError(
-            f"callback {_name(callback)} is neither callable as (study, trial) nor has "
-            "@ensembo.hookimpl methods such as ensembo_trial_finished(study, trial)"
-        )
+    raise TypeError(
+        f"callback {_name(callback)} is neither callable as (study, trial) nor has "
+        "@ensembo.hookimpl methods such as ensembo_trial_finished(study, trial)"
+    )
+
+
+def _refuse_hook_mistakes(
+    manager: pluggy.PluginManager, callback: Any, mistakes: list[tuple[str, str]]
+) -> None:
+    """A misspelt or undecorated hook method never runs, and the warning pluggy does not
+    give would only reach the ``ensembo`` logger, silent by default: an early-stopping
+    observer would just never stop. A callable keeps its undecorated methods' warning,
+    as its ``__call__`` still runs; a decorated misspelling is refused like pluggy's own
+    unknown hooks."""
+    refused = [
+        (hook, mistake) for hook, mistake in mistakes
+        if not callable(callback) or _is_decorated(manager, callback, hook)
+    ]
+    if refused:
+        owner = type(callback).__qualname__
+        raise TypeError(f"callback {_name(callback)}: " + "; ".join(
+            f"{owner}.{hook} would never run: {mistake}{_remedy(manager, callback, hook)}"
+            for hook, mistake in refused
+        ))
+
+
+def _is_decorated(manager: pluggy.PluginManager, callback: Any, name: str) -> bool:
+    return manager.parse_hookimpl_opts(callback, name) is not None
+
+
+def _remedy(manager: pluggy.PluginManager, callback: Any, hook: str) -> str:
+    """What to do about an undecorated method (a misspelling's message names the hook)."""
+    if _is_decorated(manager, callback, hook):
+        return ""
+    if hook in hook_names(manager):
+        return "; add @ensembo.hookimpl above it"
+    return "; rename it and add @ensembo.hookimpl above it"
 
 
 def _refuse_class_or_repeat(manager: pluggy.PluginManager, callback: Any) -> None:

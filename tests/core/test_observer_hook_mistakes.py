@@ -1,0 +1,132 @@
+"""A study's observer whose hook method pluggy would ignore (undecorated, misspelt, or
+both) is refused when the study is built, naming the class, the method and the fix,
+instead of being registered and never running."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from ensembo import Study, hookimpl
+from ensembo.registry import Registry, find_hook_mistakes
+
+
+def _quadratic(config):
+    return config["x"] ** 2
+
+
+class StopWithoutDecorator:
+    def ensembo_should_stop(self, study):  # @hookimpl forgotten
+        return True
+
+
+class DecoratedTypo:
+    @hookimpl
+    def ensembo_trial_finish(self, study, trial):
+        pass
+
+
+class UndecoratedTypo:
+    def ensembo_trial_finish(self, study, trial):
+        pass
+
+
+class GoodHookAndForgottenOne:
+    @hookimpl
+    def ensembo_trial_finished(self, study, trial):
+        pass
+
+    def ensembo_should_stop(self, study):  # @hookimpl forgotten
+        return True
+
+
+@pytest.mark.parametrize("observer, expected", [
+    (StopWithoutDecorator(), (
+        "callback StopWithoutDecorator object: StopWithoutDecorator.ensembo_should_stop would "
+        "never run: defines ensembo_should_stop without @ensembo.hookimpl, so pluggy ignores "
+        "it; add @ensembo.hookimpl above it"
+    )),
+    (DecoratedTypo(), (
+        "callback DecoratedTypo object: DecoratedTypo.ensembo_trial_finish would never run: "
+        "unknown hook 'ensembo_trial_finish' (did you mean 'ensembo_trial_finished'?)"
+    )),
+    (UndecoratedTypo(), (
+        "callback UndecoratedTypo object: UndecoratedTypo.ensembo_trial_finish would never "
+        "run: defines ensembo_trial_finish without @ensembo.hookimpl, and no hook has that "
+        "name (did you mean 'ensembo_trial_finished'?); rename it and add @ensembo.hookimpl "
+        "above it"
+    )),
+    (GoodHookAndForgottenOne(), "GoodHookAndForgottenOne.ensembo_should_stop would never run"),
+], ids=["undecorated", "decorated-typo", "undecorated-typo", "one-of-two-undecorated"])
+def test_an_observer_with_a_hook_pluggy_would_ignore_is_refused(flat_space, observer, expected):
+    with pytest.raises(TypeError) as raised:
+        Study(flat_space, surrogate=None, callbacks=[observer])
+    assert expected in str(raised.value)
+
+
+class CallableWithDecoratedTypo:
+    def __call__(self, study, trial):
+        pass
+
+    @hookimpl
+    def ensembo_should_stopp(self, study):
+        return True
+
+
+def test_a_callable_with_a_decorated_misspelt_hook_is_refused(flat_space):
+    with pytest.raises(TypeError, match=r"CallableWithDecoratedTypo\.ensembo_should_stopp "
+                       r"would never run: unknown hook 'ensembo_should_stopp' "
+                       r"\(did you mean 'ensembo_should_stop'\?\)"):
+        Study(flat_space, surrogate=None, callbacks=[CallableWithDecoratedTypo()])
+
+
+class CallableWithUndecoratedHook:
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, study, trial):
+        self.calls += 1
+
+    def ensembo_should_stop(self, study):
+        return True
+
+
+def test_a_callable_keeps_its_documented_warning_for_an_undecorated_hook(flat_space, caplog):
+    callback = CallableWithUndecoratedHook()
+    with caplog.at_level(logging.WARNING, logger="ensembo.observers"):
+        study = Study(flat_space, surrogate=None, callbacks=[callback])
+    study.optimize(_quadratic, n_trials=2)
+    assert callback.calls == 2
+    assert "defines ensembo_should_stop without @ensembo.hookimpl" in caplog.text
+
+
+class Helpers:
+    @hookimpl
+    def ensembo_trial_finished(self, study, trial):
+        pass
+
+    def ensembo_format_loss(self, loss):  # close to no hook: a helper, not a typo
+        return f"{loss:.3g}"
+
+
+def test_a_correct_observer_with_an_ensembo_named_helper_is_accepted(flat_space):
+    study = Study(flat_space, surrogate=None, callbacks=[Helpers()])
+    study.optimize(_quadratic, n_trials=1)
+    assert find_hook_mistakes(Helpers()) == []
+
+
+def test_find_hook_mistakes_reports_an_undecorated_misspelt_method():
+    assert find_hook_mistakes(UndecoratedTypo()) == [("ensembo_trial_finish", (
+        "defines ensembo_trial_finish without @ensembo.hookimpl, and no hook has that name "
+        "(did you mean 'ensembo_trial_finished'?)"
+    ))]
+
+
+def test_an_installed_plugin_with_an_undecorated_misspelt_hook_fails_to_load():
+    registry = Registry.from_plugins({"typo-dist": UndecoratedTypo()})
+    assert [(f.entry_point, f.error) for f in registry.failures] == [(
+        "typo-dist.ensembo_trial_finish", (
+        "defines ensembo_trial_finish without @ensembo.hookimpl, and no hook has that name "
+        "(did you mean 'ensembo_trial_finished'?)"
+    ))]
