@@ -132,7 +132,7 @@ def _hyperparameter(param: Param, space_rule: Any, problems: Problems):
     try:
         hp = _build(param, meta)
     except Exception as error:
-        problems.add(param.path, f"rejected by ConfigSpace: {error}")
+        problems.add(param.path, f"rejected by ConfigSpace: {_with_cause(error)}")
         return None
     if rule is not None:
         try:
@@ -140,6 +140,13 @@ def _hyperparameter(param: Param, space_rule: Any, problems: Problems):
         except ValueError as error:
             problems.add(where, str(error))
     return hp
+
+
+def _with_cause(error: Exception) -> str:
+    """ConfigSpace wraps the reason of a refusal ("Negative lower bound 0.000000 for
+    log-scale is not possible") in a bare "has illegal settings": keep both."""
+    cause = error.__cause__
+    return f"{error}: {cause}" if cause is not None else str(error)
 
 
 def _off_grid(param: Param) -> bool:
