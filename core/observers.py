@@ -12,7 +12,7 @@ from typing import Any
 import pluggy
 
 from ensembo.hookspecs import hookimpl
-from ensembo.plugin_checks import find_hook_mistakes, hook_names
+from ensembo.plugin_checks import find_hook_mistakes
 
 logger = logging.getLogger(__name__)
 
@@ -77,8 +77,8 @@ def _refuse_hook_mistakes(
     """A misspelt or undecorated hook method never runs, and the warning pluggy does not
     give would only reach the ``ensembo`` logger, silent by default: an early-stopping
     observer would just never stop. A callable keeps its undecorated methods' warning,
-    as its ``__call__`` still runs; a decorated misspelling is refused like pluggy's own
-    unknown hooks."""
+    as its ``__call__`` still runs; a decorated misspelling is refused (pluggy registers
+    it, and only its ``check_pending`` would object)."""
     refused = [
         (hook, mistake) for hook, mistake in mistakes
         if not callable(callback) or _is_decorated(manager, callback, hook)
@@ -96,12 +96,9 @@ def _is_decorated(manager: pluggy.PluginManager, callback: Any, name: str) -> bo
 
 
 def _remedy(manager: pluggy.PluginManager, callback: Any, hook: str) -> str:
-    """What to do about an undecorated method (a misspelling's message names the hook)."""
-    if _is_decorated(manager, callback, hook):
-        return ""
-    if hook in hook_names(manager):
-        return "; add @ensembo.hookimpl above it"
-    return "; rename it and add @ensembo.hookimpl above it"
+    """What to do about an undecorated hook method (a misspelling's message names the
+    hook it probably means)."""
+    return "" if _is_decorated(manager, callback, hook) else "; add @ensembo.hookimpl above it"
 
 
 def _refuse_class_or_repeat(manager: pluggy.PluginManager, callback: Any) -> None:

@@ -47,10 +47,9 @@ def find_hook_mistakes(
 ) -> list[tuple[str, str]]:
     """``(attribute, message)`` for each hook of ``plugin`` that pluggy silently ignores.
 
-    Three mistakes do nothing at all: a ``@hookimpl`` function whose name is no hook (a
-    typo), a function named like a hook but not decorated, and an undecorated function
-    named almost like one (both at once). All look fine to the author, so they are
-    reported. ``plugin`` is looked at as registered on ``manager``
+    Two mistakes do nothing at all: a ``@hookimpl`` function whose name is no hook (a
+    typo), and a function named like a hook but not decorated. Both look fine to the
+    author, so they are reported. ``plugin`` is looked at as registered on ``manager``
     (entry-point modules, ``Study`` callbacks), or on a throw-away manager if it is not.
     Never raises: it only diagnoses.
     """
@@ -72,7 +71,7 @@ def find_hook_mistakes(
                 mistakes.append(
                     (name, f"defines {name} without @ensembo.hookimpl, so pluggy ignores it")
                 )
-        return mistakes + _undecorated_misspellings(manager, plugin, specs)
+        return mistakes
     except Exception:  # a diagnosis must never stop plugins from loading
         logger.debug("could not check the hooks of %r", plugin, exc_info=True)
         return []
@@ -83,38 +82,13 @@ def _implements(manager: pluggy.PluginManager, plugin: Any, hook_name: str) -> b
     return any(impl.plugin is plugin for impl in caller.get_hookimpls())
 
 
-def _undecorated_misspellings(
-    manager: pluggy.PluginManager, plugin: Any, specs: list[str]
-) -> list[tuple[str, str]]:
-    """Undecorated functions named close to a hook: pluggy never sees them, so neither
-    check above did. An ``ensembo_*`` name close to no hook is taken for a helper."""
-    mistakes = []
-    for name in dir(plugin):
-        if not name.startswith(HOOK_PREFIX) or name in specs:
-            continue
-        if not callable(getattr(plugin, name, None)) or manager.parse_hookimpl_opts(plugin, name):
-            continue  # a decorated misspelling is registered, and reported as unknown
-        meant = _closest_hook(name, specs)
-        if meant is not None:
-            mistakes.append((name, (
-                f"defines {name} without @ensembo.hookimpl, and no hook has that name "
-                f"(did you mean {meant!r}?)"
-            )))
-    return mistakes
-
-
-def _closest_hook(name: str, specs: list[str]) -> str | None:
-    """The hook ``name`` probably means, comparing without the ``ensembo_`` prefix every
-    hook shares (with it, any ``ensembo_*`` name looks close to some hook)."""
+def _unknown_hook_message(name: str, specs: list[str]) -> str:
+    """Names the closest hook, comparing without the ``ensembo_`` prefix every hook shares
+    (with it, any ``ensembo_*`` name looks close to some hook)."""
     by_suffix = {spec.removeprefix(HOOK_PREFIX): spec for spec in specs}
     close = difflib.get_close_matches(name.removeprefix(HOOK_PREFIX), by_suffix, n=1)
-    return by_suffix[close[0]] if close else None
-
-
-def _unknown_hook_message(name: str, specs: list[str]) -> str:
-    meant = _closest_hook(name, specs)
-    if meant is not None:
-        return f"unknown hook {name!r} (did you mean {meant!r}?)"
+    if close:
+        return f"unknown hook {name!r} (did you mean {by_suffix[close[0]]!r}?)"
     return f"unknown hook {name!r}; the hooks are listed in ensembo.hookspecs"
 
 
