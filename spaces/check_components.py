@@ -42,29 +42,22 @@ def check_components(spec: SpaceSpec, problems: Problems) -> None:
                 checked.append((option.component, option.scope, True))
     for component, scope, with_params in checked:
         _check(spec, component, scope, with_params, problems)
-    if not spec.is_executable:
-        _unbuilt(spec, problems)
-    elif spec.component is None:
+    if spec.is_executable and spec.component is None:
         _unused_top_level(spec, problems)
 
 
-def _unbuilt(spec: SpaceSpec, problems: Problems) -> None:
-    """Estimators a space declares but never builds: with neither ``steps`` nor a
-    top-level ``estimator`` it builds nothing, and the first word of it came at fit time
-    as "this space declares no estimator"."""
-    missing = "this space has no 'steps' and no top-level 'estimator', so nothing builds it"
-    for param in spec.unbuilt_choices:
-        problems.add(
-            param.path,
-            f"estimators are declared in its options, but {missing}; add steps: [{param.name}] to "
-            "build the chosen option's estimator (or a top-level 'estimator' that takes it)",
-        )
-    if spec.categorical_steps:
-        problems.add(
-            "categorical_steps",
-            f"categorical columns are prepared for a model, but {missing}; add 'steps' "
-            "or a top-level 'estimator'",
-        )
+def unbuilt_hint(spec: SpaceSpec) -> str:
+    """Why a space that declares estimators builds none of them, and the fix: only
+    ``steps`` and a top-level ``estimator`` build, so the options' estimators of a space
+    without them are declarations only. Said when a build is asked for, not at load:
+    such a space searches fine, and its stored studies must still load."""
+    names = [param.name for param in spec.unbuilt_choices]
+    if not names:
+        return ""
+    return (
+        f"; the options of {', '.join(names)} declare estimators, but only 'steps' and a "
+        f"top-level 'estimator' build: add steps: [{', '.join(names)}]"
+    )
 
 
 def _check(

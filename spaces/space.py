@@ -378,9 +378,12 @@ class Space(VectorForms):
         from ensembo.spaces.plan import Planner
 
         if not self.is_executable:
+            from ensembo.spaces.check_components import unbuilt_hint
+
             raise SpaceError(
                 self.name,
-                "this space declares no estimator; add 'estimator' or 'steps' to its document",
+                "this space builds no estimator; add 'estimator' or 'steps' to its document"
+                + unbuilt_hint(self.spec),
             )
         return Planner(self.spec).plan(self.validate(config))
 

@@ -226,7 +226,7 @@ def test_single_estimator_space_without_steps_returns_the_bare_estimator():
 def test_non_executable_space_cannot_build():
     space = spaces.load({"params": {"x": {"type": "float", "low": 0, "high": 1}}})
     assert not space.is_executable
-    with pytest.raises(SpaceError, match="declares no estimator"):
+    with pytest.raises(SpaceError, match="builds no estimator"):
         space.build({"x": 0.5})
 
 
