@@ -18,6 +18,7 @@ pending then proposes as the uninterrupted one.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -180,18 +181,41 @@ value: with every loss near 1e-300 or above 1e150 the GP and forest proposals no
 longer depended on the results (the search went blind) and the acquisition overflowed."""
 
 
-def in_search_units(targets: np.ndarray) -> np.ndarray:
-    """``targets`` times the power of two that brings their median magnitude near 1 when
-    it lies outside :data:`SEARCH_UNITS`, else unchanged. A power of two scales exactly,
-    so a surrogate that standardizes its targets fits the same model bit for bit, and
-    failed (infinite) and NaN targets stay what they are."""
+def search_shift(targets: np.ndarray) -> int:
+    """The power of two that brings the targets' median magnitude near 1 when it lies
+    outside :data:`SEARCH_UNITS`, else 0; never so large that the largest finite target
+    overflows (losses spanning more than the float range turned an ordinary one into
+    -inf, the best trial into the worst)."""
     magnitudes = np.abs(targets[np.isfinite(targets) & (targets != 0)])
     if magnitudes.size == 0:
-        return targets
+        return 0
     typical = float(np.median(magnitudes))
     if SEARCH_UNITS[0] <= typical <= SEARCH_UNITS[1]:
-        return targets
-    return np.ldexp(targets, -int(np.frexp(typical)[1]))
+        return 0
+    largest = int(np.frexp(float(np.max(magnitudes)))[1])
+    return min(-int(np.frexp(typical)[1]), _LARGEST_EXPONENT - largest)
+
+
+_LARGEST_EXPONENT = 1000  # 2**1000 is about 1e301, some way below the largest float
+
+
+def in_search_units(targets: np.ndarray, shift: int | None = None) -> np.ndarray:
+    """``targets`` times ``2**shift`` (by default :func:`search_shift`'s). A power of two
+    scales exactly, so a surrogate that standardizes its targets fits the same model bit
+    for bit, and failed (infinite) and NaN targets stay what they are."""
+    shift = search_shift(targets) if shift is None else shift
+    return targets if shift == 0 else np.ldexp(targets, shift)
+
+
+def acquisition_in_search_units(acquisition: Acquisition, shift: int) -> Acquisition:
+    """``acquisition`` with its ``xi`` (a required improvement, in target units) scaled
+    like the targets, so it keeps its meaning; a copy, the study's own is left as it is."""
+    xi = getattr(acquisition, "xi", None)
+    if shift == 0 or not xi:
+        return acquisition
+    scaled = copy.copy(acquisition)
+    scaled.xi = float(np.ldexp(xi, shift))
+    return scaled
 
 
 FANTASIES = ("constant-liar", "kriging-believer")
@@ -294,12 +318,15 @@ class ModelBasedProposer:
     def propose(
         self, space: Space, history: History, targets: np.ndarray, n: int, rng: np.random.Generator
     ) -> list[dict[str, Any]]:
-        y = in_search_units(np.asarray(targets, dtype=float))
+        targets = np.asarray(targets, dtype=float)
+        shift = search_shift(targets)
+        y = in_search_units(targets, shift)
         if history.pending():
             surrogate = self._with_fantasies(space, history, y, rng)
         else:  # the serial path: always a fresh fit
             self._fit(space, history, y, rng)
             surrogate = self.surrogate
-        surface = SurrogateAcquisition(surrogate, self.acquisition, float(np.min(y)), targets=y)
+        acquisition = acquisition_in_search_units(self.acquisition, shift)
+        surface = SurrogateAcquisition(surrogate, acquisition, float(np.min(y)), targets=y)
         with calling("acquisition optimizer", self.optimizer, "maximize"):
             return self.optimizer.maximize(surface, space, history, n, rng)

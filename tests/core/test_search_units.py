@@ -17,8 +17,8 @@ SPACE = {"params": {"x": {"type": "float", "low": -5.0, "high": 5.0},
                     "y": {"type": "float", "low": -5.0, "high": 5.0}}}
 
 
-def _configurations(surrogate: str, unit: float) -> list[tuple[float, ...]]:
-    study = Study(SPACE, surrogate=surrogate, seed=0, n_initial=5)
+def _configurations(surrogate: str, unit: float, acquisition="ei") -> list[tuple[float, ...]]:
+    study = Study(SPACE, surrogate=surrogate, acquisition=acquisition, seed=0, n_initial=5)
     for _ in range(12):
         trial = study.ask()
         x, y = trial.config["x"], trial.config["y"]
@@ -47,3 +47,20 @@ def test_extreme_targets_are_scaled_exactly_and_failures_kept():
     assert 0.5 <= np.median(scaled[:2]) < 4.0
     assert scaled[0] / scaled[1] == targets[0] / targets[1]
     assert scaled[2] == np.inf and np.isnan(scaled[3])
+
+
+@pytest.mark.parametrize("name", ["ei", "pi"])
+def test_xi_keeps_its_meaning_in_target_units(name):
+    """xi is a required improvement in target units: it was left unscaled beside the
+    scaled targets (5 of 12 proposals moved)."""
+    unit = 2.0**-400
+    scaled = _configurations("gp", unit, {"name": name, "xi": 0.5 * unit})
+    assert scaled == _configurations("gp", 1.0, {"name": name, "xi": 0.5})
+
+
+def test_targets_spanning_more_than_the_float_range_do_not_overflow():
+    """The best trial, at -1e10 among losses near 1e-300, was scaled to -inf: the
+    surrogate counts an infinite target as failed, the worst."""
+    targets = np.array([3e-300, 5e-300, 7e-300, -1e10])
+    scaled = in_search_units(targets)
+    assert np.all(np.isfinite(scaled)) and np.argmin(scaled) == 3
