@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 import numpy as np
+from ConfigSpace import Constant
 
 from ensembo import (
     checks,
@@ -89,11 +90,14 @@ def _class_fields(classes: Sequence[Any] | None, validation_targets: Any,
     }
 
 
-def _say_defaults_filled_in(given: Mapping[str, Any], trial: Trial) -> None:
+def _say_defaults_filled_in(space: spaces.Space, given: Mapping[str, Any], trial: Trial) -> None:
     """Warn that ``add`` recorded a result against default values it was not given: a
     warm start from a table that lacks a column records results for values that were
-    perhaps never run."""
-    filled = sorted(name for name in trial.config if name not in given)
+    perhaps never run. A constant is not a choice, so leaving it out is no guess."""
+    filled = sorted(
+        name for name in trial.config
+        if name not in given and not isinstance(space.hyperparameter(name), Constant)
+    )
     if filled:
         logger.warning(
             "add(): the configuration leaves out active hyperparameters %s; trial %d "
@@ -377,7 +381,7 @@ class Study:
                 return queued
             if queued.state.finished:
                 return queued
-            _say_defaults_filled_in(config, queued)
+            _say_defaults_filled_in(self.space, config, queued)
             return self._tell(
                 queued, evaluation, None, TrialState.COMPLETE, None, fail_unusable=True
             )

@@ -179,3 +179,12 @@ def test_add_says_which_values_it_filled_in(tree_space, caplog):
         "add(): the configuration leaves out active hyperparameters only_b, shared; trial 1 "
         f"records the result with their defaults (only_b=0.5, shared={shared!r})"
     )
+
+
+def test_add_does_not_warn_about_a_constant_left_out(caplog):
+    """A constant is not the caller's to choose: every warm-start row warned about it."""
+    study = Study({"params": {"x": {"type": "float", "low": 0.0, "high": 1.0},
+                              "version": {"type": "constant", "value": "v2"}}}, surrogate=None)
+    with caplog.at_level("WARNING", logger="ensembo.study"):
+        added = study.add({"x": 0.3}, 1.0)
+    assert added.config == {"x": 0.3, "version": "v2"} and not caplog.records
