@@ -123,7 +123,17 @@ def _dirichlet(
     return theta * _prior_risks(mass, n, d, rng) + (1.0 - theta) * risks
 
 
+LOSS_SPAN = 1e6
+"""Per-example losses more than this many times the best model's mean loss count as
+that much in the Student-t sampler, which squares them (its scatter matrix): a regression
+trial 1e100 from its targets, whose mse is 1e200, overflowed it, and every later ensemble
+was empty; with a cap of 1e100 the spread lost positive-definiteness to rounding. Such a
+model is the worst either way."""
+
+
 def _student_t(losses: np.ndarray, n: int, rho: float, rng: np.random.Generator) -> np.ndarray:
+    best_mean = float(losses.mean(axis=0).min()) if losses.size else 0.0
+    losses = np.minimum(losses, LOSS_SPAN * max(best_mean, 1.0))
     m, d = losses.shape
     effective = rho * m
     r0, t0, k0, nu0 = np.full(d, 0.5), 0.25 * np.eye(d), 1.0, float(d)

@@ -50,6 +50,21 @@ def test_every_sampler_prefers_the_clearly_better_model(sampler):
     assert shares[0] > 0.95
 
 
+def test_student_t_takes_a_diverged_model_as_the_worst_without_overflow():
+    """Squared errors of 1e200 overflowed the sampler's scatter matrix: every later
+    ensemble was empty. A hopeless model changes no other model's share."""
+    rng = np.random.default_rng(3)
+    losses = rng.random((8, 4)) * np.array([1.0, 1.5, 2.0, 2.5])
+    shares = {}
+    for huge in (1e20, 1e200):
+        diverged = np.column_stack([losses, np.full(8, huge)])
+        with np.errstate(all="raise"):
+            risks = sample_risks(diverged, 500, np.random.default_rng(4), sampler="student-t")
+        shares[huge] = win_shares(risks)
+    assert shares[1e200][-1] == 0.0
+    np.testing.assert_array_equal(shares[1e200], shares[1e20])
+
+
 def test_dirichlet_prior_pulls_towards_uniform():
     rng = np.random.default_rng(2)
     losses = (rng.random((40, 3)) < np.array([0.2, 0.35, 0.4])).astype(float)
