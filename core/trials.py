@@ -453,3 +453,23 @@ class History(Sequence[Trial]):
         """Running minimum of the loss over complete trials, in trial order."""
         losses = self.losses()
         return np.minimum.accumulate(losses) if losses.size else losses
+
+
+def outcome_counts(history: History) -> dict[str, int]:
+    """How many trials a run has and how they ended, as a run's summary reports them;
+    ``pending``: queued (``enqueue:`` beyond the budget) and never run, not failures."""
+    return {
+        "trials": len(history),
+        "complete": len(history.completed()),
+        "failed": len(history.in_state(TrialState.FAILED)),
+        "pending": len(history.in_state(TrialState.PENDING)),
+    }
+
+
+def outcome_text(counts: Mapping[str, int]) -> str:
+    """``12 (10 complete, 1 failed, 1 pending)``, the pending part only when there are any."""
+    outcome = f"{counts['complete']} complete, {counts['failed']} failed"
+    if counts.get("pending"):
+        outcome += f", {counts['pending']} pending"
+    return f"{counts['trials']} ({outcome})"
+

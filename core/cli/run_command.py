@@ -23,7 +23,7 @@ from ensembo.experiment import Experiment, ExperimentProblems, load_experiment, 
 from ensembo.objective import failure_summary
 from ensembo.stored_study import SCORING
 from ensembo.study import Study
-from ensembo.trials import TrialState
+from ensembo.trials import TrialState, outcome_counts, outcome_text
 
 
 def register(subparsers) -> None:
@@ -256,11 +256,7 @@ def summarize(study: Study) -> dict:
     ensemble = study.ensemble
     return {
         "space": study.space.name,
-        "trials": len(study.history),
-        "complete": len(study.history.completed()),
-        "failed": len(study.history.in_state(TrialState.FAILED)),
-        # queued (enqueue: beyond the budget) and never run: not failures
-        "pending": len(study.history.in_state(TrialState.PENDING)),
+        **outcome_counts(study.history),
         "best": None
         if best is None
         else {"number": best.number, "loss": best.loss, "config": best.config},
@@ -271,10 +267,7 @@ def summarize(study: Study) -> dict:
 
 
 def format_summary(summary: dict) -> str:
-    outcome = f"{summary['complete']} complete, {summary['failed']} failed"
-    if summary.get("pending"):
-        outcome += f", {summary['pending']} pending"
-    lines = [f"space: {summary['space']}", f"trials: {summary['trials']} ({outcome})"]
+    lines = [f"space: {summary['space']}", f"trials: {outcome_text(summary)}"]
     best = summary["best"]
     if best:
         lines.append(

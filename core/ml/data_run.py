@@ -55,7 +55,7 @@ from ensembo.ml.selection import SELECTIONS
 from ensembo.ml.task import Task
 from ensembo.ml.validation import ValidationScheme, validation_scheme
 from ensembo.study import Study
-from ensembo.trials import TrialState
+from ensembo.trials import outcome_counts, outcome_text
 
 logger = logging.getLogger(__name__)
 
@@ -355,11 +355,7 @@ def run_and_report(
         "rows_test": len(prepared.y_test),
         "space": study.space.name,
         "loss": task.loss_spec,
-        "trials": len(study.history),
-        "complete": len(study.history.completed()),
-        "failed": len(study.history.in_state(TrialState.FAILED)),
-        # queued (enqueue: beyond the budget) and never run: not failures
-        "pending": len(study.history.in_state(TrialState.PENDING)),
+        **outcome_counts(study.history),
         "final": settings.final,
         "refit": settings.refit,
         # with refit: the trials whose refit hit a time or memory limit (models as trained)
@@ -404,15 +400,12 @@ def format_report(summary: Mapping[str, Any]) -> str:
         refit += (f", except trial{'s' if len(not_refitted) > 1 else ''} {trials}: not "
                   "refitted (the refit hit a trial limit), as trained during the search")
     rows = f"{summary['rows_train']} training rows, {summary['rows_test']} test rows"
-    outcome = f"{summary['complete']} complete, {summary['failed']} failed"
-    if summary.get("pending"):
-        outcome += f", {summary['pending']} pending"
     config = summary["best"]["config"]
     return "\n".join(
         [
             f"dataset: {summary['dataset']} ({rows})",
             f"space: {summary['space']}",
-            f"trials: {summary['trials']} ({outcome})",
+            f"trials: {outcome_text(summary)}",
             f"selected ({summary['final']}): trial {summary['best']['number']} {config}",
             f"ensemble members (trial:weight): {members}",
             f"models {refit}",
