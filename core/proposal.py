@@ -19,8 +19,10 @@ pending then proposes as the uninterrupted one.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any, Protocol, runtime_checkable
 
+import attrs
 import numpy as np
 from scipy.special import logsumexp
 
@@ -196,7 +198,11 @@ def search_shift(targets: np.ndarray) -> int:
     return min(-int(np.frexp(typical)[1]), _LARGEST_EXPONENT - largest)
 
 
-_LARGEST_EXPONENT = 1000  # 2**1000 is about 1e301, some way below the largest float
+_LARGEST_EXPONENT = 480
+"""2**480 is about 3e144: below the surrogates' clip of targets at 1e150
+(``scaling.TARGET_LIMIT``), so the incumbent the acquisition is given stays comparable
+with the predictions (an incumbent of -6e300 beside predictions clipped at -1e150 made
+EI infinite everywhere, and the proposal arbitrary)."""
 
 
 def in_search_units(targets: np.ndarray, shift: int | None = None) -> np.ndarray:
@@ -207,15 +213,25 @@ def in_search_units(targets: np.ndarray, shift: int | None = None) -> np.ndarray
     return targets if shift == 0 else np.ldexp(targets, shift)
 
 
-def acquisition_in_search_units(acquisition: Acquisition, shift: int) -> Acquisition:
+def acquisition_in_search_units(acquisition: Acquisition, shift: int) -> Acquisition | None:
     """``acquisition`` with its ``xi`` (a required improvement, in target units) scaled
-    like the targets, so it keeps its meaning; a copy, the study's own is left as it is."""
+    like the targets, so it keeps its meaning; a copy, the study's own is left as it is.
+    ``None`` when its ``xi`` cannot be set (a frozen class, a read-only property): the
+    search then stays in target units rather than fail every ask."""
     xi = getattr(acquisition, "xi", None)
     if shift == 0 or not xi:
         return acquisition
-    scaled = copy.copy(acquisition)
-    scaled.xi = float(np.ldexp(xi, shift))
-    return scaled
+    try:
+        scaled_xi = float(np.ldexp(xi, shift))
+        if attrs.has(type(acquisition)):
+            return attrs.evolve(acquisition, xi=scaled_xi)
+        if dataclasses.is_dataclass(acquisition):
+            return dataclasses.replace(acquisition, xi=scaled_xi)
+        scaled = copy.copy(acquisition)
+        scaled.xi = scaled_xi
+        return scaled
+    except Exception:  # whatever the plugin's class refuses, it refuses alike
+        return None
 
 
 FANTASIES = ("constant-liar", "kriging-believer")
@@ -320,13 +336,15 @@ class ModelBasedProposer:
     ) -> list[dict[str, Any]]:
         targets = np.asarray(targets, dtype=float)
         shift = search_shift(targets)
+        acquisition = acquisition_in_search_units(self.acquisition, shift)
+        if acquisition is None:
+            shift, acquisition = 0, self.acquisition
         y = in_search_units(targets, shift)
         if history.pending():
             surrogate = self._with_fantasies(space, history, y, rng)
         else:  # the serial path: always a fresh fit
             self._fit(space, history, y, rng)
             surrogate = self.surrogate
-        acquisition = acquisition_in_search_units(self.acquisition, shift)
         surface = SurrogateAcquisition(surrogate, acquisition, float(np.min(y)), targets=y)
         with calling("acquisition optimizer", self.optimizer, "maximize"):
             return self.optimizer.maximize(surface, space, history, n, rng)

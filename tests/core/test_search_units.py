@@ -64,3 +64,66 @@ def test_targets_spanning_more_than_the_float_range_do_not_overflow():
     targets = np.array([3e-300, 5e-300, 7e-300, -1e10])
     scaled = in_search_units(targets)
     assert np.all(np.isfinite(scaled)) and np.argmin(scaled) == 3
+
+
+class _FrozenXiPI:
+    """A plugin acquisition whose xi cannot be set: copying it and setting xi failed
+    every ask once the losses were rescaled (FrozenInstanceError, naming nothing)."""
+
+    def __init__(self, xi: float):
+        self._xi = xi
+
+    @property
+    def xi(self) -> float:
+        return self._xi
+
+    def __call__(self, mean, variance, best):
+        from scipy.special import ndtr
+
+        return ndtr((best - self.xi - mean) / np.sqrt(np.maximum(variance, 1e-300)))
+
+    def gradient(self, mean, variance, best):
+        return np.zeros_like(mean), np.zeros_like(variance)
+
+
+@pytest.mark.parametrize("frozen", ["attrs", "property"])
+def test_an_acquisition_whose_xi_cannot_be_set_still_searches(frozen):
+    import attrs
+
+    @attrs.frozen
+    class AttrsPI:
+        xi: float
+
+        def __call__(self, mean, variance, best):
+            return _FrozenXiPI(self.xi)(mean, variance, best)
+
+        def gradient(self, mean, variance, best):
+            return np.zeros_like(mean), np.zeros_like(variance)
+
+    acquisition = AttrsPI(xi=1e-301) if frozen == "attrs" else _FrozenXiPI(1e-301)
+    study = Study(SPACE, surrogate="gp", acquisition=acquisition, seed=0, n_initial=3)
+    for _ in range(6):
+        trial = study.ask()
+        study.tell(trial, 1e-300 * (1.0 + trial.config["x"] ** 2))
+    assert len(study.trials) == 6 and acquisition.xi == 1e-301
+
+
+def test_the_incumbent_stays_within_what_the_surrogate_models():
+    """Losses near 1e-300 and a best of -1e10: the incumbent was scaled to -6e300 beside
+    predictions clipped at -1e150, EI was infinite everywhere and the proposal arbitrary."""
+    seen = {}
+
+    class Grid:
+        def maximize(self, surface, space, history, n, rng):
+            configs = [{"x": float(x)} for x in np.linspace(-5, 5, 41)]
+            scores = surface.score(space.encode(configs))
+            seen["best"], seen["scores"] = surface.best, scores
+            return [configs[int(np.argmax(scores))]]
+
+    study = Study({"params": {"x": {"type": "float", "low": -5.0, "high": 5.0}}},
+                  surrogate="gp", acquisition_optimizer=Grid(), seed=0, n_initial=1)
+    for x, loss in [(-4, 3e-300), (-2, 5e-300), (0, 7e-300), (1, 2e-300), (2, -1e10)]:
+        study.add({"x": float(x)}, loss)
+    proposed = study.ask().config["x"]
+    assert np.isfinite(seen["best"]) and np.all(np.isfinite(seen["scores"]))
+    assert abs(proposed - 2.0) < 1.0
