@@ -93,10 +93,11 @@ def _class_fields(classes: Sequence[Any] | None, validation_targets: Any,
 def _say_defaults_filled_in(space: spaces.Space, given: Mapping[str, Any], trial: Trial) -> None:
     """Warn that ``add`` recorded a result against default values it was not given: a
     warm start from a table that lacks a column records results for values that were
-    perhaps never run. A constant is not a choice, so leaving it out is no guess."""
+    perhaps never run. A hyperparameter with one value (a constant, a one-choice
+    categorical) is not the caller's to choose, so leaving it out is no guess."""
     filled = sorted(
         name for name in trial.config
-        if name not in given and not isinstance(space.hyperparameter(name), Constant)
+        if name not in given and not _single_valued(space.hyperparameter(name))
     )
     if filled:
         logger.warning(
@@ -104,6 +105,13 @@ def _say_defaults_filled_in(space: spaces.Space, given: Mapping[str, Any], trial
             "records the result with their defaults (%s)", ", ".join(filled), trial.number,
             ", ".join(f"{name}={trial.config[name]!r}" for name in filled),
         )
+
+
+def _single_valued(hyperparameter: Any) -> bool:
+    if isinstance(hyperparameter, Constant):
+        return True
+    values = getattr(hyperparameter, "choices", getattr(hyperparameter, "sequence", None))
+    return values is not None and len(values) == 1
 
 
 class Study:

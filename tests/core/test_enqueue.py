@@ -181,10 +181,13 @@ def test_add_says_which_values_it_filled_in(tree_space, caplog):
     )
 
 
-def test_add_does_not_warn_about_a_constant_left_out(caplog):
-    """A constant is not the caller's to choose: every warm-start row warned about it."""
+def test_add_does_not_warn_about_single_valued_hyperparameters_left_out(caplog):
+    """A constant or a one-choice categorical is not the caller's to choose: every
+    warm-start row warned about it (cash-classification's adaboost base among them)."""
     study = Study({"params": {"x": {"type": "float", "low": 0.0, "high": 1.0},
-                              "version": {"type": "constant", "value": "v2"}}}, surrogate=None)
+                              "version": {"type": "constant", "value": "v2"},
+                              "base": {"type": "categorical", "choices": ["tree"]}}},
+                  surrogate=None)
     with caplog.at_level("WARNING", logger="ensembo.study"):
         added = study.add({"x": 0.3}, 1.0)
-    assert added.config == {"x": 0.3, "version": "v2"} and not caplog.records
+    assert added.config == {"x": 0.3, "version": "v2", "base": "tree"} and not caplog.records
