@@ -49,18 +49,20 @@ def trial_rows(data: ReportData) -> list[list[Any]]:
     weights = {member.number: member.weight for member in data.members}
     names = [hp.name for hp in data.hyperparameters]
     info_keys = data.info_keys
-    points = {point.number: point for point in data.iterations}  # in the order told
+    # by number like the rows (and trials_dataframe); the ensemble as it was when the
+    # trial's result was told, which after out-of-order results is another order
+    points = {point.number: point for point in data.iterations}
     return [
         [
             trial.number,
             trial.state.value,
             trial.loss,
-            points[trial.number].best_so_far,
+            best,
             points[trial.number].ensemble_loss,
             weights.get(trial.number),
             *trial_table.trial_values(trial, names, info_keys),
         ]
-        for trial in data.trials
+        for trial, best in zip(data.trials, trial_table.best_so_far(data.trials), strict=True)
     ]
 
 

@@ -62,7 +62,11 @@ def test_the_report_shows_the_ensemble_the_study_built(out_of_order):
     data = compute_report(path)
     assert sorted(m.number for m in data.members) == sorted(set(members))
     assert [p.number for p in data.iterations] == told
-    assert [row[0] for row in trial_rows(data)] == sorted(told)  # the table stays by number
+    rows = trial_rows(data)
+    assert [row[0] for row in rows] == sorted(told)  # the table stays by number
+    # best so far by number, as the rows and trials_dataframe() (it rose again row by row)
+    best = [row[3] for row in rows]
+    assert best == sorted(best, reverse=True)
 
 
 def test_the_plots_follow_the_order_told(out_of_order, tmp_path):
