@@ -220,8 +220,9 @@ def _log_low_rounded_to_zero(low, high, path: str, problems: Problems) -> None:
     problems.add(
         f"{path}.low",
         f"float bounds are rounded to {ROUND_PLACES} decimal places, so low {low!r} becomes "
-        f"0, and a log scale needs low >= 1e-{ROUND_PLACES}; search the exponent instead: a "
-        f"float in [{math.log10(low):.4g}, {math.log10(high):.4g}], used as 10**x",
+        f"0, and a log scale needs a low that rounds to at least 1e-{ROUND_PLACES} (above "
+        f"5e-14); search the exponent instead: a float in [{math.log10(low):.4g}, "
+        f"{math.log10(high):.4g}], used as 10**x",
     )
 
 

@@ -25,7 +25,7 @@ def test_a_log_low_that_rounds_to_zero_names_the_rounding_and_the_exponent_to_se
     (message,) = _problems(low=1e-15, high=1e-3, log=True)
     assert message.startswith("params.tol.low: float bounds are rounded to 13 decimal places")
     assert "low 1e-15 becomes 0" in message
-    assert "a log scale needs low >= 1e-13" in message
+    assert "a log scale needs a low that rounds to at least 1e-13 (above 5e-14)" in message
     assert "a float in [-15, -3], used as 10**x" in message
 
 
