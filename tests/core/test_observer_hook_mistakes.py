@@ -4,8 +4,6 @@ instead of being registered and never running."""
 
 from __future__ import annotations
 
-import logging
-
 import pytest
 
 from ensembo import Study, hookimpl
@@ -68,26 +66,6 @@ def test_a_callable_with_a_decorated_misspelt_hook_is_refused(flat_space):
                        r"would never run: unknown hook 'ensembo_should_stopp' "
                        r"\(did you mean 'ensembo_should_stop'\?\)"):
         Study(flat_space, surrogate=None, callbacks=[CallableWithDecoratedTypo()])
-
-
-class CallableWithUndecoratedHook:
-    def __init__(self):
-        self.calls = 0
-
-    def __call__(self, study, trial):
-        self.calls += 1
-
-    def ensembo_should_stop(self, study):
-        return True
-
-
-def test_a_callable_keeps_its_documented_warning_for_an_undecorated_hook(flat_space, caplog):
-    callback = CallableWithUndecoratedHook()
-    with caplog.at_level(logging.WARNING, logger="ensembo.observers"):
-        study = Study(flat_space, surrogate=None, callbacks=[callback])
-    study.optimize(_quadratic, n_trials=2)
-    assert callback.calls == 2
-    assert "defines ensembo_should_stop without @ensembo.hookimpl" in caplog.text
 
 
 class Helpers:
