@@ -472,4 +472,3 @@ def outcome_text(counts: Mapping[str, int]) -> str:
     if counts.get("pending"):
         outcome += f", {counts['pending']} pending"
     return f"{counts['trials']} ({outcome})"
-
