@@ -226,6 +226,28 @@ def _log_low_rounded_to_zero(low, high, path: str, problems: Problems) -> None:
     )
 
 
+LARGEST_EXACT_INTEGER = 2**53
+"""ConfigSpace holds an integer hyperparameter in float vectors, which hold every integer
+only up to 2**53: a bound of 2**53 + 1 was stored as 2**53, and one beyond int64 was
+refused with numpy's "Python int too large to convert to C long"."""
+
+
+def _exact_integer_bounds(low: int, high: int, path: str, problems: Problems) -> bool:
+    """Whether ConfigSpace can hold the integer range [low, high] exactly; each bound
+    it cannot is reported."""
+    beyond = [(key, value) for key, value in (("low", low), ("high", high))
+              if abs(value) > LARGEST_EXACT_INTEGER]
+    for key, value in beyond:
+        shown = f"{value:.4g}" if abs(value) > 10**18 else repr(value)
+        problems.add(
+            f"{path}.{key}",
+            f"{shown} is beyond ±2**53 ({LARGEST_EXACT_INTEGER}), above which ConfigSpace's "
+            "float encoding cannot hold every integer; narrow the range, or search a float "
+            "on a log scale and round it",
+        )
+    return not beyond
+
+
 def _option_name_ok(option: str, path: str, problems: Problems) -> bool:
     """An option name joins flat names (``choice:option:param``), so it must not hold the
     separator: ``svm:kernel:rbf`` would give flat names that collide with nested ones."""
@@ -319,6 +341,8 @@ class _Parser:
             self.problems.add(f"{path}.low", f"log scale needs low > 0, got {low!r}")
             return None
         if not integer and not _storable_bounds(low, high, log is True, path, self.problems):
+            return None
+        if integer and not _exact_integer_bounds(low, high, path, self.problems):
             return None
         q = None
         if "q" in raw:

@@ -73,3 +73,18 @@ def test_a_configspace_refusal_keeps_its_reason():
     compile_spec(SpaceSpec(name="s", params=(param,)), problems)
     (problem,) = problems.items
     assert "has illegal settings: Negative lower bound 0.000000 for log-scale" in str(problem)
+
+
+@pytest.mark.parametrize("high", [2**53 + 1, 2**63, 10**20])
+def test_integer_bounds_beyond_two_to_the_53_are_refused_by_name(high):
+    """2**53 + 1 was stored as 2**53; beyond int64 numpy's "Python int too large to
+    convert to C long" or "no callable rint method" was all the error said."""
+    document = {"params": {"n": {"type": "int", "low": 0, "high": high}}}
+    (problem,) = [str(p) for p in problems_in(document)]
+    assert problem.startswith("params.n.high: ") and "beyond ±2**53" in problem
+
+
+def test_integer_bounds_up_to_two_to_the_53_are_kept_exactly():
+    space = spaces.load({"params": {"n": {"type": "int", "low": -(2**53), "high": 2**53}}})
+    hyperparameter = space.configspace["n"]
+    assert (hyperparameter.lower, hyperparameter.upper) == (-(2**53), 2**53)
