@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from ensembo import spaces
+from ensembo.errors import SpaceError
 from ensembo.spaces.compile import compile_spec
 from ensembo.spaces.load import problems_in
 from ensembo.spaces.problems import Problems
@@ -88,3 +89,13 @@ def test_integer_bounds_up_to_two_to_the_53_are_kept_exactly():
     space = spaces.load({"params": {"n": {"type": "int", "low": -(2**53), "high": 2**53}}})
     hyperparameter = space.configspace["n"]
     assert (hyperparameter.lower, hyperparameter.upper) == (-(2**53), 2**53)
+
+
+def test_a_configspace_object_with_an_infinite_bound_is_refused_by_name():
+    """ConfigSpace stores a bound beyond 1.798e295 as inf: a study ran every trial at
+    inf, then failed with "'scale' is active in it but has no value"."""
+    configspace = CS.ConfigurationSpace()
+    with np.errstate(over="ignore"):  # ConfigSpace's own rounding overflows
+        configspace.add(CS.UniformFloatHyperparameter("scale", 0.0, 1e300, default_value=1.0))
+    with pytest.raises(SpaceError, match=r"^space: scale: a bound is infinite \(0\.0, inf\)"):
+        spaces.load(configspace)
