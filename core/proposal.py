@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import logging
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
@@ -37,6 +38,8 @@ from ensembo.protocols import (
 )
 from ensembo.spaces import EncodedBatch, Space
 from ensembo.trials import History
+
+logger = logging.getLogger(__name__)
 
 
 class RandomProposer:
@@ -213,15 +216,19 @@ def in_search_units(targets: np.ndarray, shift: int | None = None) -> np.ndarray
     return targets if shift == 0 else np.ldexp(targets, shift)
 
 
-def acquisition_in_search_units(acquisition: Acquisition, shift: int) -> Acquisition | None:
+def acquisition_in_search_units(acquisition: Acquisition, shift: int) -> Acquisition:
     """``acquisition`` with its ``xi`` (a required improvement, in target units) scaled
     like the targets, so it keeps its meaning; a copy, the study's own is left as it is.
-    ``None`` when its ``xi`` cannot be set (a frozen class, a read-only property): the
-    search then stays in target units rather than fail every ask."""
-    xi = getattr(acquisition, "xi", None)
-    if shift == 0 or not xi:
+    Where a plugin's ``xi`` cannot be read or set (a read-only property), the acquisition
+    is used as it is and its ``xi`` counts in the scaled units, which is said once: going
+    back to unscaled targets made the search blind, and a property that raised failed
+    every ask."""
+    if shift == 0:
         return acquisition
     try:
+        xi = getattr(acquisition, "xi", None)
+        if not xi:
+            return acquisition
         scaled_xi = float(np.ldexp(xi, shift))
         if attrs.has(type(acquisition)):
             return attrs.evolve(acquisition, xi=scaled_xi)
@@ -231,7 +238,21 @@ def acquisition_in_search_units(acquisition: Acquisition, shift: int) -> Acquisi
         scaled.xi = scaled_xi
         return scaled
     except Exception:  # whatever the plugin's class refuses, it refuses alike
-        return None
+        _say_xi_unscaled(acquisition, shift)
+        return acquisition
+
+
+_SAID_XI_UNSCALED: set[str] = set()
+
+
+def _say_xi_unscaled(acquisition: Acquisition, shift: int) -> None:
+    name = type(acquisition).__qualname__
+    if name not in _SAID_XI_UNSCALED:
+        _SAID_XI_UNSCALED.add(name)
+        logger.warning(
+            "the targets are scaled by 2**%d (their typical magnitude is beyond 1e±100), but "
+            "%s's xi cannot be scaled with them: it counts in the scaled units", shift, name,
+        )
 
 
 FANTASIES = ("constant-liar", "kriging-believer")
@@ -337,8 +358,6 @@ class ModelBasedProposer:
         targets = np.asarray(targets, dtype=float)
         shift = search_shift(targets)
         acquisition = acquisition_in_search_units(self.acquisition, shift)
-        if acquisition is None:
-            shift, acquisition = 0, self.acquisition
         y = in_search_units(targets, shift)
         if history.pending():
             surrogate = self._with_fantasies(space, history, y, rng)

@@ -87,7 +87,10 @@ class _FrozenXiPI:
 
 
 @pytest.mark.parametrize("frozen", ["attrs", "property"])
-def test_an_acquisition_whose_xi_cannot_be_set_still_searches(frozen):
+def test_an_acquisition_whose_xi_cannot_be_set_still_searches(frozen, caplog):
+    """Copying it and setting xi failed every ask (FrozenInstanceError, naming nothing);
+    then falling back to unscaled targets made the search blind: two optima gave the
+    same proposals."""
     import attrs
 
     @attrs.frozen
@@ -100,12 +103,34 @@ def test_an_acquisition_whose_xi_cannot_be_set_still_searches(frozen):
         def gradient(self, mean, variance, best):
             return np.zeros_like(mean), np.zeros_like(variance)
 
-    acquisition = AttrsPI(xi=1e-301) if frozen == "attrs" else _FrozenXiPI(1e-301)
-    study = Study(SPACE, surrogate="gp", acquisition=acquisition, seed=0, n_initial=3)
-    for _ in range(6):
-        trial = study.ask()
-        study.tell(trial, 1e-300 * (1.0 + trial.config["x"] ** 2))
-    assert len(study.trials) == 6 and acquisition.xi == 1e-301
+    def proposals(centre):
+        acquisition = AttrsPI(xi=1e-302) if frozen == "attrs" else _FrozenXiPI(1e-302)
+        study = Study(SPACE, surrogate="gp", acquisition=acquisition, seed=0, n_initial=4)
+        for _ in range(10):
+            trial = study.ask()
+            x, y = trial.config["x"], trial.config["y"]
+            study.tell(trial, 2.0**-1000 * (1.0 + (x - centre[0]) ** 2 + (y - centre[1]) ** 2))
+        assert acquisition.xi == 1e-302
+        return [tuple(t.config.values()) for t in study.trials[4:]]
+
+    with caplog.at_level("WARNING", logger="ensembo.proposal"):
+        assert proposals((1.0, -2.0)) != proposals((-3.0, 3.0))
+    said = [r for r in caplog.records if "xi cannot be scaled" in r.getMessage()]
+    assert len(said) == (1 if frozen == "property" else 0)
+
+
+def test_an_xi_that_raises_is_not_read_at_ordinary_scales():
+    class RaisingXi(_FrozenXiPI):
+        @property
+        def xi(self):
+            raise ValueError("not configured")
+
+        def __call__(self, mean, variance, best):
+            return _FrozenXiPI(0.0)(mean, variance, best)
+
+    study = Study(SPACE, surrogate="gp", acquisition=RaisingXi(0.0), seed=0, n_initial=2)
+    study.optimize(lambda c: c["x"] ** 2 + c["y"] ** 2, n_trials=4)
+    assert len(study.trials) == 4
 
 
 def test_the_incumbent_stays_within_what_the_surrogate_models():
