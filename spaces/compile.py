@@ -132,7 +132,7 @@ def _hyperparameter(param: Param, space_rule: Any, problems: Problems):
     try:
         hp = _build(param, meta)
     except Exception as error:
-        problems.add(param.path, f"rejected by ConfigSpace: {_with_cause(error)}")
+        problems.add(param.path, f"rejected by ConfigSpace: {with_cause(error)}")
         return None
     if rule is not None:
         try:
@@ -142,7 +142,7 @@ def _hyperparameter(param: Param, space_rule: Any, problems: Problems):
     return hp
 
 
-def _with_cause(error: Exception) -> str:
+def with_cause(error: Exception) -> str:
     """ConfigSpace wraps the reason of a refusal ("Negative lower bound 0.000000 for
     log-scale is not possible") in a bare "has illegal settings": keep both."""
     cause = error.__cause__

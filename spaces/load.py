@@ -17,7 +17,7 @@ from ConfigSpace import ConfigurationSpace
 
 from ensembo.errors import SpaceError
 from ensembo.spaces.check_components import check_components
-from ensembo.spaces.compile import compile_spec
+from ensembo.spaces.compile import compile_spec, with_cause
 from ensembo.spaces.document import normalize, read_document_and_duplicates
 from ensembo.spaces.options import ordered_options
 from ensembo.spaces.parse import parse
@@ -171,7 +171,9 @@ def _from_mapping(source: Mapping, name: str, options: dict[str, Any]) -> Space:
         try:
             configspace = ConfigurationSpace.from_serialized_dict(dict(source))
         except Exception as error:  # ConfigSpace raises several types for bad input
-            raise SpaceError(name, f"not a valid serialized ConfigSpace: {error}") from error
+            raise SpaceError(
+                name, f"not a valid serialized ConfigSpace: {with_cause(error)}"
+            ) from error
         return Space.from_configspace(configspace, **options)
     return Space.from_document(source, source=name, **options)
 

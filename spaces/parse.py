@@ -210,7 +210,7 @@ def _overflowing_bounds(written: dict, stored: dict, path: str, problems: Proble
         problems.add(
             f"{path}.{key}",
             f"{written[key]!r} is too large in magnitude: ConfigSpace rounds float bounds to "
-            f"{ROUND_PLACES} decimal places, which overflows beyond ±{_LARGEST_STORABLE:.4g}; "
+            f"{ROUND_PLACES} decimal places, which overflows beyond ±{_LARGEST_STORABLE:.6g}; "
             "narrow the range, or search the exponent (log10 of the value) instead",
         )
     return bool(overflowing)
@@ -233,8 +233,10 @@ refused with numpy's "Python int too large to convert to C long"."""
 
 
 def _exact_integer_bounds(low: int, high: int, path: str, problems: Problems) -> bool:
-    """Whether ConfigSpace can hold the integer range [low, high] exactly; each bound
-    it cannot is reported."""
+    """Whether ConfigSpace can hold the integer range [low, high] exactly: each bound,
+    and the range's width (its vectors divide by it: in [-2**53, 2**53] 1 became 0),
+    within 2**53. What it cannot hold is reported."""
+    advice = "narrow the range, or search a float on a log scale and round it"
     beyond = [(key, value) for key, value in (("low", low), ("high", high))
               if abs(value) > LARGEST_EXACT_INTEGER]
     for key, value in beyond:
@@ -242,9 +244,12 @@ def _exact_integer_bounds(low: int, high: int, path: str, problems: Problems) ->
         problems.add(
             f"{path}.{key}",
             f"{shown} is beyond ±2**53 ({LARGEST_EXACT_INTEGER}), above which ConfigSpace's "
-            "float encoding cannot hold every integer; narrow the range, or search a float "
-            "on a log scale and round it",
+            f"float encoding cannot hold every integer; {advice}",
         )
+    if not beyond and high - low > LARGEST_EXACT_INTEGER:
+        problems.add(path, f"the range [{low}, {high}] is wider than 2**53, beyond which "
+                     f"ConfigSpace's float encoding cannot hold every integer in it; {advice}")
+        return False
     return not beyond
 
 

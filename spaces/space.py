@@ -43,7 +43,7 @@ def _plain(value: Any) -> Any:
 
 
 def _refuse_infinite_bounds(space: str, hyperparameters: list[Any]) -> None:
-    """A ConfigSpace float whose bound was beyond ±1.798e295 holds it as an infinity
+    """A ConfigSpace float whose bound was beyond ±1.79769e295 holds it as an infinity
     (ConfigSpace multiplies bounds by 1e13 to round them): a study then ran every trial
     at inf and failed on the first encoding, "'scale' is active in it but has no value".
     A space file is refused earlier, by bound (``spaces.parse``)."""
@@ -53,7 +53,7 @@ def _refuse_infinite_bounds(space: str, hyperparameters: list[Any]) -> None:
             raise SpaceError(
                 f"{space}: {hp.name}",
                 f"a bound is infinite ({bounds[0]}, {bounds[1]}): ConfigSpace rounds float "
-                "bounds to 13 decimal places, which overflows beyond ±1.798e295; narrow the "
+                "bounds to 13 decimal places, which overflows beyond ±1.79769e295; narrow the "
                 "range, or search the exponent (log10 of the value) instead",
             )
 
