@@ -10,15 +10,13 @@ ConfigSpace or the estimator classes can tell is checked in ``compile.py`` and
 from __future__ import annotations
 
 import difflib
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
-import numpy as np
-from ConfigSpace.hyperparameters.hp_components import ROUND_PLACES
 
 from ensembo.spaces import impute
+from ensembo.spaces.bounds import exact_integer_bounds, storable_float_bounds
 from ensembo.spaces.conditions import (
     JUNCTIONS,
     SCALARS,
@@ -168,91 +166,6 @@ def _number(raw: Mapping, key: str, path: str, problems: Problems, integer: bool
     return value
 
 
-_LARGEST_STORABLE = np.finfo(float).max / 10**ROUND_PLACES
-"""ConfigSpace rounds a float bound by multiplying by 1e13: above this it overflows."""
-
-
-def _as_stored(value: float | int) -> float:
-    """A float bound as ConfigSpace stores it: rounded to ``ROUND_PLACES`` (13) decimals
-    (an integer bound beyond the float range becomes an infinity)."""
-    try:
-        value = float(value)
-    except OverflowError:
-        return math.inf if value > 0 else -math.inf
-    with np.errstate(over="ignore"):
-        return float(np.round(value, ROUND_PLACES))
-
-
-def _storable_bounds(low, high, log: bool, path: str, problems: Problems) -> bool:
-    """Whether ConfigSpace can hold the float range [low, high] once it has rounded the
-    bounds to 13 decimal places; what the rounding broke (low 1e-15 on a log scale
-    becomes 0, 1e300 becomes inf) it refused as "has illegal settings" or a NaN default."""
-    stored = {"low": _as_stored(low), "high": _as_stored(high)}
-    lost = _overflowing_bounds({"low": low, "high": high}, stored, path, problems)
-    if log and stored["low"] <= 0:
-        _log_low_rounded_to_zero(low, high, path, problems)
-        lost = True
-    if not lost and stored["low"] >= stored["high"]:
-        problems.add(
-            path,
-            f"float bounds are rounded to {ROUND_PLACES} decimal places, so [{low!r}, {high!r}] "
-            f"becomes [{stored['low']!r}, {stored['high']!r}], an empty range; search a scaled "
-            "quantity (the value times a power of ten) or the exponent instead",
-        )
-        lost = True
-    return not lost
-
-
-def _overflowing_bounds(written: dict, stored: dict, path: str, problems: Problems) -> bool:
-    """Report each bound the rounding turns into an infinity; whether there was one."""
-    overflowing = [key for key in stored if not math.isfinite(stored[key])]
-    for key in overflowing:
-        problems.add(
-            f"{path}.{key}",
-            f"{written[key]!r} is too large in magnitude: ConfigSpace rounds float bounds to "
-            f"{ROUND_PLACES} decimal places, which overflows beyond ±{_LARGEST_STORABLE:.6g}; "
-            "narrow the range, or search the exponent (log10 of the value) instead",
-        )
-    return bool(overflowing)
-
-
-def _log_low_rounded_to_zero(low, high, path: str, problems: Problems) -> None:
-    problems.add(
-        f"{path}.low",
-        f"float bounds are rounded to {ROUND_PLACES} decimal places, so low {low!r} becomes "
-        f"0, and a log scale needs a low that rounds to at least 1e-{ROUND_PLACES} (above "
-        f"5e-14); search the exponent instead: a float in [{math.log10(low):.4g}, "
-        f"{math.log10(high):.4g}], used as 10**x",
-    )
-
-
-LARGEST_EXACT_INTEGER = 2**53
-"""ConfigSpace holds an integer hyperparameter in float vectors, which hold every integer
-only up to 2**53: a bound of 2**53 + 1 was stored as 2**53, and one beyond int64 was
-refused with numpy's "Python int too large to convert to C long"."""
-
-
-def _exact_integer_bounds(low: int, high: int, path: str, problems: Problems) -> bool:
-    """Whether ConfigSpace can hold the integer range [low, high] exactly: each bound,
-    and the range's width (its vectors divide by it: in [-2**53, 2**53] 1 became 0),
-    within 2**53. What it cannot hold is reported."""
-    advice = "narrow the range, or search a float on a log scale and round it"
-    beyond = [(key, value) for key, value in (("low", low), ("high", high))
-              if abs(value) > LARGEST_EXACT_INTEGER]
-    for key, value in beyond:
-        shown = f"{value:.4g}" if abs(value) > 10**18 else repr(value)
-        problems.add(
-            f"{path}.{key}",
-            f"{shown} is beyond ±2**53 ({LARGEST_EXACT_INTEGER}), above which ConfigSpace's "
-            f"float encoding cannot hold every integer; {advice}",
-        )
-    if not beyond and high - low > LARGEST_EXACT_INTEGER:
-        problems.add(path, f"the range [{low}, {high}] is wider than 2**53, beyond which "
-                     f"ConfigSpace's float encoding cannot hold every integer in it; {advice}")
-        return False
-    return not beyond
-
-
 def _option_name_ok(option: str, path: str, problems: Problems) -> bool:
     """An option name joins flat names (``choice:option:param``), so it must not hold the
     separator: ``svm:kernel:rbf`` would give flat names that collide with nested ones."""
@@ -345,9 +258,9 @@ class _Parser:
         elif log and low <= 0:
             self.problems.add(f"{path}.low", f"log scale needs low > 0, got {low!r}")
             return None
-        if not integer and not _storable_bounds(low, high, log is True, path, self.problems):
+        if not integer and not storable_float_bounds(low, high, log is True, path, self.problems):
             return None
-        if integer and not _exact_integer_bounds(low, high, path, self.problems):
+        if integer and not exact_integer_bounds(low, high, path, self.problems):
             return None
         q = None
         if "q" in raw:

@@ -30,6 +30,7 @@ from ConfigSpace.util import deactivate_inactive_hyperparameters
 from ensembo.errors import SpaceError
 from ensembo.spaces import impute as imputation
 from ensembo.spaces.activity import deactivate, in_activation_order
+from ensembo.spaces.bounds import refuse_infinite_bounds
 from ensembo.spaces.encoder import ENCODINGS, ColumnLayout
 from ensembo.spaces.quantize import as_stored, off_grid, quantize, step_of
 from ensembo.spaces.sampling import CANDIDATES_PER_CONFIG, MAX_CANDIDATES, prior_vectors
@@ -40,22 +41,6 @@ from ensembo.spaces.vectors import VectorForms
 def _plain(value: Any) -> Any:
     """Numpy scalars -> Python scalars, so configs serialize and compare cleanly."""
     return value.item() if isinstance(value, np.generic) else value
-
-
-def _refuse_infinite_bounds(space: str, hyperparameters: list[Any]) -> None:
-    """A ConfigSpace float whose bound was beyond ±1.79769e295 holds it as an infinity
-    (ConfigSpace multiplies bounds by 1e13 to round them): a study then ran every trial
-    at inf and failed on the first encoding, "'scale' is active in it but has no value".
-    A space file is refused earlier, by bound (``spaces.parse``)."""
-    for hp in hyperparameters:
-        bounds = (getattr(hp, "lower", 0), getattr(hp, "upper", 0))
-        if not all(np.isfinite(float(bound)) for bound in bounds):
-            raise SpaceError(
-                f"{space}: {hp.name}",
-                f"a bound is infinite ({bounds[0]}, {bounds[1]}): ConfigSpace rounds float "
-                "bounds to 13 decimal places, which overflows beyond ±1.79769e295; narrow the "
-                "range, or search the exponent (log10 of the value) instead",
-            )
 
 
 class Space(VectorForms):
@@ -83,7 +68,7 @@ class Space(VectorForms):
         self.spec = spec
         self.document = document
         self._hyperparameters = [configspace[n] for n in self.names]
-        _refuse_infinite_bounds(self.name, self._hyperparameters)
+        refuse_infinite_bounds(self.name, self._hyperparameters)
         impute = dict(impute or {})
         unknown = sorted(set(impute) - set(self.names))
         if unknown:
