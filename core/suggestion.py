@@ -31,9 +31,10 @@ import numpy as np
 
 from ensembo import execution
 from ensembo.attribution import calling, describe_component
+from ensembo.modelled_history import FailuresAsWorst, with_pending
 from ensembo.protocols import Proposer
 from ensembo.spaces.enumeration import every_config
-from ensembo.trials import History, Trial, TrialState, config_key
+from ensembo.trials import History, config_key
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +57,7 @@ class Suggester:
     n_initial: int
     seed: int
     _initial_configs: list[dict[str, Any]] | None = None
+    _modelled: FailuresAsWorst = attrs.field(factory=FailuresAsWorst, init=False, repr=False)
     _listing: Any = attrs.field(default=_NOT_LISTED, init=False, repr=False)
     _repeats_warned: bool = attrs.field(default=False, init=False, repr=False)
 
@@ -82,7 +84,7 @@ class Suggester:
         chosen: list[dict[str, Any]] = []
         for number in range(first, first + n):
             seen = with_pending(history, chosen) if chosen else history
-            modelled, targets = failures_as_worst(seen, targets_of(seen))
+            modelled, targets = self._modelled(seen, targets_of(seen))
             chosen.append(self._propose_distinct(number, modelled, targets, distinct))
         return chosen
 
@@ -232,39 +234,3 @@ def _proposing_component(proposer: Proposer) -> tuple[str, Any, str]:
     if optimizer is not None:
         return "acquisition optimizer", optimizer, "maximize"
     return "proposer", proposer, "propose"
-
-
-def failures_as_worst(history: History, targets: np.ndarray) -> tuple[History, np.ndarray]:
-    """The history the proposer models: failed trials count as completed with the
-    worst target so far (as SMAC's crash cost does).
-
-    Left out, a failing region looks unexplored and promising, and the proposer keeps
-    returning to it: on a 2-d toy with a failing third of the domain, a GP spent 10 of
-    11 model-based trials there. Without failures the history is passed unchanged.
-
-    The modelled trial's loss is the worst *loss*: an ensemble strategy's targets need
-    not share the losses' scale, and a worst target below every loss made the failed
-    trial the best by loss.
-    """
-    failed = history.in_state(TrialState.FAILED)
-    if not failed:
-        return history, targets
-    worst = float(np.max(targets))
-    worst_loss = max(t.loss for t in history.completed())
-    by_number = dict(zip((t.number for t in history.completed()), targets, strict=True))
-    by_number.update((t.number, worst) for t in failed)
-    as_complete = {
-        t.number: attrs.evolve(t, state=TrialState.COMPLETE, loss=worst_loss) for t in failed
-    }
-    modelled = History([as_complete.get(t.number, t) for t in history])
-    return modelled, np.array([by_number[t.number] for t in modelled.completed()])
-
-
-def with_pending(history: History, configs: list[dict[str, Any]]) -> History:
-    """``history`` plus ``configs`` as running trials, for proposals that must account
-    for the suggestions of the batch being built."""
-    extra = [
-        Trial(number=len(history) + i, config=config, state=TrialState.RUNNING)
-        for i, config in enumerate(configs)
-    ]
-    return History([*history, *extra])

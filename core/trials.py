@@ -7,12 +7,13 @@ seen, the single input every surrogate and ensemble strategy reads.
 
 from __future__ import annotations
 
+import copy as copy_module
 import enum
 import json
 import math
 import numbers
 import time
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -331,6 +332,22 @@ class History(Sequence[Trial]):
         self._best_known = True  # False after the best trial was replaced
         for trial in trials:
             self._put(trial)
+
+    def updated(self, trials: Iterable[Trial]) -> History:
+        """A new history: this one with ``trials`` put (kept as they are, as
+        ``History(trials)`` keeps them), its indexes copied instead of rebuilt trial by
+        trial. The proposer's view of the history (failed trials counted as complete,
+        a batch's suggestions as pending) is made on every ask, and rebuilding it put
+        every trial again: with a tenth of 2,000 trials failed, random search spent 79%
+        of its time there (16 ms per trial at the end instead of 1.5)."""
+        copy = copy_module.copy(self)
+        copy._trials, copy._keys = list(self._trials), list(self._keys)
+        copy._numbers = {state: dict(numbers) for state, numbers in self._numbers.items()}
+        copy._views = dict(self._views)  # views are replaced, never changed in place
+        copy._config_counts = dict(self._config_counts)
+        for trial in trials:
+            copy._put(trial)
+        return copy
 
     def put(self, trial: Trial) -> None:
         """Append a new trial or replace the trial with the same number.

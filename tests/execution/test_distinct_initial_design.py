@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ensembo import Study, TrialState
-from ensembo.suggestion import failures_as_worst
+from ensembo.modelled_history import failures_as_worst
 from ensembo.trials import History, Trial
 
 SIX_CONFIGS = {
