@@ -124,3 +124,50 @@ def test_results_come_back_in_run_order():
 
     results = Lockstep(scores).run([run_for(3), run_for(0), run_for(1)])
     assert results == [[0.0, 1.0, 2.0], [], [0.0]]
+
+
+class _InterruptOnce(type):
+    """lockstep's ``np.ndarray`` check, raising KeyboardInterrupt on its n-th use: a
+    Ctrl-C landing just after the caller took a message off the queue."""
+
+    checks = 0
+    interrupt_at = 3
+
+    def __instancecheck__(cls, value):
+        type(cls).checks += 1
+        if type(cls).checks == type(cls).interrupt_at:
+            raise KeyboardInterrupt
+        return isinstance(value, np.ndarray)
+
+
+@pytest.mark.parametrize("interrupt_at", [1, 2, 3, 4, 5])
+def test_a_ctrl_c_between_taking_and_recording_a_message_stops_every_run(
+    monkeypatch, interrupt_at
+):
+    """The message taken was lost, and the stop that trusted its counts waited for ever
+    for a run that was itself waiting (Ctrl-C hung a GP proposal)."""
+    from ensembo.plugins.acquisition_optimizers import lockstep
+
+    _InterruptOnce.checks, _InterruptOnce.interrupt_at = 0, interrupt_at
+    shim = type("numpy", (), {"ndarray": _InterruptOnce("ndarray", (), {}),
+                              "stack": staticmethod(np.stack)})
+    monkeypatch.setattr(lockstep, "np", shim)
+
+    def three_steps(evaluate):
+        for _ in range(3):
+            evaluate(np.zeros(2))
+
+    outcome: list[str] = []
+
+    def call():
+        try:
+            Lockstep(lambda v: (v.sum(axis=1), v.copy())).run([three_steps, three_steps])
+        except KeyboardInterrupt:
+            outcome.append("interrupted")
+
+    before = threading.active_count()
+    caller = threading.Thread(target=call, daemon=True)
+    caller.start()
+    caller.join(10)
+    assert outcome == ["interrupted"]
+    assert threading.active_count() == before
