@@ -101,8 +101,13 @@ def evaluate_in_child(
     # from reaching EOF until that sibling exits: fork and close under one lock.
     with _FORK_LOCK:
         read_end, write_end = os.pipe()
-        _flush_std_streams()  # else the child inherits, and writes again, buffered output
-        pid = os.fork()
+        try:
+            _flush_std_streams()  # else the child inherits, and writes again, buffered output
+            pid = os.fork()
+        except BaseException:  # EAGAIN (a pids.max or ulimit -u), or a Ctrl-C: no pipe left
+            os.close(read_end)
+            os.close(write_end)
+            raise
         if pid == 0:  # child: never returns
             os.close(read_end)
             _child_main(objective, config, limits, write_end, parent)
