@@ -14,6 +14,7 @@ import json
 import os
 import sqlite3
 import threading
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -136,11 +137,26 @@ class SQLiteStorage:
             self._connection = sqlite3.connect(
                 self.path, timeout=30.0, isolation_level=None, check_same_thread=False
             )
+        except sqlite3.DatabaseError as error:
+            raise StorageError(f"{self.path}: {_cannot_open(self.path, error)}") from error
+        self._close_when_dropped()
+        try:
             self._connection.execute("PRAGMA journal_mode=WAL")
             self._connection.execute("PRAGMA synchronous=NORMAL")
             self._connection.executescript(_SCHEMA)
         except sqlite3.DatabaseError as error:
+            self._closer()  # refused: the error's traceback would keep this storage alive
             raise StorageError(f"{self.path}: {_cannot_open(self.path, error)}") from error
+
+    def _close_when_dropped(self) -> None:
+        """Close the connection as soon as this storage is dropped without :meth:`close`
+        (a study let go of). sqlite3 keeps a connection in a reference cycle (its
+        statement cache refers back to it), so on its own it, and the file's three
+        descriptors (``.db``, ``-wal``, ``-shm``), would last until a cyclic garbage
+        collection, or for ever with ``gc`` disabled. Not at interpreter exit: a daemon
+        thread may still be using the connection then, as before."""
+        self._closer = weakref.finalize(self, self._connection.close)
+        self._closer.atexit = False
 
     def claim_writer(self) -> None:
         """Hold the file for this process while the storage lives (see
@@ -176,6 +192,7 @@ class SQLiteStorage:
         storage.path, storage._lock, storage._claim, storage.closed = (
             path, threading.RLock(), None, False)
         storage._connection = _read_only_connection(path)
+        storage._close_when_dropped()
         return storage
 
     def read_meta(self) -> dict[str, Any] | None:
