@@ -1,5 +1,6 @@
-"""The history a proposer models, made anew for each suggestion: failed trials counted
-as complete with the worst loss, and the suggestions of a batch so far as pending."""
+"""The history a proposer models for each suggestion: failed trials counted as complete
+with the worst loss, and the suggestions of a batch so far as pending. A proposer reads
+it and must not put trials into it: the view is kept and updated between asks."""
 
 from __future__ import annotations
 
