@@ -37,7 +37,8 @@ from ensembo.protocols import (
     Surrogate,
 )
 from ensembo.spaces import EncodedBatch, Space
-from ensembo.trials import History
+from ensembo.trial_vectors import TrialVectors
+from ensembo.trials import History, Trial
 
 logger = logging.getLogger(__name__)
 
@@ -296,6 +297,8 @@ class ModelBasedProposer:
         self.optimizer = optimizer
         self.fantasy = fantasy
         self._fitted_on: tuple | None = None  # what ``surrogate`` was last fitted on
+        # Each trial's vector made and checked once, not every trial's on every ask.
+        self._vectors = TrialVectors(check=True)
 
     def state(self) -> Any:
         """The surrogate's :class:`~ensembo.protocols.Resumable` state, if it has one."""
@@ -305,15 +308,28 @@ class ModelBasedProposer:
         if isinstance(self.surrogate, Resumable):
             self.surrogate.restore(state)
 
+    def _encode(self, space: Space, trials: list[Trial]) -> EncodedBatch:
+        """``space.encode`` of the trials' configurations, from vectors kept by trial
+        number (:class:`~ensembo.trial_vectors.TrialVectors`, checked as ``encode``
+        checks): the same batch, bit for bit, and the same refusal of a configuration
+        ``encode`` cannot encode. Made before ``calling`` the surrogate, so that such a
+        refusal is not noted as raised by the surrogate's method."""
+        return space.encode_vectors(self._vectors(space, trials))
+
     def _fit(self, space: Space, history: History, y: np.ndarray, rng) -> None:
         completed = history.completed()
+        raw = self._vectors(space, completed)
+        batch = space.encode_vectors(raw)
         with calling("surrogate", self.surrogate, "fit"):
-            self.surrogate.fit(space.encode([t.config for t in completed]), y, rng)
-        self._fitted_on = (tuple(t.number for t in completed), y.tobytes())
+            self.surrogate.fit(batch, y, rng)
+        self._fitted_on = _fit_key(completed, raw, y)
 
     def _fit_completed(self, space: Space, history: History, y: np.ndarray, rng) -> None:
-        """Fit on the completed trials unless already fitted on exactly these results."""
-        if (tuple(t.number for t in history.completed()), y.tobytes()) != self._fitted_on:
+        """Fit on the completed trials unless already fitted on exactly these trials,
+        configurations and results (a completed trial replaced by another configuration
+        with the same loss kept a fit on the old one)."""
+        completed = history.completed()
+        if _fit_key(completed, self._vectors(space, completed), y) != self._fitted_on:
             self._fit(space, history, y, rng)
 
     def _fit_believer(self, space: Space, history: History, y: np.ndarray, rng) -> None:
@@ -328,15 +344,16 @@ class ModelBasedProposer:
         (believer_rng,) = rng.spawn(1)
         self._fit(space, history, y, believer_rng)
 
-    def _lies(self, space: Space, pending: list, y: np.ndarray) -> np.ndarray:
+    def _lies(self, space: Space, pending: list[Trial], y: np.ndarray) -> np.ndarray:
         if self.fantasy == "kriging-believer":
+            batch = self._encode(space, pending)
             with calling("surrogate", self.surrogate, "predict", _MEAN_VARIANCE):
-                return np.asarray(self.surrogate.predict(space.encode(pending))[0], dtype=float)
+                return np.asarray(self.surrogate.predict(batch)[0], dtype=float)
         return np.full(len(pending), constant_liar(y))
 
     def _with_fantasies(self, space: Space, history: History, y: np.ndarray, rng) -> Surrogate:
         """A surrogate that has also seen the pending points, told their lies."""
-        pending = [t.config for t in history.pending()]
+        pending = history.pending()
         conditionable = isinstance(self.surrogate, ConditionableSurrogate)
         if conditionable:
             self._fit_completed(space, history, y, rng)
@@ -344,11 +361,12 @@ class ModelBasedProposer:
             self._fit_believer(space, history, y, rng)
         lies = self._lies(space, pending, y)
         if conditionable:
+            batch = self._encode(space, pending)
             with calling("surrogate", self.surrogate, "conditioned"):
-                return self.surrogate.conditioned(space.encode(pending), lies)
-        configs = [t.config for t in history.completed()] + pending
+                return self.surrogate.conditioned(batch, lies)
+        batch = self._encode(space, history.completed() + pending)
         with calling("surrogate", self.surrogate, "fit"):
-            self.surrogate.fit(space.encode(configs), np.concatenate([y, lies]), rng)
+            self.surrogate.fit(batch, np.concatenate([y, lies]), rng)
         self._fitted_on = None
         return self.surrogate
 
@@ -367,3 +385,8 @@ class ModelBasedProposer:
         surface = SurrogateAcquisition(surrogate, acquisition, float(np.min(y)), targets=y)
         with calling("acquisition optimizer", self.optimizer, "maximize"):
             return self.optimizer.maximize(surface, space, history, n, rng)
+
+
+def _fit_key(completed: list[Trial], raw: np.ndarray, y: np.ndarray) -> tuple:
+    """What a fit on the completed trials depends on: their numbers, vectors and targets."""
+    return tuple(t.number for t in completed), raw.tobytes(), y.tobytes()

@@ -37,11 +37,27 @@ class VectorForms:
         A value out of range, a value for an inactive hyperparameter, or none for an
         active one is a SpaceError: encoded, it would leave [0, 1] or change the
         configuration's signature, silently."""
-        raw = self.vectors(configs)
-        self._check_encodable(configs, raw)
-        return self._batch(raw)
+        return self._batch(self.checked_vectors(configs))
 
-    def _check_encodable(self, configs: Sequence[Mapping[str, Any]], raw: np.ndarray) -> None:
+    def checked_vectors(
+        self, configs: Sequence[Mapping[str, Any]], *, positions: Sequence[int] | None = None
+    ) -> np.ndarray:
+        """ConfigSpace vectors (n, d) of configurations that :meth:`encode` accepts:
+        ``encode(configs)`` is ``encode_vectors(checked_vectors(configs))``, so rows
+        kept from earlier calls encode alike. A configuration ``encode`` refuses is the
+        same SpaceError here; ``positions`` (one per configuration, default 0..n-1) are
+        the row numbers the error names, for configurations checked apart from the
+        batch they are encoded in."""
+        raw = self.vectors(configs)
+        self._check_encodable(configs, raw, positions)
+        return raw
+
+    def _check_encodable(
+        self,
+        configs: Sequence[Mapping[str, Any]],
+        raw: np.ndarray,
+        positions: Sequence[int] | None = None,
+    ) -> None:
         """Range and activity of every configuration, checked on their vectors at once."""
         scaled = raw / self._index_spread
         present = ~np.isnan(raw)
@@ -56,7 +72,8 @@ class VectorForms:
                 row, column = (int(i) for i in np.argwhere(wrong)[0])
                 name = self.names[column]
                 said = problem.format(value=configs[row].get(name))
-                raise SpaceError(self.name, f"cannot encode configuration {row}, "
+                position = row if positions is None else positions[row]
+                raise SpaceError(self.name, f"cannot encode configuration {position}, "
                                  f"{dict(configs[row])}: {name!r} {said}")
 
     def _batch(self, raw: np.ndarray) -> EncodedBatch:

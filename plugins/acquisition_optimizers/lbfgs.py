@@ -28,14 +28,11 @@ from scipy.stats import qmc
 from ensembo.hookspecs import declares_options
 from ensembo.plugins.acquisition_optimizers.continuous_relaxation import ContinuousRelaxation
 from ensembo.plugins.acquisition_optimizers.lockstep import Lockstep
-from ensembo.plugins.acquisition_optimizers.selection import (
-    best_distinct,
-    seen_vectors,
-    vector_keys,
-)
+from ensembo.plugins.acquisition_optimizers.selection import best_distinct, vector_keys
 from ensembo.plugins.option_checks import attrs_validator, sobol_size, whole
 from ensembo.protocols import AcquisitionSurface, DifferentiableSurrogate, SampledSurrogate
 from ensembo.spaces import Space
+from ensembo.trial_vectors import TrialVectors
 from ensembo.trials import History
 
 MIN_GRADIENT_SCALE = 1e-150
@@ -65,6 +62,7 @@ class LbfgsOptimizer:
         # wrapped into a ValueError here, it lost that.
         self.settings = LbfgsSettings(**options)
         self._relaxations: dict[int, ContinuousRelaxation] = {}
+        self._trial_vectors = TrialVectors()  # the history's vectors, each made once
 
     def _relaxation(self, space: Space) -> ContinuousRelaxation:
         key = id(space)
@@ -99,9 +97,8 @@ class LbfgsOptimizer:
             ascended = relaxation.onto_grid(self._ascend(surface, space, relaxation, starts))
             candidates = np.vstack([candidates, ascended])
             scores = np.concatenate([scores, surface.score(space.encode_vectors(ascended))])
-        return best_distinct(
-            space, candidates, scores, n, vector_keys(seen_vectors(space, history))
-        )
+        seen = vector_keys(self._trial_vectors(space, list(history)))
+        return best_distinct(space, candidates, scores, n, seen)
 
     def _branch_leaders(self, signature: np.ndarray, order: np.ndarray, exclude: set) -> list[int]:
         """The best candidate of each condition signature (best branches first), so

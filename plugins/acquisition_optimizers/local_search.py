@@ -26,10 +26,10 @@ from ensembo.hookspecs import declares_options
 from ensembo.plugins.acquisition_optimizers.neighbourhood import OneExchangeNeighbourhood
 from ensembo.plugins.acquisition_optimizers.random_search import default_samples
 from ensembo.plugins.acquisition_optimizers.selection import best_distinct, vector_keys
-from ensembo.plugins.acquisition_optimizers.trial_vectors import TrialVectors
 from ensembo.plugins.option_checks import attrs_validator, positive, probability, whole
 from ensembo.protocols import AcquisitionSurface
 from ensembo.spaces import Space
+from ensembo.trial_vectors import TrialVectors
 from ensembo.trials import History, TrialState
 
 _RELATIVE_TOLERANCE = 1e-9

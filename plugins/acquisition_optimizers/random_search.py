@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 
 from ensembo.plugins.acquisition_optimizers.selection import best_distinct, vector_keys
-from ensembo.plugins.acquisition_optimizers.trial_vectors import TrialVectors
 from ensembo.plugins.option_checks import whole
 from ensembo.protocols import AcquisitionSurface
 from ensembo.spaces import Space
+from ensembo.trial_vectors import TrialVectors
 from ensembo.trials import History
 
 SAMPLES_PER_DIMENSION = 200

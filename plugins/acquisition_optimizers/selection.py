@@ -17,7 +17,6 @@ import numpy as np
 
 from ensembo.errors import SpaceError
 from ensembo.spaces import Space
-from ensembo.trials import History
 
 _DECIMALS = 9
 
@@ -27,11 +26,6 @@ def vector_keys(vectors: np.ndarray) -> list[bytes]:
     rounded = np.round(np.nan_to_num(np.asarray(vectors, dtype=float), nan=-1.0), _DECIMALS)
     rounded += 0.0  # folds -0.0 into 0.0 so that equal rows give equal bytes
     return [row.tobytes() for row in rounded]
-
-
-def seen_vectors(space: Space, history: History) -> np.ndarray:
-    """Vectors of every configuration in the history, whatever its state."""
-    return space.vectors([trial.config for trial in history])
 
 
 def best_distinct(

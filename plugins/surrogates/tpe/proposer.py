@@ -43,11 +43,11 @@ from ConfigSpace.hyperparameters import (
 
 from ensembo.errors import SpaceError
 from ensembo.hookspecs import declares_options
-from ensembo.plugins.acquisition_optimizers.trial_vectors import TrialVectors
 from ensembo.plugins.option_checks import attrs_validator, flag, fraction, positive, whole
 from ensembo.plugins.surrogates.tpe.parzen import ColumnKinds, ParzenEstimator
 from ensembo.spaces import Space
 from ensembo.spaces.activity import deactivate
+from ensembo.trial_vectors import TrialVectors
 from ensembo.trials import History
 
 

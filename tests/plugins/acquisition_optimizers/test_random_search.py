@@ -78,7 +78,7 @@ def test_refuses_a_sample_count_that_is_no_integer(value):
 
 
 def test_trial_vectors_follow_a_changed_configuration(tree_space):
-    from ensembo.plugins.acquisition_optimizers.trial_vectors import TrialVectors
+    from ensembo.trial_vectors import TrialVectors
 
     space = Space(tree_space)
     vectors = TrialVectors()
