@@ -33,6 +33,8 @@ from __future__ import annotations
 import copy
 import numbers
 from collections.abc import Mapping
+from os import PathLike
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -86,6 +88,28 @@ def _check_fixed_validation(ensemble: Any, validation_targets: np.ndarray | None
             "rows for every trial, so there is no fixed validation set: use reshuffle: false "
             "in cv, or ensemble='best'",
         )
+
+
+def _new_study_file(storage: Any) -> Path | None:
+    """The path of the study file a fit is about to create, or ``None`` (in memory, or
+    the file exists already: it is never deleted)."""
+    if storage is None or not isinstance(storage, str | PathLike) or str(storage) == ":memory:":
+        return None
+    path = Path(storage)
+    return None if path.exists() else path
+
+
+def _discard_if_nothing_ran(study: Study, path: Path) -> bool:
+    """Close ``study`` and delete the file (and its write-ahead log) it created at
+    ``path``, if no trial ran: as ``ensembo run`` does (``cli.run_command``), a file
+    holding only the refused fit's settings would refuse the corrected one as another
+    study. Returns whether it did."""
+    if study.history.in_state(TrialState.RUNNING, TrialState.COMPLETE, TrialState.FAILED):
+        return False
+    study.close()
+    for name in (path.name, path.name + "-wal", path.name + "-shm"):
+        path.with_name(name).unlink(missing_ok=True)
+    return True
 
 
 def _check_selection(selection: Any, selection_split: Any) -> None:
@@ -284,6 +308,7 @@ class _EnsemboSearch(BaseEstimator):
         fingerprint = data_fingerprint(X, y, task.groups_all)
         check_same_data(self.storage, (X, y, task.groups_all), task.validation_targets())
         _check_fixed_validation(self.ensemble, task.validation_targets())
+        created = _new_study_file(self.storage)
         study = Study(
             space,
             surrogate=_fresh("surrogate", self.surrogate),
@@ -300,9 +325,12 @@ class _EnsemboSearch(BaseEstimator):
         # Set before the search: if no trial completes, the failed trials' errors are
         # in ``study_`` (and in the error message) for the user to look at.
         self.study_ = study
-        store = artifact_store_for(self.storage)
-        remaining = max(int(self.n_trials) - finished_count(study), 0)
         try:
+            # before any trial: a models folder another study file owns refuses this one
+            # (after the study took the file's lock, so that the store's clean-up of
+            # half-written models never touches another process's folder in use)
+            store = artifact_store_for(self.storage)
+            remaining = max(int(self.n_trials) - finished_count(study), 0)
             run_task(
                 study, task, remaining, store=store, timeout=self.timeout, n_jobs=self.n_jobs,
                 limits=limits,
@@ -310,6 +338,10 @@ class _EnsemboSearch(BaseEstimator):
             final = finalize(
                 study, task, store, selection=self.selection, refit=self.refit, limits=limits
             )
+        except BaseException:
+            if created is not None and _discard_if_nothing_ran(study, created):
+                del self.study_  # nothing to look at: a refused fit leaves an unfitted estimator
+            raise
         finally:  # the search is over: let another process load or resume the file
             study.close()
         self.best_estimator_ = final.best_estimator
