@@ -18,6 +18,7 @@ import logging
 import time
 import traceback
 
+import attrs
 import joblib
 
 from ensembo.execution import NO_LIMITS, OutcomeKind, TrialLimits, evaluate_in_child
@@ -98,9 +99,16 @@ def _record(study: Study, trial: Trial, outcome: Evaluation, store: ArtifactStor
     complete trial without its model (a final model that cannot be loaded).
 
     As in Study.optimize, a result the study cannot use (e.g. its predictions) fails
-    its trial with the reason instead of stopping the search; its model is dropped."""
+    its trial with the reason instead of stopping the search; its model is dropped.
+
+    With a store, the study is told the evaluation without its model: ``study.models``
+    would otherwise hold every trial's model for as long as the study lives (an
+    estimator's ``study_``), on top of the store, which is where the final models are
+    taken from (on disk with a storage path, so memory grew by a model per trial for
+    models already written). Without one, ``study.models`` is where the model is."""
     if store is not None:
         store.put(trial.number, outcome.model)
+        outcome = attrs.evolve(outcome, model=None)
     finished = study._tell_returned(trial, outcome)
     if finished.state is TrialState.FAILED:
         logger.warning("trial %d failed: %s", trial.number, finished.error)
