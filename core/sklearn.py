@@ -60,7 +60,7 @@ from ensembo.ml.stored_search import (
 )
 from ensembo.ml.task import Task
 from ensembo.ml.text_columns import TextColumns
-from ensembo.stored_study import SCORING
+from ensembo.stored_study import SCORING, discard_if_nothing_ran
 from ensembo.study import Study
 from ensembo.trials import TrialState
 
@@ -97,19 +97,6 @@ def _new_study_file(storage: Any) -> Path | None:
         return None
     path = Path(storage)
     return None if path.exists() else path
-
-
-def _discard_if_nothing_ran(study: Study, path: Path) -> bool:
-    """Close ``study`` and delete the file (and its write-ahead log) it created at
-    ``path``, if no trial ran: as ``ensembo run`` does (``cli.run_command``), a file
-    holding only the refused fit's settings would refuse the corrected one as another
-    study. Returns whether it did."""
-    if study.history.in_state(TrialState.RUNNING, TrialState.COMPLETE, TrialState.FAILED):
-        return False
-    study.close()
-    for name in (path.name, path.name + "-wal", path.name + "-shm"):
-        path.with_name(name).unlink(missing_ok=True)
-    return True
 
 
 def _check_selection(selection: Any, selection_split: Any) -> None:
@@ -339,7 +326,7 @@ class _EnsemboSearch(BaseEstimator):
                 study, task, store, selection=self.selection, refit=self.refit, limits=limits
             )
         except BaseException:
-            if created is not None and _discard_if_nothing_ran(study, created):
+            if created is not None and discard_if_nothing_ran(study, created):
                 del self.study_  # nothing to look at: a refused fit leaves an unfitted estimator
             raise
         finally:  # the search is over: let another process load or resume the file

@@ -11,6 +11,7 @@ import ast
 import json
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 import attrs
@@ -21,7 +22,7 @@ from ensembo.errors import PluginContractError, StorageError, UnknownComponentEr
 from ensembo.protocols import Resumable
 from ensembo.storage import Storage
 from ensembo.storage.memory import MemoryStorage
-from ensembo.trials import History
+from ensembo.trials import History, TrialState
 
 logger = logging.getLogger(__name__)
 
@@ -451,3 +452,18 @@ def resume_arguments(storage: Any, meta: dict[str, Any] | None) -> dict[str, Any
     for kind, spec in meta["components"].items():
         arguments[components.EXPERIMENT_KEYS.get(kind, kind)] = spec
     return arguments
+
+
+def discard_if_nothing_ran(study: Any, path: Path) -> bool:
+    """Close ``study`` and delete the study file it created at ``path`` (with its
+    write-ahead log) if no trial ran; returns whether it did. A file holding only the
+    settings of a run that was refused or stopped before its first trial would refuse
+    the corrected run as another study. Only for a file the caller created: one that
+    existed before is never deleted. (The ``.lock`` file stays: deleting a lock another
+    process may be taking is unsafe.)"""
+    if study.history.in_state(TrialState.RUNNING, TrialState.COMPLETE, TrialState.FAILED):
+        return False
+    study.close()
+    for name in (path.name, path.name + "-wal", path.name + "-shm"):
+        path.with_name(name).unlink(missing_ok=True)
+    return True

@@ -14,11 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ensembo import spaces
-from ensembo.cli.run_command import (
-    discard_if_nothing_ran,
-    print_budget_reached,
-    print_timeout_stop,
-)
+from ensembo.cli.run_command import print_budget_reached, print_timeout_stop
 from ensembo.datasets import data_digest
 from ensembo.errors import ExperimentError, StorageError, TrialError
 from ensembo.execution import TrialLimits
@@ -43,6 +39,7 @@ from ensembo.stored_study import (
     SCORING,
     another_space,
     changed_data_message,
+    discard_if_nothing_ran,
     same_space,
 )
 from ensembo.study import Study

@@ -21,7 +21,7 @@ from ensembo.errors import (
 )
 from ensembo.experiment import Experiment, ExperimentProblems, load_experiment, parse_experiment
 from ensembo.objective import failure_summary
-from ensembo.stored_study import SCORING
+from ensembo.stored_study import SCORING, discard_if_nothing_ran
 from ensembo.study import Study
 from ensembo.trials import TrialState, outcome_counts, outcome_text
 
@@ -97,16 +97,6 @@ def check_queued(experiment: Experiment) -> None:
             space.complete(config)
         except SpaceError as error:
             raise ExperimentError(f"enqueue[{index}]", str(error)) from None
-
-
-def discard_if_nothing_ran(study: Study, storage: Path) -> None:
-    """A study file this run created holds only its settings while no trial has run;
-    kept after a failure, it would refuse the corrected experiment as another study."""
-    if study.history.in_state(TrialState.RUNNING, TrialState.COMPLETE, TrialState.FAILED):
-        return
-    study.close()
-    for path in (storage, *(storage.with_name(storage.name + s) for s in ("-wal", "-shm"))):
-        path.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
