@@ -1,10 +1,11 @@
-"""CPU per trial of a study whose objective fails on a tenth of the space, and a digest
-of the trials it made, so that two installs (before and after a change) can be
-compared on speed and on the sequence of configurations.
+"""CPU per trial of a study (the library's own work plus a cheap objective that fails on a
+tenth of the space), and a digest of the trials it made, so that two installs (before
+and after a change) can be compared on speed and on the sequence of configurations.
 
-    OMP_NUM_THREADS=1 python benchmarks/failed_trials_overhead.py [SURROGATE:TRIALS ...]
+    OMP_NUM_THREADS=1 python benchmarks/trial_overhead.py [SURROGATE:TRIALS ...]
 
-Default: random search (``none``) at 2,000 trials and ``tpe`` at 600. The objective is a
+Default: random search (``none``) at 2,000 trials and ``tpe`` at 600; e.g. ``rf:600
+gp:300`` for the model-based asks. The objective is a
 5-D quadratic, NaN (a failed trial) where x0 > 4. CPU time, as the machine is shared.
 """
 
