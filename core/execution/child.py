@@ -6,9 +6,12 @@ optionally capped with ``RLIMIT_AS`` (the memory limit is counted on top of the
 address space the child inherits at the fork), and asked by the kernel to die with its parent
 (``PR_SET_PDEATHSIG``) so that no evaluation outlives the worker or driver that started
 it. The child leads a process group of its own, and the group is what is killed, so
-programs the objective started stop with it. The result travels back pickled through a
-pipe; the parent reads it against the deadline and kills the child with SIGKILL when
-the deadline passes.
+programs the objective started stop with it: at the deadline, and also once the trial
+has ended, so that a helper the objective forked and left running (a daemonic
+``multiprocessing.Process``, a prefetch worker) ends with its trial. The result travels
+back pickled through a pipe, behind its length; the parent reads it against the deadline,
+stops reading as soon as it is whole (a forked helper holds the pipe's write end too, so
+EOF would wait for the helper), and kills the child with SIGKILL when the deadline passes.
 
 Forking works inside daemonic processes (Dask workers, pool workers), where
 ``multiprocessing`` refuses to start children. POSIX only.
@@ -23,6 +26,7 @@ import pickle
 import resource
 import select
 import signal
+import struct
 import sys
 import threading
 import time
@@ -35,6 +39,8 @@ from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception, 
 
 _PR_SET_PDEATHSIG = 1
 _CHUNK = 1 << 16
+_HEADER = struct.Struct("<Q")
+"""The payload's length in bytes, written before it."""
 _PROPAGATED = (KeyboardInterrupt, SystemExit)
 """What an objective may raise to stop the run rather than fail its trial."""
 
@@ -113,16 +119,19 @@ def evaluate_in_child(
             _child_main(objective, config, limits, write_end, parent)
         os.close(write_end)
     _own_process_group(pid)  # the child does it too: whichever runs first
+    exited = _exit_watch(pid)
     if on_start is not None:
         on_start(pid)
     deadline = None if limits.wall_time is None else time.monotonic() + limits.wall_time
     try:
-        payload = _read_until(read_end, deadline)
+        payload = _read_frame(read_end, deadline, exited)
     except BaseException:  # Ctrl-C or shutdown while waiting: the child must not linger
         _kill(pid)
         raise
     finally:
         os.close(read_end)
+        if exited is not None:
+            os.close(exited)
     if payload is None:
         _kill(pid)
         return Outcome(
@@ -132,7 +141,11 @@ def evaluate_in_child(
                 "and was killed"
             ),
         )
-    status = _reap(pid)
+    try:
+        status = _reap_ending_group(pid)
+    except BaseException:  # Ctrl-C while the child flushes its output and exits
+        _kill(pid)
+        raise
     if payload:
         try:
             outcome = pickle.loads(payload)
@@ -280,30 +293,94 @@ def _die_with(parent: int) -> None:
 
 
 def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+    """Write ``data`` to ``fd`` behind its length (:func:`_read_frame`), and close it."""
+    for part in (_HEADER.pack(len(data)), data):
+        view = memoryview(part)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
     os.close(fd)
 
 
-def _read_until(fd: int, deadline: float | None) -> bytes | None:
-    """Everything written to ``fd`` until EOF, or ``None`` if the deadline passes first."""
-    chunks = []
+def _exit_watch(pid: int) -> int | None:
+    """A descriptor that becomes readable when the child ``pid`` exits (a pidfd, Linux
+    5.3+), without reaping it; ``None`` where there is none."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):  # no pidfd_open here, or an old kernel (ENOSYS)
+        return None
+
+
+def _read_frame(fd: int, deadline: float | None, exited: int | None = None) -> bytearray | None:
+    """The payload :func:`_write_all` sent on ``fd``, as soon as it is whole.
+
+    Empty if the pipe reaches EOF, or the child exits (``exited``, :func:`_exit_watch`,
+    becomes readable) with nothing more in the pipe, before the payload is whole: the
+    child crashed. ``None`` if the deadline passes first. Not waiting for EOF matters:
+    a process the objective forked and left running holds the write end too, and EOF
+    would come only when it ends.
+    """
+    data = bytearray()
+    size: int | None = None
+    watched = [fd] if exited is None else [fd, exited]
+    gone = False  # the child has exited: all it wrote is in the pipe already
     while True:
-        wait = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-        ready, _, _ = select.select([fd], [], [], wait)
-        if not ready:
-            return None
+        if gone:
+            wait: float | None = 0.0
+        else:
+            wait = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+        ready, _, _ = select.select(watched, [], [], wait)
+        if fd not in ready:
+            if gone:
+                return bytearray()
+            if not ready:
+                return None
+            gone, watched = True, [fd]
+            continue
         chunk = os.read(fd, _CHUNK)
         if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
+            return bytearray()
+        data += chunk
+        if size is None and len(data) >= _HEADER.size:
+            (size,) = _HEADER.unpack_from(data)
+            del data[: _HEADER.size]
+        if size is not None and len(data) >= size:
+            del data[size:]
+            return data
 
 
 def _kill(pid: int) -> None:
     kill_group(pid)
     _reap(pid)
+
+
+def _reap_ending_group(pid: int) -> int:
+    """Wait for the child ``pid`` to exit, SIGKILL what is left in its process group (a
+    helper the objective forked and did not end: the trial's processes end with the
+    trial), then reap the child and return its wait status.
+
+    The group is signalled while the child is an unreaped zombie: until it is reaped its
+    pid, which is the group's id, cannot be given to another process, so the signal
+    cannot reach a group that reused the id. A child that is not the leader of a group
+    of its own (both ``setpgid`` calls failed) is in the driver's group: nothing is
+    signalled then. Without ``os.waitid`` the child is only reaped.
+    """
+    waitid = getattr(os, "waitid", None)
+    if waitid is not None:
+        try:
+            waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        except ChildProcessError:  # reaped already (SIGCHLD ignored): its id may be reused
+            return 0
+        try:
+            leads_own_group = os.getpgid(pid) == pid != os.getpgrp()
+        except OSError:
+            leads_own_group = False
+        if leads_own_group:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    return _reap(pid)
 
 
 def kill_group(pid: int) -> None:
