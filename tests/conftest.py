@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Callable
+
 import pytest
 from ConfigSpace import Categorical, ConfigurationSpace, EqualsCondition, Float, Integer
 
@@ -22,3 +26,20 @@ def tree_space() -> ConfigurationSpace:
     space.add([branch, shared, only_b, steps])
     space.add([EqualsCondition(only_b, branch, "b"), EqualsCondition(steps, branch, "b")])
     return space
+
+
+@pytest.fixture
+def open_files_under() -> Callable[[object], list[str]]:
+    """The names of the files under a folder that this process holds open (read from
+    Linux's /proc/self/fd), for tests that a study lets go of its files."""
+
+    def names(folder: object) -> list[str]:
+        found = []
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):  # the listing's own fd is gone already
+                target = os.readlink(f"/proc/self/fd/{fd}")
+                if target.startswith(str(folder)):
+                    found.append(os.path.basename(target))
+        return sorted(found)
+
+    return names

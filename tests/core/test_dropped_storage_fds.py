@@ -19,16 +19,6 @@ SPACE = {"params": {"x": {"type": "float", "low": 0.0, "high": 1.0}}}
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts fds in /proc")
 
 
-def _open_under(folder) -> list[str]:
-    names = []
-    for fd in os.listdir("/proc/self/fd"):
-        with contextlib.suppress(OSError):
-            target = os.readlink(f"/proc/self/fd/{fd}")
-            if target.startswith(str(folder)):
-                names.append(os.path.basename(target))
-    return names
-
-
 @contextlib.contextmanager
 def _gc_disabled():
     enabled = gc.isenabled()
@@ -46,30 +36,32 @@ def _run_and_drop(path) -> None:
     study.optimize(lambda c: c["x"], n_trials=2)  # and no close()
 
 
-def test_a_dropped_study_closes_its_file_without_a_garbage_collection(tmp_path):
+def test_a_dropped_study_closes_its_file_without_a_garbage_collection(tmp_path, open_files_under):
     with _gc_disabled():
         for n in range(5):
             _run_and_drop(tmp_path / f"s{n}.db")
-            assert _open_under(tmp_path) == []
+            assert open_files_under(tmp_path) == []
         for n in range(5):
             ensembo.Study.load(tmp_path / f"s{n}.db")  # dropped at once
-        assert _open_under(tmp_path) == []
+        assert open_files_under(tmp_path) == []
 
 
-def test_a_dropped_read_only_storage_closes_its_connection(tmp_path):
+def test_a_dropped_read_only_storage_closes_its_connection(tmp_path, open_files_under):
     _run_and_drop(tmp_path / "s.db")
     with _gc_disabled():
         storage = SQLiteStorage.existing(tmp_path / "s.db", read_only=True)
-        assert storage.trials() and _open_under(tmp_path)
+        assert storage.trials() and open_files_under(tmp_path)
         del storage
-        assert _open_under(tmp_path) == []
+        assert open_files_under(tmp_path) == []
 
 
-def test_close_still_closes_and_releases_the_file_and_a_later_drop_is_harmless(tmp_path):
+def test_close_still_closes_and_releases_the_file_and_a_later_drop_is_harmless(
+    tmp_path, open_files_under
+):
     study = ensembo.Study(SPACE, surrogate=None, storage=tmp_path / "s.db")
     study.optimize(lambda c: c["x"], n_trials=2)
     study.close()
-    assert not [n for n in _open_under(tmp_path) if not n.endswith(".lock")]
+    assert not [n for n in open_files_under(tmp_path) if not n.endswith(".lock")]
     other = ensembo.Study.load(tmp_path / "s.db")  # the writer lock is let go of too
     other.optimize(lambda c: c["x"], n_trials=1)
     del study

@@ -5,7 +5,6 @@ stayed on disk)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 
 import pytest
@@ -23,34 +22,28 @@ def data():
     return make_classification(n_samples=90, n_features=4, random_state=0)
 
 
-def _open_under(folder) -> list[str]:
-    names = []
-    for fd in os.listdir("/proc/self/fd"):
-        with contextlib.suppress(OSError):
-            target = os.readlink(f"/proc/self/fd/{fd}")
-            if target.startswith(str(folder)):
-                names.append(os.path.basename(target))
-    return sorted(names)
-
-
 def _estimator(tree_space, path):
     return EnsemboClassifier(tree_space, n_trials=2, cv=3, surrogate=None, storage=path)
 
 
-def test_a_refused_fit_on_a_new_file_closes_it_and_removes_it(tmp_path, tree_space, data):
+def test_a_refused_fit_on_a_new_file_closes_it_and_removes_it(
+    tmp_path, tree_space, data, open_files_under
+):
     X, y = data
     _estimator(tree_space, tmp_path / "run.sqlite").fit(X, y)  # owns run.models/
     refused = _estimator(tree_space, tmp_path / "run.db")
     with pytest.raises(StorageError, match="its models would be kept in"):
         refused.fit(X, y)
-    assert _open_under(tmp_path) == []  # no connection, no lock
+    assert open_files_under(tmp_path) == []  # no connection, no lock
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("run.db")
                 and not p.name.endswith(".lock")]  # the lock's sidecar stays, as for ensembo run
     assert not hasattr(refused, "study_")  # an unfitted estimator, not a closed study
     assert len(Study.load(tmp_path / "run.sqlite").trials) == 2  # the owner is untouched
 
 
-def test_a_refused_fit_on_an_existing_file_closes_it_and_keeps_it(tmp_path, tree_space, data):
+def test_a_refused_fit_on_an_existing_file_closes_it_and_keeps_it(
+    tmp_path, tree_space, data, open_files_under
+):
     X, y = data
     _estimator(tree_space, tmp_path / "run.db").fit(X, y)
     (tmp_path / "run.sqlite").touch()  # another study file now owns the models folder
@@ -58,6 +51,6 @@ def test_a_refused_fit_on_an_existing_file_closes_it_and_keeps_it(tmp_path, tree
     refused = _estimator(tree_space, tmp_path / "run.db")
     with pytest.raises(StorageError, match="its models would be kept in"):
         refused.fit(X, y)
-    assert _open_under(tmp_path) == []
+    assert open_files_under(tmp_path) == []
     assert refused.study_.storage.closed
     assert len(Study.load(tmp_path / "run.db").trials) == 2  # kept, as it was
