@@ -33,7 +33,6 @@ from __future__ import annotations
 import copy
 import numbers
 from collections.abc import Mapping
-from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +43,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ensembo import checks, components, defaults, execution, spaces
-from ensembo.errors import ExperimentError
+from ensembo.errors import ExperimentError, StorageError
 from ensembo.loss_fit import DEFAULT_LOSS
 from ensembo.ml.artifacts import artifact_store_for
 from ensembo.ml.categorical_columns import categorical_mask
@@ -60,6 +59,7 @@ from ensembo.ml.stored_search import (
 )
 from ensembo.ml.task import Task
 from ensembo.ml.text_columns import TextColumns
+from ensembo.storage import study_file_path
 from ensembo.stored_study import SCORING, discard_if_nothing_ran
 from ensembo.study import Study
 from ensembo.trials import TrialState
@@ -91,12 +91,14 @@ def _check_fixed_validation(ensemble: Any, validation_targets: np.ndarray | None
 
 
 def _new_study_file(storage: Any) -> Path | None:
-    """The path of the study file a fit is about to create, or ``None`` (in memory, or
-    the file exists already: it is never deleted)."""
-    if storage is None or not isinstance(storage, str | PathLike) or str(storage) == ":memory:":
+    """The path of the study file a fit is about to create, as the study opens it
+    (``~``, ``sqlite:///``), or ``None``: in memory, a storage object, a path the study
+    will refuse, or a file that exists already (it is never deleted)."""
+    try:
+        path = study_file_path(storage)
+    except StorageError:  # the study refuses it, naming it, before any file is made
         return None
-    path = Path(storage)
-    return None if path.exists() else path
+    return None if path is None or path.exists() else path
 
 
 def _check_selection(selection: Any, selection_split: Any) -> None:
@@ -327,7 +329,7 @@ class _EnsemboSearch(BaseEstimator):
             )
         except BaseException:
             if created is not None and discard_if_nothing_ran(study, created):
-                del self.study_  # nothing to look at: a refused fit leaves an unfitted estimator
+                self._forget_fit()  # nothing to look at: a refused fit leaves an unfitted estimator
             raise
         finally:  # the search is over: let another process load or resume the file
             study.close()

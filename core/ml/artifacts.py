@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import joblib
 
 from ensembo.errors import StorageError
+from ensembo.storage import study_file_path
 
 logger = logging.getLogger(__name__)
 
@@ -94,9 +95,9 @@ def artifact_store_for(storage: str | PathLike | None) -> MemoryArtifactStore | 
     The folder records the study file that owns it (:data:`OWNER_FILE`); another study
     file of the same stem (``run.sqlite``, a copy ``run.bak``) is refused, before any
     trial runs, rather than overwrite that study's models or predict with them."""
-    if storage is None or str(storage) == ":memory:":
+    path = study_file_path(storage)
+    if path is None:  # a study kept in memory (``sqlite://`` too) keeps its models there
         return MemoryArtifactStore()
-    path = Path(storage)
     directory = path.with_name(path.stem + ".models")
     claim_models_folder(path, directory)
     return DiskArtifactStore(directory)

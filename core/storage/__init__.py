@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from os import PathLike
+from pathlib import Path
 
 from ensembo.errors import StorageError
 from ensembo.storage.base import Storage
@@ -32,6 +33,17 @@ def keeps_in_memory(target: Storage | str | PathLike | None) -> bool:
     """Whether ``target`` keeps a study in memory only, writing no file."""
     return (target is None or isinstance(target, MemoryStorage)
             or (isinstance(target, str) and target in IN_MEMORY))
+
+
+def study_file_path(target: Storage | str | PathLike | None) -> Path | None:
+    """The file :func:`open_storage` keeps a study in for ``target`` (``sqlite:///`` and
+    ``~`` resolved), or ``None`` when it keeps the study in memory or ``target`` is a
+    storage object. Whatever sits next to a study file (its models folder, a refused
+    run's clean-up) is found from this path, not from the spelling given: from
+    ``~/runs/a.db`` the models went to a folder named ``~`` in the working directory."""
+    if isinstance(target, Storage) or keeps_in_memory(target):
+        return None
+    return Path(_path(target))
 
 
 def claim_for_writing(storage: Storage) -> None:
