@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import joblib
 import numpy as np
 
 from ensembo.errors import StorageError
-from ensembo.storage import Storage, open_existing_storage
+from ensembo.storage import Storage, open_existing_storage, study_file_path
 from ensembo.stored_study import SCORING
 
 #: Study metadata key of the training data's digest (see :func:`check_same_data`).
@@ -66,12 +65,13 @@ def _stored_meta(storage: Any) -> dict[str, Any] | None:
 
     Reads without creating or altering a file; a file that holds no study is left to
     :class:`~ensembo.Study` to open (and report) as before."""
-    if storage is None:
-        return None
     if isinstance(storage, Storage):
         return storage.read_meta()
-    path = str(storage).removeprefix("sqlite:///")
-    if path == ":memory:" or not Path(path).is_file():
+    try:  # the file the study opens: from "~/run.db" the check read "./~/run.db", none
+        path = study_file_path(storage)
+    except StorageError:  # an empty path or a folder: the study refuses it, naming it
+        return None
+    if path is None or not path.is_file():
         return None
     try:
         opened = open_existing_storage(storage, read_only=True)
@@ -87,10 +87,10 @@ def _stored_meta(storage: Any) -> dict[str, Any] | None:
 
 def _data_differs(storage: Any) -> StorageError:
     """The refusal, with the way out: a new path, or deleting the old study."""
-    if isinstance(storage, Storage):
+    path = study_file_path(storage)
+    if path is None:
         way_out = "pass a new storage"
     else:
-        path = Path(str(storage).removeprefix("sqlite:///"))
         models = path.with_name(path.stem + ".models")  # where artifact_store_for keeps them
         also = f" and {models}/" if models.is_dir() else ""
         way_out = f"give this fit a new storage path, or delete {path}{also} to start over"

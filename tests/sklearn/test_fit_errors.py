@@ -42,6 +42,22 @@ def test_a_storage_fitted_on_other_labels_is_refused_before_any_trial(tmp_path, 
     assert len(Study.load(path).trials) == 3
 
 
+
+@pytest.mark.parametrize("spelling", ["~/skl.db", "sqlite:///{tmp}/skl.db"])
+def test_a_storage_fitted_on_other_labels_is_refused_however_its_path_is_spelt(
+    tmp_path, monkeypatch, tree_space, data, spelling
+):
+    """The check read the literal spelling, so from ``~/skl.db`` it found no study and
+    let a fit on other labels go on into the stored one."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    X, y = data
+    storage = spelling.format(tmp=tmp_path)
+    EnsemboClassifier(tree_space, n_trials=3, cv=3, surrogate=None, storage=storage).fit(X, y)
+    other = EnsemboClassifier(tree_space, n_trials=3, cv=3, surrogate=None, storage=storage)
+    with pytest.raises(StorageError, match="holds a search fitted on different data") as error:
+        other.fit(X, np.random.default_rng(0).permutation(y))
+    assert f"delete {tmp_path / 'skl.db'} and {tmp_path / 'skl.models'}/" in str(error.value)
+
 def test_a_storage_fitted_on_other_rows_is_refused_not_a_missing_predictions_error(
     tmp_path, tree_space, data
 ):
