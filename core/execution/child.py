@@ -35,6 +35,7 @@ from typing import Any
 
 import attrs
 
+from ensembo import interrupts
 from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception, portable, raised
 
 _PR_SET_PDEATHSIG = 1
@@ -103,33 +104,42 @@ def evaluate_in_child(
     ``on_start(pid)`` lets a supervisor track the child so it can kill it on shutdown.
     """
     parent = os.getpid()
-    # A sibling forked while this write end is open would inherit it and keep the pipe
-    # from reaching EOF until that sibling exits: fork and close under one lock.
-    with _FORK_LOCK:
-        read_end, write_end = os.pipe()
-        try:
-            _flush_std_streams()  # else the child inherits, and writes again, buffered output
-            pid = os.fork()
-        except BaseException:  # EAGAIN (a pids.max or ulimit -u), or a Ctrl-C: no pipe left
-            os.close(read_end)
-            os.close(write_end)
-            raise
-        if pid == 0:  # child: never returns
-            os.close(read_end)
-            _child_main(objective, config, limits, write_end, parent)
-        os.close(write_end)
-    _own_process_group(pid)  # the child does it too: whichever runs first
-    exited = _exit_watch(pid)
-    if on_start is not None:
-        on_start(pid)
-    deadline = None if limits.wall_time is None else time.monotonic() + limits.wall_time
+    pid = 0
+    read_end: int | None = None
+    exited: int | None = None
     try:
+        # From the pipe to a stored pid, a Ctrl-C is only noted (main thread; no signal
+        # reaches a worker thread): raised before the pid is known, it would leave the
+        # child running the whole evaluation, unreaped. It is raised when the block
+        # ends, inside this ``try``, whose except kills the child.
+        with interrupts.deferred():
+            # A sibling forked while this write end is open would inherit it and keep the
+            # pipe from reaching EOF until that sibling exits: fork and close under one lock.
+            with _FORK_LOCK:
+                read_end, write_end = os.pipe()
+                try:
+                    _flush_std_streams()  # else the child writes buffered output again
+                    pid = os.fork()
+                except BaseException:  # EAGAIN (a pids.max or ulimit -u): no pipe left
+                    os.close(write_end)  # and read_end in the finally below
+                    raise
+                if pid == 0:  # child: never returns
+                    os.close(read_end)
+                    _child_main(objective, config, limits, write_end, parent)
+                os.close(write_end)
+        _own_process_group(pid)  # the child does it too: whichever runs first
+        exited = _exit_watch(pid)
+        if on_start is not None:
+            on_start(pid)
+        deadline = None if limits.wall_time is None else time.monotonic() + limits.wall_time
         payload = _read_frame(read_end, deadline, exited)
-    except BaseException:  # Ctrl-C or shutdown while waiting: the child must not linger
-        _kill(pid)
+    except BaseException:  # Ctrl-C or shutdown from the fork on: the child must not linger
+        if pid:
+            _kill(pid)
         raise
     finally:
-        os.close(read_end)
+        if read_end is not None:
+            os.close(read_end)
         if exited is not None:
             os.close(exited)
     if payload is None:
