@@ -35,17 +35,23 @@ class TrialVectors:
 
     def __init__(self, *, check: bool = False) -> None:
         self.check = check
-        self._space: Space | None = None
-        self._rows: dict[int, tuple[dict[str, Any], np.ndarray]] = {}
+        # (space, rows by trial number), replaced as one: an optimizer object may serve
+        # two studies in two threads, and reading the space and the rows apart, or a
+        # row after checking it, could give one study the other's vectors.
+        self._cache: tuple[Space | None, dict[int, tuple[dict[str, Any], np.ndarray]]] = (
+            None, {})
 
     def __call__(self, space: Space, trials: Sequence[Trial]) -> np.ndarray:
-        if space is not self._space:
-            self._space, self._rows = space, {}
-        rows = self._rows
+        cached_space, rows = self._cache
+        if space is not cached_space:
+            rows = {}
+            self._cache = (space, rows)
+        # each (configuration, row) pair read once, and used as read
+        found = [rows.get(trial.number) for trial in trials]
         missing = [
             position
-            for position, trial in enumerate(trials)
-            if (kept := rows.get(trial.number)) is None or kept[0] != trial.config
+            for position, (kept, trial) in enumerate(zip(found, trials, strict=True))
+            if kept is None or kept[0] != trial.config
         ]
         if missing:
             configs = [trials[position].config for position in missing]
@@ -54,7 +60,7 @@ class TrialVectors:
             else:
                 made = space.vectors(configs)
             for position, config, row in zip(missing, configs, made, strict=True):
-                rows[trials[position].number] = (dict(config), row)
+                found[position] = rows[trials[position].number] = (dict(config), row)
         if not trials:
             return np.empty((0, space.dimension))
-        return np.array([rows[t.number][1] for t in trials])
+        return np.array([kept[1] for kept in found])

@@ -6,6 +6,9 @@ completed, or changed in place must not leave a stale row, and a configuration
 
 from __future__ import annotations
 
+import sys
+import threading
+
 import numpy as np
 import pytest
 from ConfigSpace import Categorical, ConfigurationSpace
@@ -18,7 +21,7 @@ from ensembo.plugins.acquisitions.expected_improvement import ExpectedImprovemen
 from ensembo.proposal import ModelBasedProposer
 from ensembo.spaces import Space
 from ensembo.trial_vectors import TrialVectors
-from ensembo.trials import Evaluation, History, Trial
+from ensembo.trials import Evaluation, History, Trial, TrialState
 
 
 class RecordingSurrogate:
@@ -230,3 +233,35 @@ def test_lbfgs_excludes_the_trials_as_they_are_now():
     assert optimizer.maximize(Flat(), space, history, 1, rng) == [{"c": "c"}]
     history.put(_done(0, {"c": "c"}))
     assert optimizer.maximize(Flat(), space, history, 1, rng) == [{"c": "a"}]
+
+
+def test_two_studies_in_two_threads_never_get_each_others_vectors():
+    """An acquisition optimizer object may serve two studies; in two threads one study's
+    row for a trial number could replace the other's between the check and the read
+    (17 and 24 of 500 asks in the review's reproducer)."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    space = Space(ConfigurationSpace(space={"x": (0.0, 1.0), "y": (0.0, 1.0)}))
+    shared = TrialVectors()
+    rng = np.random.default_rng(0)
+    histories = [
+        [Trial(number=i, config=c, state=TrialState.COMPLETE, loss=1.0)
+         for i, c in enumerate(space.sample(100, rng))]
+        for _ in range(2)
+    ]
+    wrong = [0, 0]
+
+    def one_study(k):
+        expected = space.vectors([t.config for t in histories[k]])
+        for _ in range(300):
+            wrong[k] += not np.array_equal(shared(space, histories[k]), expected, equal_nan=True)
+
+    threads = [threading.Thread(target=one_study, args=(k,)) for k in (0, 1)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert wrong == [0, 0]
