@@ -32,7 +32,7 @@ def open_storage(target: Storage | str | PathLike | None) -> Storage:
 def keeps_in_memory(target: Storage | str | PathLike | None) -> bool:
     """Whether ``target`` keeps a study in memory only, writing no file."""
     return (target is None or isinstance(target, MemoryStorage)
-            or (isinstance(target, str) and target in IN_MEMORY))
+            or (isinstance(target, str | PathLike) and os.fsdecode(target) in IN_MEMORY))
 
 
 def study_file_path(target: Storage | str | PathLike | None) -> Path | None:
@@ -79,7 +79,7 @@ def _path(target: str | PathLike) -> str:
         raise StorageError(
             f"storage must be a file path or a Storage, got {type(target).__name__}: {target!r}"
         )
-    path = str(target)
+    path = os.fsdecode(target)  # not str(): a PathLike's str() may be its repr
     path = path[len("sqlite:///") :] if path.startswith("sqlite:///") else path
     path = os.path.expanduser(path)  # "~/runs/a.db" is not a folder named "~"
     if not path or path.endswith(("/", os.sep)) or os.path.isdir(path):
