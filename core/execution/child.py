@@ -6,9 +6,11 @@ optionally capped with ``RLIMIT_AS`` (the memory limit is counted on top of the
 address space the child inherits at the fork), and asked by the kernel to die with its parent
 (``PR_SET_PDEATHSIG``) so that no evaluation outlives the worker or driver that started
 it. The child leads a process group of its own, and the group is what is killed, so
-programs the objective started stop with it: at the deadline, and also once the trial
-has ended, so that a helper the objective forked and left running (a daemonic
-``multiprocessing.Process``, a prefetch worker) ends with its trial. The result travels
+programs the objective started stop with it: at the deadline (SIGKILL), and also once
+the trial has ended, so that a helper the objective forked and left running (a daemonic
+``multiprocessing.Process``, a prefetch worker) ends with its trial (SIGTERM, then SIGKILL
+after a short grace, so that a ``multiprocessing`` resource tracker, which ignores SIGTERM,
+can still unlink the shared memory the objective left). The result travels
 back pickled through a pipe, behind its length; the parent reads it against the deadline,
 stops reading as soon as it is whole (a forked helper holds the pipe's write end too, so
 EOF would wait for the helper), and kills the child with SIGKILL when the deadline passes.
@@ -42,6 +44,10 @@ _PR_SET_PDEATHSIG = 1
 _CHUNK = 1 << 16
 _HEADER = struct.Struct("<Q")
 """The payload's length in bytes, written before it."""
+_EXIT_POLL = 0.05
+"""Seconds between checks that the child exited, where there is no pidfd."""
+_GROUP_GRACE = 0.5
+"""Seconds the rest of an ended trial's process group has between SIGTERM and SIGKILL."""
 _PROPAGATED = (KeyboardInterrupt, SystemExit)
 """What an objective may raise to stop the run rather than fail its trial."""
 
@@ -132,7 +138,7 @@ def evaluate_in_child(
         if on_start is not None:
             on_start(pid)
         deadline = None if limits.wall_time is None else time.monotonic() + limits.wall_time
-        payload = _read_frame(read_end, deadline, exited)
+        payload = _read_frame(read_end, deadline, exited, pid)
     except BaseException:  # Ctrl-C or shutdown from the fork on: the child must not linger
         if pid:
             _kill(pid)
@@ -151,11 +157,7 @@ def evaluate_in_child(
                 "and was killed"
             ),
         )
-    try:
-        status = _reap_ending_group(pid)
-    except BaseException:  # Ctrl-C while the child flushes its output and exits
-        _kill(pid)
-        raise
+    status = _reap_ending_group(pid)
     if payload:
         try:
             outcome = pickle.loads(payload)
@@ -321,31 +323,39 @@ def _exit_watch(pid: int) -> int | None:
         return None
 
 
-def _read_frame(fd: int, deadline: float | None, exited: int | None = None) -> bytearray | None:
+def _read_frame(
+    fd: int, deadline: float | None, exited: int | None = None, pid: int = 0
+) -> bytearray | None:
     """The payload :func:`_write_all` sent on ``fd``, as soon as it is whole.
 
-    Empty if the pipe reaches EOF, or the child exits (``exited``, :func:`_exit_watch`,
-    becomes readable) with nothing more in the pipe, before the payload is whole: the
-    child crashed. ``None`` if the deadline passes first. Not waiting for EOF matters:
-    a process the objective forked and left running holds the write end too, and EOF
-    would come only when it ends.
+    Empty if the pipe reaches EOF, or the child exits with nothing more in the pipe,
+    before the payload is whole: the child crashed. The exit is seen on ``exited``
+    (:func:`_exit_watch`) becoming readable or, where there is no pidfd, by polling the
+    child ``pid`` every ``_EXIT_POLL`` s (:func:`_has_exited`). ``None`` if the deadline
+    passes first. Not waiting for EOF matters: a process the objective forked and left
+    running holds the write end too, and EOF would come only when it ends.
     """
     data = bytearray()
     size: int | None = None
     watched = [fd] if exited is None else [fd, exited]
+    polled = exited is None and pid > 0 and hasattr(os, "waitid")
     gone = False  # the child has exited: all it wrote is in the pipe already
     while True:
         if gone:
             wait: float | None = 0.0
         else:
             wait = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            if polled:
+                wait = _EXIT_POLL if wait is None else min(wait, _EXIT_POLL)
         ready, _, _ = select.select(watched, [], [], wait)
         if fd not in ready:
             if gone:
                 return bytearray()
-            if not ready:
+            if ready or (polled and _has_exited(pid)):
+                gone, watched = True, [fd]
+                continue
+            if deadline is not None and time.monotonic() >= deadline:
                 return None
-            gone, watched = True, [fd]
             continue
         chunk = os.read(fd, _CHUNK)
         if not chunk:
@@ -359,38 +369,111 @@ def _read_frame(fd: int, deadline: float | None, exited: int | None = None) -> b
             return data
 
 
+def _has_exited(pid: int) -> bool:
+    """Whether the child ``pid`` has exited, without reaping it."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # reaped already (SIGCHLD ignored)
+        return True
+
+
 def _kill(pid: int) -> None:
     kill_group(pid)
     _reap(pid)
 
 
 def _reap_ending_group(pid: int) -> int:
-    """Wait for the child ``pid`` to exit, SIGKILL what is left in its process group (a
+    """Wait for the child ``pid`` to exit, end what is left in its process group (a
     helper the objective forked and did not end: the trial's processes end with the
-    trial), then reap the child and return its wait status.
+    trial), reap the child and return its wait status.
 
-    The group is signalled while the child is an unreaped zombie: until it is reaped its
+    The group gets SIGTERM while the child is an unreaped zombie: until it is reaped its
     pid, which is the group's id, cannot be given to another process, so the signal
-    cannot reach a group that reused the id. A child that is not the leader of a group
-    of its own (both ``setpgid`` calls failed) is in the driver's group: nothing is
-    signalled then. Without ``os.waitid`` the child is only reaped.
+    cannot reach a group that reused the id. Then the child is reaped, and whatever is
+    still alive in the group after ``_GROUP_GRACE`` s gets SIGKILL. SIGTERM first matters: a
+    ``multiprocessing`` resource tracker the objective started is in the group, ignores
+    SIGTERM and, once the child and its helpers are gone, unlinks the shared memory the
+    objective left; SIGKILL at once left it in /dev/shm. Once reaped, the id is checked
+    with signal 0 before SIGKILL: while a member is alive its id is not reused (and pids
+    are handed out cyclically), and a group found empty is done with, which is the usual
+    case and costs no wait. A child that is not the leader of a group of its own (both
+    ``setpgid`` calls failed) is in the driver's group: nothing is signalled then.
+    Without ``os.waitid`` the child is only reaped. A Ctrl-C while the child flushes its
+    output and exits, or during the grace, SIGKILLs the group (and reaps the child).
     """
     waitid = getattr(os, "waitid", None)
-    if waitid is not None:
-        try:
-            waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
-        except ChildProcessError:  # reaped already (SIGCHLD ignored): its id may be reused
-            return 0
-        try:
-            leads_own_group = os.getpgid(pid) == pid != os.getpgrp()
-        except OSError:
-            leads_own_group = False
-        if leads_own_group:
+    try:
+        if waitid is None:
+            return _reap(pid)
+        waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+    except ChildProcessError:  # reaped already (SIGCHLD ignored): its id may be reused
+        return 0
+    except BaseException:
+        _kill(pid)
+        raise
+    try:
+        leads_own_group = os.getpgid(pid) == pid != os.getpgrp()
+    except OSError:
+        leads_own_group = False
+    if not leads_own_group:
+        return _reap(pid)
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return _reap(pid)
+    status = _reap(pid)
+    end = time.monotonic() + _GROUP_GRACE
+    pause = 0.001
+    try:
+        while True:
             try:
-                os.killpg(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-    return _reap(pid)
+                os.killpg(pid, 0)
+            except (ProcessLookupError, PermissionError):  # the group is empty
+                return status
+            if not _has_live_member(pid) or time.monotonic() >= end:
+                break
+            time.sleep(pause)
+            pause = min(pause * 2, 0.02)
+    except BaseException:  # Ctrl-C during the grace: no waiting for the group then
+        _kill_reaped_group(pid)
+        raise
+    _kill_reaped_group(pid)
+    return status
+
+
+def _has_live_member(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` is alive, not a zombie (Linux ``/proc``;
+    ``True`` where that cannot be told). A helper's zombie stays in the group until its
+    new parent reaps it, and an init that reaps late (a container's) would hold up every
+    such trial for the whole grace."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return True
+    found = False
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as stat:
+                fields = stat.read().rpartition(b")")[2].split()
+            if int(fields[2]) != pgid:
+                continue
+        except (OSError, ValueError, IndexError):
+            continue
+        found = True
+        if fields[0] not in (b"Z", b"X"):
+            return True
+    return not found  # no member seen at all: this /proc may not show the group
+
+
+def _kill_reaped_group(pid: int) -> None:
+    """SIGKILL the group whose leader ``pid`` is reaped (never the pid alone: it may be
+    reused)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def kill_group(pid: int) -> None:
