@@ -157,7 +157,7 @@ def evaluate_in_child(
                 "and was killed"
             ),
         )
-    status = _reap_ending_group(pid)
+    status = _reap_ending_group(pid, deadline)
     if payload:
         try:
             outcome = pickle.loads(payload)
@@ -382,7 +382,7 @@ def _kill(pid: int) -> None:
     _reap(pid)
 
 
-def _reap_ending_group(pid: int) -> int:
+def _reap_ending_group(pid: int, deadline: float | None = None) -> int:
     """Wait for the child ``pid`` to exit, end what is left in its process group (a
     helper the objective forked and did not end: the trial's processes end with the
     trial), reap the child and return its wait status.
@@ -400,12 +400,19 @@ def _reap_ending_group(pid: int) -> int:
     ``setpgid`` calls failed) is in the driver's group: nothing is signalled then.
     Without ``os.waitid`` the child is only reaped. A Ctrl-C while the child flushes its
     output and exits, or during the grace, SIGKILLs the group (and reaps the child).
+
+    The wait for the exit ends at the trial's ``deadline``: a child that sent its result
+    and then hangs (its final flush of stdout into a full pipe, the driver's output piped
+    to a stalled reader) held the driver past ``trial_timeout`` for as long as it hung.
+    Its result is whole, so it is kept; the group is SIGKILLed.
     """
     waitid = getattr(os, "waitid", None)
     try:
         if waitid is None:
             return _reap(pid)
-        waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        if not _exited_by(pid, deadline):
+            _kill(pid)
+            return 0
     except ChildProcessError:  # reaped already (SIGCHLD ignored): its id may be reused
         return 0
     except BaseException:
@@ -439,6 +446,22 @@ def _reap_ending_group(pid: int) -> int:
         raise
     _kill_reaped_group(pid)
     return status
+
+
+def _exited_by(pid: int, deadline: float | None) -> bool:
+    """Wait, without reaping it, for the child ``pid`` to exit; ``False`` if ``deadline``
+    passes first. ``ChildProcessError`` if it was reaped already (SIGCHLD ignored)."""
+    if deadline is None:
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        return True
+    pause = 0.0005
+    while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(pause, left))
+        pause = min(2 * pause, 0.02)
+    return True
 
 
 def _has_live_member(pgid: int) -> bool:
