@@ -414,7 +414,7 @@ def _reap_ending_group(pid: int, deadline: float | None = None) -> int:
             _kill(pid)
             return 0
     except ChildProcessError:  # reaped already (SIGCHLD ignored): its id may be reused
-        return 0
+        return UNKNOWN_STATUS
     except BaseException:
         _kill(pid)
         raise
@@ -512,14 +512,21 @@ def kill_group(pid: int) -> None:
         pass
 
 
+UNKNOWN_STATUS = -1
+"""The wait status of a child the system reaped itself (SIGCHLD ignored in this process)."""
+
+
 def _reap(pid: int) -> int:
     try:
         return os.waitpid(pid, 0)[1]
     except ChildProcessError:
-        return 0
+        return UNKNOWN_STATUS
 
 
 def _exit_description(status: int) -> str:
+    if status == UNKNOWN_STATUS:  # read as a status, it said "exited with code 0"
+        return ("ended before returning a result (how is unknown: SIGCHLD is ignored in "
+                "this process, so the system reaped it)")
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
         return f"was killed by signal {signal.Signals(number).name}"
