@@ -16,7 +16,8 @@ stops reading as soon as it is whole (a forked helper holds the pipe's write end
 EOF would wait for the helper), and kills the child with SIGKILL when the deadline passes.
 
 Forking works inside daemonic processes (Dask workers, pool workers), where
-``multiprocessing`` refuses to start children. POSIX only.
+``multiprocessing`` refuses to start children. POSIX only. Ending the child and its group,
+and reading how it ended: :mod:`ensembo.execution.process_group`.
 """
 
 from __future__ import annotations
@@ -39,6 +40,12 @@ import attrs
 
 from ensembo import interrupts
 from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception, portable, raised
+from ensembo.execution.process_group import (
+    exit_description,
+    has_exited,
+    kill_and_reap,
+    reap_ending_group,
+)
 
 _PR_SET_PDEATHSIG = 1
 _CHUNK = 1 << 16
@@ -46,8 +53,6 @@ _HEADER = struct.Struct("<Q")
 """The payload's length in bytes, written before it."""
 _EXIT_POLL = 0.05
 """Seconds between checks that the child exited, where there is no pidfd."""
-_GROUP_GRACE = 0.5
-"""Seconds the rest of an ended trial's process group has between SIGTERM and SIGKILL."""
 _PROPAGATED = (KeyboardInterrupt, SystemExit)
 """What an objective may raise to stop the run rather than fail its trial."""
 
@@ -141,7 +146,7 @@ def evaluate_in_child(
         payload = _read_frame(read_end, deadline, exited, pid)
     except BaseException:  # Ctrl-C or shutdown from the fork on: the child must not linger
         if pid:
-            _kill(pid)
+            kill_and_reap(pid)
         raise
     finally:
         if read_end is not None:
@@ -149,7 +154,7 @@ def evaluate_in_child(
         if exited is not None:
             os.close(exited)
     if payload is None:
-        _kill(pid)
+        kill_and_reap(pid)
         return Outcome(
             kind=OutcomeKind.TIMEOUT,
             message=(
@@ -157,7 +162,7 @@ def evaluate_in_child(
                 "and was killed"
             ),
         )
-    status = _reap_ending_group(pid, deadline)
+    status = reap_ending_group(pid, deadline)
     if payload:
         try:
             outcome = pickle.loads(payload)
@@ -169,7 +174,7 @@ def evaluate_in_child(
         return _propagating_interrupts(outcome)
     return Outcome(
         kind=OutcomeKind.CRASHED,
-        message=f"crashed: the evaluation process {_exit_description(status)}",
+        message=f"crashed: the evaluation process {exit_description(status)}",
     )
 
 
@@ -331,8 +336,8 @@ def _read_frame(
     Empty if the pipe reaches EOF, or the child exits with nothing more in the pipe,
     before the payload is whole: the child crashed. The exit is seen on ``exited``
     (:func:`_exit_watch`) becoming readable or, where there is no pidfd, by polling the
-    child ``pid`` every ``_EXIT_POLL`` s (:func:`_has_exited`). ``None`` if the deadline
-    passes first. Not waiting for EOF matters: a process the objective forked and left
+    child ``pid`` every ``_EXIT_POLL`` s (:func:`.process_group.has_exited`). ``None`` if
+    the deadline passes first. Not waiting for EOF matters: a process the objective forked and left
     running holds the write end too, and EOF would come only when it ends.
     """
     data = bytearray()
@@ -351,7 +356,7 @@ def _read_frame(
         if fd not in ready:
             if gone:
                 return bytearray()
-            if ready or (polled and _has_exited(pid)):
+            if ready or (polled and has_exited(pid)):
                 gone, watched = True, [fd]
                 continue
             if deadline is not None and time.monotonic() >= deadline:
@@ -367,167 +372,3 @@ def _read_frame(
         if size is not None and len(data) >= size:
             del data[size:]
             return data
-
-
-def _has_exited(pid: int) -> bool:
-    """Whether the child ``pid`` has exited, without reaping it."""
-    try:
-        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-    except ChildProcessError:  # reaped already (SIGCHLD ignored)
-        return True
-
-
-def _kill(pid: int) -> None:
-    kill_group(pid)
-    _reap(pid)
-
-
-def _reap_ending_group(pid: int, deadline: float | None = None) -> int:
-    """Wait for the child ``pid`` to exit, end what is left in its process group (a
-    helper the objective forked and did not end: the trial's processes end with the
-    trial), reap the child and return its wait status.
-
-    The group gets SIGTERM while the child is an unreaped zombie: until it is reaped its
-    pid, which is the group's id, cannot be given to another process, so the signal
-    cannot reach a group that reused the id. Then the child is reaped, and whatever is
-    still alive in the group after ``_GROUP_GRACE`` s gets SIGKILL. SIGTERM first matters: a
-    ``multiprocessing`` resource tracker the objective started is in the group, ignores
-    SIGTERM and, once the child and its helpers are gone, unlinks the shared memory the
-    objective left; SIGKILL at once left it in /dev/shm. Once reaped, the id is checked
-    with signal 0 before SIGKILL: while a member is alive its id is not reused (and pids
-    are handed out cyclically), and a group found empty is done with, which is the usual
-    case and costs no wait. A child that is not the leader of a group of its own (both
-    ``setpgid`` calls failed) is in the driver's group: nothing is signalled then.
-    Without ``os.waitid`` the child is only reaped. A Ctrl-C while the child flushes its
-    output and exits, or during the grace, SIGKILLs the group (and reaps the child).
-
-    The wait for the exit ends at the trial's ``deadline``: a child that sent its result
-    and then hangs (its final flush of stdout into a full pipe, the driver's output piped
-    to a stalled reader) held the driver past ``trial_timeout`` for as long as it hung.
-    Its result is whole, so it is kept; the group is SIGKILLed.
-    """
-    waitid = getattr(os, "waitid", None)
-    try:
-        if waitid is None:
-            return _reap(pid)
-        if not _exited_by(pid, deadline):
-            _kill(pid)
-            return 0
-    except ChildProcessError:  # reaped already (SIGCHLD ignored): its id may be reused
-        return UNKNOWN_STATUS
-    except BaseException:
-        _kill(pid)
-        raise
-    try:
-        leads_own_group = os.getpgid(pid) == pid != os.getpgrp()
-    except OSError:
-        leads_own_group = False
-    if not leads_own_group:
-        return _reap(pid)
-    try:
-        os.killpg(pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        return _reap(pid)
-    status = _reap(pid)
-    end = time.monotonic() + _GROUP_GRACE
-    pause = 0.001
-    try:
-        while True:
-            try:
-                os.killpg(pid, 0)
-            except (ProcessLookupError, PermissionError):  # the group is empty
-                return status
-            if not _has_live_member(pid) or time.monotonic() >= end:
-                break
-            time.sleep(pause)
-            pause = min(pause * 2, 0.02)
-    except BaseException:  # Ctrl-C during the grace: no waiting for the group then
-        _kill_reaped_group(pid)
-        raise
-    _kill_reaped_group(pid)
-    return status
-
-
-def _exited_by(pid: int, deadline: float | None) -> bool:
-    """Wait, without reaping it, for the child ``pid`` to exit; ``False`` if ``deadline``
-    passes first. ``ChildProcessError`` if it was reaped already (SIGCHLD ignored)."""
-    if deadline is None:
-        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
-        return True
-    pause = 0.0005
-    while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return False
-        time.sleep(min(pause, left))
-        pause = min(2 * pause, 0.02)
-    return True
-
-
-def _has_live_member(pgid: int) -> bool:
-    """Whether a process of group ``pgid`` is alive, not a zombie (Linux ``/proc``;
-    ``True`` where that cannot be told). A helper's zombie stays in the group until its
-    new parent reaps it, and an init that reaps late (a container's) would hold up every
-    such trial for the whole grace."""
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return True
-    found = False
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as stat:
-                fields = stat.read().rpartition(b")")[2].split()
-            if int(fields[2]) != pgid:
-                continue
-        except (OSError, ValueError, IndexError):
-            continue
-        found = True
-        if fields[0] not in (b"Z", b"X"):
-            return True
-    return not found  # no member seen at all: this /proc may not show the group
-
-
-def _kill_reaped_group(pid: int) -> None:
-    """SIGKILL the group whose leader ``pid`` is reaped (never the pid alone: it may be
-    reused)."""
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def kill_group(pid: int) -> None:
-    """SIGKILL the evaluation ``pid`` and the processes it started (its process group)."""
-    try:
-        os.killpg(pid, signal.SIGKILL)
-        return
-    except (ProcessLookupError, PermissionError):  # no group of its own: the pid alone
-        pass
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
-UNKNOWN_STATUS = -1
-"""The wait status of a child the system reaped itself (SIGCHLD ignored in this process)."""
-
-
-def _reap(pid: int) -> int:
-    try:
-        return os.waitpid(pid, 0)[1]
-    except ChildProcessError:
-        return UNKNOWN_STATUS
-
-
-def _exit_description(status: int) -> str:
-    if status == UNKNOWN_STATUS:  # read as a status, it said "exited with code 0"
-        return ("ended before returning a result (how is unknown: SIGCHLD is ignored in "
-                "this process, so the system reaped it)")
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        return f"was killed by signal {signal.Signals(number).name}"
-    return f"exited with code {os.waitstatus_to_exitcode(status)} before returning a result"

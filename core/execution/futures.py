@@ -18,8 +18,9 @@ from typing import Any
 
 from ensembo.errors import ExecutionError
 from ensembo.execution.backend import Objective, check_serializable, usable_cpus
-from ensembo.execution.child import TrialLimits, evaluate, evaluate_in_child, kill_group
+from ensembo.execution.child import TrialLimits, evaluate, evaluate_in_child
 from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception
+from ensembo.execution.process_group import kill_group
 
 
 class _FuturesBackend:
