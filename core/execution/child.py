@@ -6,14 +6,14 @@ optionally capped with ``RLIMIT_AS`` (the memory limit is counted on top of the
 address space the child inherits at the fork), and asked by the kernel to die with its parent
 (``PR_SET_PDEATHSIG``) so that no evaluation outlives the worker or driver that started
 it. The child leads a process group of its own, and the group is what is killed, so
-programs the objective started stop with it: at the deadline (SIGKILL), and also once
-the trial has ended, so that a helper the objective forked and left running (a daemonic
-``multiprocessing.Process``, a prefetch worker) ends with its trial (SIGTERM, then SIGKILL
-after a short grace, so that a ``multiprocessing`` resource tracker, which ignores SIGTERM,
-can still unlink the shared memory the objective left). The result travels
-back pickled through a pipe, behind its length; the parent reads it against the deadline,
-stops reading as soon as it is whole (a forked helper holds the pipe's write end too, so
-EOF would wait for the helper), and kills the child with SIGKILL when the deadline passes.
+programs the objective started stop with it: at the deadline, and also once the trial
+has ended, so that a helper the objective forked and left running (a daemonic
+``multiprocessing.Process``, a prefetch worker) ends with its trial. Either way the group
+gets SIGTERM, then SIGKILL after a short grace, so that a ``multiprocessing`` resource
+tracker, which ignores SIGTERM, can still unlink the shared memory the objective left.
+The result travels back pickled through a pipe, behind its length; the parent reads it
+against the deadline, and stops reading as soon as it is whole (a forked helper holds the
+pipe's write end too, so EOF would wait for the helper).
 
 Forking works inside daemonic processes (Dask workers, pool workers), where
 ``multiprocessing`` refuses to start children. POSIX only. Ending the child and its group,
@@ -41,6 +41,7 @@ import attrs
 from ensembo import interrupts
 from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception, portable, raised
 from ensembo.execution.process_group import (
+    end_timed_out,
     exit_description,
     has_exited,
     kill_and_reap,
@@ -154,7 +155,7 @@ def evaluate_in_child(
         if exited is not None:
             os.close(exited)
     if payload is None:
-        kill_and_reap(pid)
+        end_timed_out(pid)
         return Outcome(
             kind=OutcomeKind.TIMEOUT,
             message=(

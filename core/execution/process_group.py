@@ -4,7 +4,7 @@ reading how it ended.
 The child leads a process group of its own (:mod:`ensembo.execution.child`), so
 signalling the group reaches what the objective started too. A group is signalled only
 while its id cannot belong to anyone else: while the child is alive or an unreaped
-zombie, or while a member is seen alive.
+zombie, or while the group has members.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ def kill_group(pid: int) -> None:
         pass
 
 
-def kill_and_reap(pid: int) -> None:
+def kill_and_reap(pid: int) -> int:
     kill_group(pid)
-    reap(pid)
+    return reap(pid)
 
 
 def reap(pid: int) -> int:
@@ -73,57 +73,58 @@ def reap_ending_group(pid: int, deadline: float | None = None) -> int:
     helper the objective forked and did not end: the trial's processes end with the
     trial), reap the child and return its wait status.
 
-    The group gets SIGTERM while the child is an unreaped zombie: until it is reaped its
-    pid, which is the group's id, cannot be given to another process, so the signal
-    cannot reach a group that reused the id. Then the child is reaped, and whatever is
-    still alive in the group after ``_GROUP_GRACE`` s gets SIGKILL. SIGTERM first matters: a
-    ``multiprocessing`` resource tracker the objective started is in the group, ignores
-    SIGTERM and, once the child and its helpers are gone, unlinks the shared memory the
-    objective left; SIGKILL at once left it in /dev/shm. Once reaped, the id is checked
-    with signal 0 before SIGKILL: while a member is alive its id is not reused (and pids
-    are handed out cyclically), and a group found empty is done with, which is the usual
-    case and costs no wait. A child that is not the leader of a group of its own (both
-    ``setpgid`` calls failed) is in the driver's group: nothing is signalled then.
-    Without ``os.waitid`` the child is only reaped. A Ctrl-C while the child flushes its
-    output and exits, or during the grace, SIGKILLs the group (and reaps the child).
+    The group gets SIGTERM while the child is alive or an unreaped zombie: until it is
+    reaped its pid, the group's id, cannot be given to another process. Then the child is
+    reaped, and what is still alive in the group after ``_GROUP_GRACE`` s gets SIGKILL.
+    SIGTERM first matters: a ``multiprocessing`` resource tracker the objective started
+    is in the group, ignores SIGTERM and, once the child and its helpers are gone,
+    unlinks the shared memory the objective left; SIGKILL at once left it in /dev/shm.
+    A reaped child's group is signalled only while it has members: while one is alive
+    its id is not reused (and pids are handed out cyclically). A child that does not lead
+    a group of its own (both ``setpgid`` calls failed) is in the driver's group: only it
+    is killed, if still running. Without ``os.waitid`` the child is only reaped. A Ctrl-C
+    meanwhile SIGKILLs the group.
 
-    The wait for the exit ends at the trial's ``deadline``: a child that sent its result
-    and then hangs (its final flush of stdout into a full pipe, the driver's output piped
-    to a stalled reader) held the driver past ``trial_timeout`` for as long as it hung.
-    Its result is whole, so it is kept; the group is SIGKILLed.
+    The wait for the exit ends at the trial's ``deadline``: a child still running then
+    (it timed out, or sent its result and hung on its last flush of stdout into a full
+    pipe) is ended the same way; if it ignores SIGTERM, it and its group get SIGKILL
+    after the grace.
     """
     try:
         if not hasattr(os, "waitid"):
             return reap(pid)
-        if not _exited_by(pid, deadline):
-            kill_and_reap(pid)
-            return 0
+        exited = _exited_by(pid, deadline)
+        if not _leads_own_group(pid):
+            return reap(pid) if exited else kill_and_reap(pid)
+        _signal_group(pid, signal.SIGTERM)
+        end = time.monotonic() + _GROUP_GRACE
+        if not (exited or _wait_until(lambda: has_exited(pid), end)):
+            return kill_and_reap(pid)  # it ignores SIGTERM; unreaped, its id is safe
     except ChildProcessError:  # reaped already (SIGCHLD ignored): its id may be reused
         return UNKNOWN_STATUS
     except BaseException:
         kill_and_reap(pid)
         raise
-    try:
-        leads_own_group = os.getpgid(pid) == pid != os.getpgrp()
-    except OSError:
-        leads_own_group = False
-    if not leads_own_group:
-        return reap(pid)
-    try:
-        os.killpg(pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        return reap(pid)
     status = reap(pid)
-    try:
-        end = time.monotonic() + _GROUP_GRACE
-        _wait_until(lambda: _group_empty(pid) or not _has_live_member(pid), end)
-        if _group_empty(pid):  # done with: its id is free to be reused now
-            return status
-    except BaseException:  # Ctrl-C during the grace: no waiting for the group then
-        _kill_reaped_group(pid)
-        raise
-    _kill_reaped_group(pid)  # members alive after the grace, or zombies only
+    _end_reaped_group(pid, end)
     return status
+
+
+def end_timed_out(pid: int) -> None:
+    """End the child ``pid``, past its deadline, and its group as an ended trial's
+    (:func:`reap_ending_group`), so that the group's resource tracker still unlinks the
+    shared memory the objective left."""
+    if hasattr(os, "waitid"):
+        reap_ending_group(pid, time.monotonic())
+    else:
+        kill_and_reap(pid)
+
+
+def _leads_own_group(pid: int) -> bool:
+    try:
+        return os.getpgid(pid) == pid != os.getpgrp()
+    except OSError:
+        return False
 
 
 def _exited_by(pid: int, deadline: float | None) -> bool:
@@ -182,10 +183,19 @@ def _has_live_member(pgid: int) -> bool:
     return not found  # no member seen at all: this /proc may not show the group
 
 
-def _kill_reaped_group(pid: int) -> None:
-    """SIGKILL the group whose leader ``pid`` is reaped (never the pid alone: it may be
-    reused)."""
+def _end_reaped_group(pid: int, end: float) -> None:
+    """Wait until ``end`` for the group whose leader ``pid`` is reaped to end after its
+    SIGTERM, and SIGKILL what is left (never the pid alone: it may be reused)."""
     try:
-        os.killpg(pid, signal.SIGKILL)
+        _wait_until(lambda: _group_empty(pid) or not _has_live_member(pid), end)
+    finally:  # members alive after the grace (or a Ctrl-C during it), or zombies only
+        _signal_group(pid, signal.SIGKILL)
+
+
+def _signal_group(pid: int, number: int) -> bool:
+    """Send signal ``number`` to the group ``pid``; whether there was one to signal."""
+    try:
+        os.killpg(pid, number)
     except (ProcessLookupError, PermissionError):
-        pass
+        return False
+    return True

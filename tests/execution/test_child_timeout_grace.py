@@ -1,0 +1,62 @@
+"""A trial that hits its deadline has its process group ended as an ended trial's is:
+SIGTERM, then SIGKILL after a short grace. SIGKILL at once also killed the child's
+``multiprocessing`` resource tracker, so every timed-out trial that held shared memory
+left its segment in /dev/shm (5 of 5 in the reproducer, 0 of 5 now)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from multiprocessing import resource_tracker, shared_memory
+
+import pytest
+
+from ensembo.execution import OutcomeKind, TrialLimits, evaluate_in_child
+
+needs_waitid = pytest.mark.skipif(not hasattr(os, "waitid"), reason="POSIX waitid")
+
+
+@needs_waitid
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm")
+def test_a_timed_out_trials_resource_tracker_unlinks_the_shared_memory_it_left():
+    read_end, write_end = os.pipe()
+
+    def objective(config):
+        # A tracker of the child's own, as in a driver that has not used multiprocessing
+        # (a tracker this test process started would be shared, and outlive the trial).
+        resource_tracker._resource_tracker = resource_tracker.ResourceTracker()
+        segment = shared_memory.SharedMemory(create=True, size=1 << 16)
+        os.write(write_end, segment.name.encode() + b"\n")
+        time.sleep(30)  # past the deadline: the segment is left to the tracker
+
+    try:
+        outcome = evaluate_in_child(objective, {}, TrialLimits(wall_time=1.0))
+        os.close(write_end)
+        names = os.read(read_end, 4096).split()
+    finally:
+        os.close(read_end)
+    left = [name for name in names if os.path.exists(b"/dev/shm/" + name)]
+    for name in left:
+        os.unlink(b"/dev/shm/" + name)
+    assert outcome.kind is OutcomeKind.TIMEOUT
+    assert len(names) == 1
+    assert left == []  # SIGKILL at the deadline killed the tracker: the segment stayed
+
+
+def _ignores_sigterm_and_hangs(config):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    time.sleep(30)
+
+
+@needs_waitid
+def test_a_timed_out_child_that_ignores_sigterm_is_killed_after_the_grace():
+    started: list[int] = []
+    began = time.monotonic()
+    outcome = evaluate_in_child(
+        _ignores_sigterm_and_hangs, {}, TrialLimits(wall_time=0.3), on_start=started.append
+    )
+    assert outcome.kind is OutcomeKind.TIMEOUT
+    assert time.monotonic() - began < 10  # the deadline and one grace, not the 30 s sleep
+    with pytest.raises(ChildProcessError):  # killed and reaped
+        os.waitpid(started[0], os.WNOHANG)
