@@ -80,10 +80,12 @@ def reap_ending_group(pid: int, deadline: float | None = None) -> int:
     is in the group, ignores SIGTERM and, once the child and its helpers are gone,
     unlinks the shared memory the objective left; SIGKILL at once left it in /dev/shm.
     A reaped child's group is signalled only while it has members: while one is alive
-    its id is not reused (and pids are handed out cyclically). A child that does not lead
-    a group of its own (both ``setpgid`` calls failed) is in the driver's group: only it
-    is killed, if still running. Without ``os.waitid`` the child is only reaped. A Ctrl-C
-    meanwhile SIGKILLs the group.
+    its id is not reused (and pids are handed out cyclically). So a child the system
+    reaped (SIGCHLD ignored in this process) has its group ended too (left alone, its
+    helpers outlived the trial). A child that does not lead a group of its own (both
+    ``setpgid`` calls failed) is in the driver's group: only it is killed, if still
+    running. Without ``os.waitid`` the child is only reaped. A Ctrl-C meanwhile SIGKILLs
+    the group.
 
     The wait for the exit ends at the trial's ``deadline``: a child still running then
     (it timed out, or sent its result and hung on its last flush of stdout into a full
@@ -100,7 +102,9 @@ def reap_ending_group(pid: int, deadline: float | None = None) -> int:
         end = time.monotonic() + _GROUP_GRACE
         if not (exited or _wait_until(lambda: has_exited(pid), end)):
             return kill_and_reap(pid)  # it ignores SIGTERM; unreaped, its id is safe
-    except ChildProcessError:  # reaped already (SIGCHLD ignored): its id may be reused
+    except ChildProcessError:  # reaped by the system (SIGCHLD ignored) before any signal
+        if _signal_group(pid, signal.SIGTERM):
+            _end_reaped_group(pid, time.monotonic() + _GROUP_GRACE)
         return UNKNOWN_STATUS
     except BaseException:
         kill_and_reap(pid)
