@@ -12,9 +12,9 @@ import math
 from typing import Any
 
 import numpy as np
+from ConfigSpace.hyperparameters import FloatHyperparameter, IntegerHyperparameter
 from ConfigSpace.hyperparameters.hp_components import ROUND_PLACES
 
-from ensembo.errors import SpaceError
 from ensembo.spaces.problems import Problems
 
 LARGEST_STORABLE = np.finfo(float).max / 10**ROUND_PLACES
@@ -102,18 +102,21 @@ def exact_integer_bounds(low: int, high: int, path: str, problems: Problems) -> 
     return not beyond
 
 
-def refuse_infinite_bounds(space: str, hyperparameters: list[Any]) -> None:
-    """A ConfigSpace float whose bound was beyond :data:`LARGEST_STORABLE` holds it as
-    an infinity: a study then ran every trial at inf and failed on the first encoding,
-    "'scale' is active in it but has no value". A space file is refused earlier, by
-    bound (:func:`storable_float_bounds`)."""
-    for hp in hyperparameters:
-        bounds = (getattr(hp, "lower", 0), getattr(hp, "upper", 0))
-        if not all(np.isfinite(float(bound)) for bound in bounds):
-            raise SpaceError(
-                f"{space}: {hp.name}",
-                f"a bound is infinite ({bounds[0]}, {bounds[1]}): ConfigSpace rounds float "
-                f"bounds to {ROUND_PLACES} decimal places, which overflows beyond "
-                f"±{LARGEST_STORABLE:.6g}; narrow the range, or search the exponent (log10 "
-                "of the value) instead",
-            )
+def held_range(hp: Any, problems: Problems) -> None:
+    """Report the range of a built ConfigSpace hyperparameter that ConfigSpace does not
+    hold as given. A float bound beyond :data:`LARGEST_STORABLE` it holds as an infinity:
+    a study ran every trial at inf, then failed on the first encoding, "'scale' is active
+    in it but has no value". An integer range beyond 2**53 it holds inexactly (see
+    :func:`exact_integer_bounds`). A space file is refused earlier, by bound."""
+    if isinstance(hp, IntegerHyperparameter):
+        exact_integer_bounds(int(hp.lower), int(hp.upper), hp.name, problems)
+    elif isinstance(hp, FloatHyperparameter) and not (
+        math.isfinite(hp.lower) and math.isfinite(hp.upper)
+    ):
+        problems.add(
+            hp.name,
+            f"a bound is infinite ({hp.lower}, {hp.upper}): ConfigSpace rounds float "
+            f"bounds to {ROUND_PLACES} decimal places, which overflows beyond "
+            f"±{LARGEST_STORABLE:.6g}; narrow the range, or search the exponent (log10 "
+            "of the value) instead",
+        )

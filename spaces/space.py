@@ -30,7 +30,7 @@ from ConfigSpace.util import deactivate_inactive_hyperparameters
 from ensembo.errors import SpaceError
 from ensembo.spaces import impute as imputation
 from ensembo.spaces.activity import deactivate, in_activation_order
-from ensembo.spaces.bounds import refuse_infinite_bounds
+from ensembo.spaces.configspace_checks import check_configspace
 from ensembo.spaces.encoder import ENCODINGS, ColumnLayout
 from ensembo.spaces.quantize import as_stored, off_grid, quantize, step_of
 from ensembo.spaces.sampling import CANDIDATES_PER_CONFIG, MAX_CANDIDATES, prior_vectors
@@ -41,6 +41,17 @@ from ensembo.spaces.vectors import VectorForms
 def _plain(value: Any) -> Any:
     """Numpy scalars -> Python scalars, so configs serialize and compare cleanly."""
     return value.item() if isinstance(value, np.generic) else value
+
+
+def _plain_data(data: Any) -> Any:
+    """``data`` with every numpy scalar a Python one, as a study file keeps it: choices
+    made with ``np.arange`` were stored as numbers, and reopening the study put the
+    definition through ``json``, which refused numpy's int64."""
+    if isinstance(data, Mapping):
+        return {key: _plain_data(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [_plain_data(value) for value in data]
+    return _plain(data)
 
 
 class Space(VectorForms):
@@ -68,7 +79,7 @@ class Space(VectorForms):
         self.spec = spec
         self.document = document
         self._hyperparameters = [configspace[n] for n in self.names]
-        refuse_infinite_bounds(self.name, self._hyperparameters)
+        check_configspace(self.name, configspace)
         impute = dict(impute or {})
         unknown = sorted(set(impute) - set(self.names))
         if unknown:
@@ -121,7 +132,7 @@ class Space(VectorForms):
         into an equal space; studies store it so they can be resumed."""
         definition = {
             "name": self.name,
-            "configspace": self.configspace.to_serialized_dict(),
+            "configspace": _plain_data(self.configspace.to_serialized_dict()),
             "impute": dict(self._rules),
             "encoding": self.encoding,
         }
