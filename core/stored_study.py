@@ -98,6 +98,7 @@ def check_same_study(
     if stored.get("seed") != current["seed"]:
         _refuse(storage, f"seed {stored.get('seed')} (given {current['seed']})")
     if not same_space(current["space"], stored.get("space")):
+        _refuse_unloadable_space(storage, stored.get("space"))
         _refuse(storage, another_space(current["space"], stored.get("space")))
     # the scoring record first: it names what the user changed (data.dataset), of
     # which other validation targets are only the consequence
@@ -105,6 +106,23 @@ def check_same_study(
                        stored.get("metadata", {}).get(SCORING))
     check_same_targets(storage, current["validation_targets"], stored.get("validation_targets"),
                        completed)
+
+
+def _refuse_unloadable_space(storage: Storage, stored: Any) -> None:
+    """A stored space this version cannot load is not "another space": say so, with
+    why (a space an earlier version accepted and this one refuses)."""
+    if stored is None:
+        return
+    try:
+        spaces.load(json.loads(json.dumps(stored, sort_keys=True)))
+    except Exception as error:  # any failure: a SpaceError, or a damaged definition
+        where = getattr(storage, "path", "the storage")
+        reason = str(error).replace("\n", "; ") or type(error).__name__
+        raise StorageError(
+            f"{where} holds a study whose stored space this version of ensembo cannot "
+            f"load ({reason}); continue it with the version that made it, or choose a new "
+            "storage path"
+        ) from error
 
 
 def _changed_settings(stored: dict[str, Any], updated: dict[str, Any]) -> list[str]:

@@ -34,7 +34,7 @@ from ConfigSpace import (
 
 from ensembo.spaces import impute
 from ensembo.spaces.problems import Problems
-from ensembo.spaces.quantize import snap
+from ensembo.spaces.quantize import grid_problem, snap
 from ensembo.spaces.spec import Compare, Condition, Param, Relation, SpaceSpec
 
 _COMPARE = {
@@ -124,10 +124,10 @@ def _hyperparameter(param: Param, space_rule: Any, problems: Problems):
         written, where = space_rule, "impute"
     rule = None if written is None else impute.normalize_rule(written)
     meta = {"impute": rule, "path": param.path}
-    if _off_grid(param):
-        snapped = snap(param.default, param.low, param.high, param.q, param.kind == "int")
-        problems.add(f"{param.path}.default", f"{param.default!r} is not on the grid "
-                     f"{param.low} + k * {param.q}; the nearest point is {snapped:.12g}")
+    off_grid = param.q is not None and param.default is not None and grid_problem(
+        param.default, param.low, param.high, param.q)
+    if off_grid:  # a default written off the grid is refused (it was moved without a word)
+        problems.add(f"{param.path}.default", off_grid)
         return None
     try:
         hp = _build(param, meta)
@@ -147,15 +147,6 @@ def with_cause(error: Exception) -> str:
     log-scale is not possible") in a bare "has illegal settings": keep both."""
     cause = error.__cause__
     return f"{error}: {cause}" if cause is not None else str(error)
-
-
-def _off_grid(param: Param) -> bool:
-    """A stepped hyperparameter's default that the grid does not hold (it was moved to
-    the nearest point without a word)."""
-    if param.q is None or param.default is None:
-        return False
-    snapped = snap(param.default, param.low, param.high, param.q, param.kind == "int")
-    return not math.isclose(snapped, param.default, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def _build(param: Param, meta: dict[str, Any]):

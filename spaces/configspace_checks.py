@@ -3,13 +3,14 @@
 A space file is checked as it is read (:mod:`ensembo.spaces.parse`); a ConfigSpace
 object, its JSON or a stored definition arrives built, so what ConfigSpace accepts but
 a study cannot search or store as written is checked here. Every problem is reported
-at once, each naming the hyperparameter or clause and what to write instead.
+at once, each naming the hyperparameter or clause and what to write instead. A stepped
+default off its grid is moved onto it (ConfigSpace picks a default that was not given,
+and cannot tell which one was).
 """
 
 from __future__ import annotations
 
 import functools
-import numbers
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -27,25 +28,27 @@ from ConfigSpace.hyperparameters import (
 )
 
 from ensembo.spaces.bounds import held_range
+from ensembo.spaces.conditions import VALUES
 from ensembo.spaces.problems import Problems
-from ensembo.spaces.quantize import off_grid, step_of
-
-STORABLE = (str, int, float, bool, type(None))
-"""The values a study file (JSON) keeps as they are; numpy scalars count as the Python
-scalar they hold (a ``Space`` hands out and stores that one)."""
+from ensembo.spaces.quantize import as_stored, off_grid, snap, step_of, step_problem
 
 
-def check_configspace(space: str, configspace: ConfigurationSpace) -> None:
-    """Raise ``SpaceDefinitionError`` listing every problem of ``configspace``."""
+def checked_configspace(space: str, configspace: ConfigurationSpace) -> ConfigurationSpace:
+    """``configspace`` with every stepped default on its grid (a copy when one moved);
+    raises ``SpaceDefinitionError`` listing every problem of it."""
     problems = Problems(space)
+    stepped = []
     for hp in configspace.values():
         held_range(hp, problems)
         _check_values(hp, problems)
-        if _meta_is_a_mapping(hp, problems):
-            _check_step(hp, problems)
+        if _meta_is_a_mapping(hp, problems) and _check_step(hp, problems):
+            stepped.append(hp)
     for clause in _each_clause(configspace.forbidden_clauses):
         _check_clause(clause, problems)
     problems.raise_if_any()
+    configspace = _defaults_on_grid(configspace, stepped, problems)
+    problems.raise_if_any()
+    return configspace
 
 
 def _values(hp: Any) -> tuple:
@@ -63,7 +66,7 @@ def _check_values(hp: Any, problems: Problems) -> None:
     an object failed the first trial's record."""
     for value in _values(hp):
         plain = value.item() if isinstance(value, np.generic) else value
-        if not isinstance(plain, STORABLE):
+        if not isinstance(plain, VALUES):  # what a study file (JSON) keeps as it is
             problems.add(
                 hp.name,
                 f"value {value!r} is a {type(value).__name__}: a study stores configurations "
@@ -82,30 +85,65 @@ def _meta_is_a_mapping(hp: Any, problems: Problems) -> bool:
     return False
 
 
-def _check_step(hp: Any, problems: Problems) -> None:
-    """A step (``meta["q"]``) checked as a space file's ``q`` is: a bad one failed deep
-    in sampling (a ZeroDivisionError for 0, an AttributeError on a categorical), one
-    wider than the range left a single value to search, and a default off the grid was
-    evaluated as given."""
+def _check_step(hp: Any, problems: Problems) -> bool:
+    """Whether ``hp`` has a step (``meta["q"]``) that is one, checked as a space file's
+    ``q`` is: a bad one failed deep in sampling (a ZeroDivisionError for 0, an
+    AttributeError on a categorical), and one wider than the range left a single value
+    to search."""
     q = step_of(hp)
     if q is None:
-        return
+        return False
     where = f"{hp.name}.meta.q"
     if not isinstance(hp, NumericalHyperparameter):
         problems.add(where, f"a step applies to a float or an integer, not a "
                             f"{type(hp).__name__}; remove it")
-        return
-    integer = isinstance(hp, IntegerHyperparameter)
-    number = numbers.Integral if integer else numbers.Real
-    width = hp.upper - hp.lower
-    if isinstance(q, bool) or not isinstance(q, number) or not 0 < q <= width:
-        kind = "an integer" if integer else "a number"
-        problems.add(where, f"a step is {kind} in (0, {width}], got {q!r}")
-        return
-    problem = off_grid(hp, hp.default_value)
+        return False
+    problem = step_problem(q, hp.lower, hp.upper, isinstance(hp, IntegerHyperparameter))
     if problem:
-        problems.add(f"{hp.name}.default_value", f"the default {problem}; give a "
-                     "default_value on the grid")
+        problems.add(where, problem)
+    return problem is None
+
+
+def _defaults_on_grid(
+    configspace: ConfigurationSpace, stepped: list[Any], problems: Problems
+) -> ConfigurationSpace:
+    """``configspace`` with each ``stepped`` hyperparameter's default moved to the
+    nearest grid point, as a space file's missing default is: ConfigSpace picks the
+    midpoint (5 for ``UniformInteger(0, 10)`` with a step of 2) and does not keep
+    whether a default was given. Before, such a space was refused, or its off-grid
+    default was run as the ``default`` design's first trial."""
+    moved = {
+        hp.name: _snapped_default(hp) for hp in stepped if off_grid(hp, hp.default_value)
+    }
+    if not moved:
+        return configspace
+    try:  # ConfigSpace's own copy: its hyperparameters are built once, with their default
+        serialized = configspace.to_serialized_dict()
+        for entry in serialized["hyperparameters"]:
+            if entry["name"] in moved:
+                entry["default_value"] = moved[entry["name"]]
+        rebuilt = ConfigurationSpace.from_serialized_dict(serialized)
+    except Exception as error:  # ConfigSpace raises several types (a forbidden default...)
+        for name, value in moved.items():
+            hp = configspace[name]
+            problems.add(f"{name}.default_value", f"the default {off_grid(hp, hp.default_value)}; "
+                         f"moved onto it ({value!r}) it is refused by ConfigSpace: "
+                         f"{_first_line(error)}; give a default_value on the grid")
+        return configspace
+    rebuilt.meta = configspace.meta  # ConfigSpace's serialization drops it
+    rebuilt.random.set_state(configspace.random.get_state())  # and its seed
+    return rebuilt
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
+def _snapped_default(hp: Any) -> Any:
+    """``hp``'s default on its grid, a float rounded as a ``Configuration`` holds it."""
+    integer = isinstance(hp, IntegerHyperparameter)
+    value = snap(hp.default_value, hp.lower, hp.upper, step_of(hp), integer)
+    return value if integer else float(as_stored(hp, value))
 
 
 def _each_clause(clauses: Iterable[Any]) -> Iterator[Any]:

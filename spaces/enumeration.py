@@ -52,7 +52,7 @@ def _value_count(hp: Any) -> int | None:
     """How many values ``hp`` takes (a stepped float counted on its grid), or None."""
     step = quantize.step_of(hp)
     if step is not None and not isinstance(hp, IntegerHyperparameter):
-        return math.floor((hp.upper - hp.lower) / step + 1e-9) + 1
+        return quantize.steps_in(hp.lower, hp.upper, step) + 1
     size = hp.size
     return int(size) if math.isfinite(size) else None
 

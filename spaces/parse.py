@@ -27,6 +27,7 @@ from ensembo.spaces.conditions import (
 from ensembo.spaces.options import NULL_CHOICE, option_name, option_pairs, yaml_bool_hint
 from ensembo.spaces.parse_components import COMPONENT_KEYS, parse_component, parse_steps
 from ensembo.spaces.problems import Problems, unknown_keys
+from ensembo.spaces.quantize import step_problem, whole_step
 from ensembo.spaces.reachability import report_never_active
 from ensembo.spaces.spec import (
     SEPARATOR,
@@ -263,12 +264,14 @@ class _Parser:
         if integer and not exact_integer_bounds(low, high, path, self.problems):
             return None
         q = None
-        if "q" in raw:
-            q = _number(raw, "q", path, self.problems, integer)
-            if q is not None and not 0 < q <= high - low:
-                self.problems.add(
-                    f"{path}.q", f"quantization step must be in (0, {high - low}], got {q!r}"
-                )
+        if "q" in raw:  # a whole number for an int (2.0 is 2), as in a ConfigSpace meta
+            q = _number(raw, "q", path, self.problems, integer=False)
+            problem = None if q is None else step_problem(q, low, high, integer)
+            if problem:
+                self.problems.add(f"{path}.q", problem)
+                q = None
+            elif integer:
+                q = whole_step(q)
         default = None
         if "default" in raw:
             default = _number(raw, "default", path, self.problems, integer)

@@ -13,15 +13,56 @@ import numpy as np
 from ConfigSpace.hyperparameters import Hyperparameter, IntegerHyperparameter
 from ConfigSpace.hyperparameters.hp_components import ROUND_PLACES
 
+GRID_TOLERANCE = 1e-9
+"""How far short of a whole number of steps ``(high - low) / q`` may fall and still
+count as one: ``0.3 - 0.1`` is 0.19999999999999998, one step of 0.2."""
+
 
 def step_of(hp: Hyperparameter) -> float | int | None:
-    return (hp.meta or {}).get("q")
+    """``hp``'s step, a whole float on an integer as the int it stands for (ConfigSpace
+    takes ``2.0`` for an integer's bounds; ``meta["q"]`` it does not read)."""
+    q = (hp.meta or {}).get("q")
+    return whole_step(q) if isinstance(hp, IntegerHyperparameter) else q
+
+
+def whole_step(q: Any) -> Any:
+    """A whole float (``2.0``) as the int it stands for; any other ``q`` as it is."""
+    if isinstance(q, float | np.floating) and math.isfinite(q) and float(q).is_integer():
+        return int(q)
+    return q
+
+
+def steps_in(low: float, high: float, q: float | int) -> int:
+    """How many steps ``q`` from ``low`` stay within ``high`` (up to float rounding)."""
+    return math.floor((high - low) / q + GRID_TOLERANCE)
+
+
+def step_problem(q: Any, low: float, high: float, integer: bool) -> str | None:
+    """Why ``q`` is no step of ``[low, high]``, for a space file's ``q`` and a
+    ConfigSpace ``meta["q"]`` alike; ``None`` when it is one. A step fits when one step
+    from ``low`` stays within ``high`` as the grid counts it (:func:`steps_in`: 0.2 on
+    [0.1, 0.3] does); an integer's is a whole number (``2.0`` counts as 2)."""
+    kind = "an integer" if integer else "a number"
+    width = high - low
+    shown = width if integer else float(f"{width:.12g}")  # 0.2, not 0.19999999999999998
+    problem = f"a step is {kind} in (0, {shown}], got {q!r}"
+    if isinstance(q, bool) or not isinstance(q, numbers.Real) or not math.isfinite(q):
+        return problem
+    if integer and not float(q).is_integer():
+        return problem
+    if not q > 0:
+        return problem
+    if q <= width:
+        return None
+    # a float within rounding (an integer's exactly: within the tolerance a step one past
+    # a range wider than 1e9 would fit, and be drawn beyond high)
+    return None if not integer and steps_in(low, high, q) >= 1 else problem
 
 
 def last_point(low: float, high: float, q: float | int) -> float:
     """The highest grid point ``low + k * q`` not above ``high`` (``high`` itself is one
     only when it lies on the grid: sampling never draws it otherwise)."""
-    return min(low + math.floor((high - low) / q + 1e-9) * q, high)
+    return min(low + steps_in(low, high, q) * q, high)
 
 
 def snap(value: float, low: float, high: float, q: float | int, integer: bool) -> Any:
@@ -50,8 +91,9 @@ def grid_draw(hp: Hyperparameter, rng: np.random.Generator) -> Any:
     q = step_of(hp)
     if q is None or getattr(hp, "log", False):
         return None
-    points = int(np.floor((hp.upper - hp.lower) / q + 1e-9)) + 1
-    value = hp.lower + int(rng.integers(points)) * q
+    points = steps_in(hp.lower, hp.upper, q) + 1
+    # the last point may pass high by the rounding steps_in allows: it is high
+    value = min(hp.lower + int(rng.integers(points)) * q, hp.upper)
     return int(round(value)) if isinstance(hp, IntegerHyperparameter) else float(
         as_stored(hp, value))
 
@@ -61,8 +103,8 @@ def grid_draws(hp: Hyperparameter, rng: np.random.Generator, size: int) -> np.nd
     q = step_of(hp)
     if q is None or getattr(hp, "log", False):
         return None
-    points = int(np.floor((hp.upper - hp.lower) / q + 1e-9)) + 1
-    return as_stored(hp, hp.lower + rng.integers(points, size=size) * q)
+    points = steps_in(hp.lower, hp.upper, q) + 1
+    return as_stored(hp, np.minimum(hp.lower + rng.integers(points, size=size) * q, hp.upper))
 
 
 def quantize_array(hp: Hyperparameter, values: np.ndarray) -> np.ndarray:
@@ -110,23 +152,30 @@ def off_grid(hp: Hyperparameter, value: Any) -> str | None:
         return None
     if not hp.lower <= value <= hp.upper:
         return None  # out of range: the range check says so
-    if math.isclose(quantize(hp, value), value, rel_tol=1e-9, abs_tol=1e-12):
+    return grid_problem(value, hp.lower, hp.upper, q)
+
+
+def grid_problem(value: float, low: float, high: float, q: float | int) -> str | None:
+    """Why ``value`` in ``[low, high]`` is not on the grid ``low + k * q`` (naming the
+    nearest grid values), or ``None`` when it is, up to float rounding: the one test of
+    a space file's default, a ConfigSpace default and a value a person gives."""
+    if math.isclose(snap(value, low, high, q, False), value, rel_tol=1e-9, abs_tol=1e-12):
         return None
-    below, above = _grid_neighbours(hp, value, q)
+    below, above = _grid_neighbours(low, high, value, q)
     nearest = (
         f"the nearest grid value is {below:.12g}"
         if above is None
         else f"the nearest grid values are {below:.12g} and {above:.12g}"
     )
-    return f"{value!r} is not on the grid {hp.lower} + k * {q}; {nearest}"
+    return f"{value!r} is not on the grid {low} + k * {q}; {nearest}"
 
 
-def _grid_neighbours(hp: Hyperparameter, value: float, q: float | int) -> tuple[Any, Any]:
+def _grid_neighbours(low: float, high: float, value: float, q: float | int) -> tuple[Any, Any]:
     """The grid points either side of ``value``; ``None`` above the last one (``high`` is
     not a grid point unless ``low + k * q`` reaches it: neither snapping nor sampling
     gives it)."""
-    last = last_point(hp.lower, hp.upper, q)
-    steps = (value - hp.lower) / q
-    below = min(hp.lower + math.floor(steps) * q, last)
-    above = hp.lower + math.ceil(steps) * q
+    last = last_point(low, high, q)
+    steps = (value - low) / q
+    below = min(low + math.floor(steps) * q, last)
+    above = low + math.ceil(steps) * q
     return below, (above if above <= last else None)

@@ -9,6 +9,7 @@ values, and — for spaces declared in the DSL with estimators — ``build(confi
 from __future__ import annotations
 
 import difflib
+import enum
 import math
 import numbers
 from collections.abc import Mapping, Sequence
@@ -30,7 +31,7 @@ from ConfigSpace.util import deactivate_inactive_hyperparameters
 from ensembo.errors import SpaceError
 from ensembo.spaces import impute as imputation
 from ensembo.spaces.activity import deactivate, in_activation_order
-from ensembo.spaces.configspace_checks import check_configspace
+from ensembo.spaces.configspace_checks import checked_configspace
 from ensembo.spaces.encoder import ENCODINGS, ColumnLayout
 from ensembo.spaces.quantize import as_stored, off_grid, quantize, step_of
 from ensembo.spaces.sampling import CANDIDATES_PER_CONFIG, MAX_CANDIDATES, prior_vectors
@@ -39,8 +40,17 @@ from ensembo.spaces.vectors import VectorForms
 
 
 def _plain(value: Any) -> Any:
-    """Numpy scalars -> Python scalars, so configs serialize and compare cleanly."""
-    return value.item() if isinstance(value, np.generic) else value
+    """Numpy scalars -> Python scalars, and the member of an ``IntEnum`` or ``StrEnum``
+    (any enum that is also a number or a string) -> the plain int or str, so configs
+    serialize and compare cleanly: a sampled configuration held the plain value, the
+    default one (the ``default`` design's first trial) the member."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, enum.Enum):
+        for kind in (int, float, str):
+            if isinstance(value, kind):
+                return kind.__str__(value) if kind is str else kind(value)
+    return value
 
 
 def _plain_data(data: Any) -> Any:
@@ -73,13 +83,13 @@ class Space(VectorForms):
         spec: SpaceSpec | None = None,
         document: Mapping[str, Any] | None = None,
     ):
-        self.configspace = configspace
         self.name = name or configspace.name or "space"
+        # checked, with every stepped default on its grid (a copy when one moved)
+        self.configspace = configspace = checked_configspace(self.name, configspace)
         self.names: tuple[str, ...] = tuple(configspace.keys())
         self.spec = spec
         self.document = document
         self._hyperparameters = [configspace[n] for n in self.names]
-        check_configspace(self.name, configspace)
         impute = dict(impute or {})
         unknown = sorted(set(impute) - set(self.names))
         if unknown:

@@ -196,16 +196,13 @@ def test_numpy_choices_reopen_a_stored_study(tmp_path):
      "a step is an integer in (0, 10], got 0.5"),
     (CS.CategoricalHyperparameter("x", ["a", "b"], meta={"q": 2}), "x.meta.q",
      "a step applies to a float or an integer, not a CategoricalHyperparameter"),
-    (CS.UniformIntegerHyperparameter("x", 0, 10, default_value=5, meta={"q": 3}),
-     "x.default_value",
-     "the default 5 is not on the grid 0 + k * 3; the nearest grid values are 3 and 6"),
     (CS.UniformFloatHyperparameter("x", 0, 1, meta="seconds"), "x.meta",
      "meta is a mapping or None, got 'seconds'"),
 ])
 def test_a_step_or_meta_ensembo_cannot_use_is_refused_by_name(hyperparameter, path, message):
     """A step (``meta["q"]``) is checked as a space file's ``q``: 0 failed with a
     ZeroDivisionError deep in sampling, one on a categorical with an AttributeError,
-    5 on [0, 1] left one value to search, and the default 5 off the grid was run."""
+    and 5 on [0, 1] left one value to search."""
     with pytest.raises(SpaceError) as raised:
         spaces.load(_space(hyperparameter))
     assert str(raised.value).startswith(f"space: {path}: {message}")
@@ -219,3 +216,103 @@ def test_every_problem_is_reported_at_once():
         spaces.load(configspace)
     assert [line.split(":")[1].strip() for line in str(raised.value).splitlines()] == [
         "c", "n.high", "x.meta.q"]
+
+
+@pytest.mark.parametrize(("make", "default"), [
+    (lambda: CS.UniformIntegerHyperparameter("x", 0, 10, meta={"q": 2}), 4),  # implied: 5
+    (lambda: CS.UniformIntegerHyperparameter("x", 0, 10, default_value=5, meta={"q": 3}), 6),
+    (lambda: CS.UniformFloatHyperparameter("x", 1e-4, 0.1, log=True, meta={"q": 1e-4}), 0.0032),
+    (lambda: CS.NormalIntegerHyperparameter("x", mu=5, sigma=2, lower=0, upper=10,
+                                            meta={"q": 4}), 4),
+])
+def test_a_stepped_default_off_its_grid_is_moved_onto_it(make, default):
+    """ConfigSpace implies a default (the midpoint, 5 here) that was refused as off the
+    grid, so the natural stepped integer, and every study stored with one, could not be
+    loaded; before that refusal the off-grid default was run as the first trial."""
+    configspace = _space(make())
+    space = spaces.load(configspace)
+    assert space.default() == {"x": default}
+    assert space.configspace["x"].default_value == default
+    assert configspace["x"].default_value != default  # the object given is left as it was
+    assert spaces.load(space.definition()).default() == {"x": default}
+    study = ensembo.Study(configspace, initial_design="default", n_initial=2, seed=0)
+    seen = []
+    study.optimize(lambda config: seen.append(config["x"]) or 0.0, n_trials=1)
+    assert seen == [default]
+
+
+def test_a_stepped_default_a_forbidden_clause_refuses_on_the_grid_is_refused_by_name():
+    x = CS.UniformIntegerHyperparameter("x", 0, 10, meta={"q": 2})
+    with pytest.raises(SpaceError) as raised:
+        spaces.load(_space(x, CS.ForbiddenEqualsClause(x, 4)))
+    assert str(raised.value).startswith(
+        "space: x.default_value: the default 5 is not on the grid 0 + k * 2; the nearest grid "
+        "values are 4 and 6; moved onto it (4) it is refused by ConfigSpace: ")
+
+
+def _step_sources(low, high, q, integer=False):
+    """The same step given as a ConfigSpace ``meta["q"]`` and as a space file's ``q``."""
+    make = CS.UniformIntegerHyperparameter if integer else CS.UniformFloatHyperparameter
+    kind = "int" if integer else "float"
+    return [_space(make("x", low, high, default_value=low, meta={"q": q})),
+            {"name": "space", "params": {"x": {"type": kind, "low": low, "high": high, "q": q,
+                                               "default": low}}}]
+
+
+@pytest.mark.parametrize(("low", "high", "q", "values"), [
+    (0.1, 0.3, 0.2, [0.1, 0.3]),  # 0.3 - 0.1 is 0.19999999999999998
+    (0.1, 0.4, 0.3, [0.1, 0.4]),
+    (0.0, 1.0, 1.0 + 5e-10, [0.0, 1.0]),  # beyond the width by less than the tolerance
+])
+def test_a_step_as_wide_as_the_range_up_to_rounding_is_taken_by_both(low, high, q, values):
+    """Refused from a ConfigSpace object and a space file alike: "a step is a number in
+    (0, 0.19999999999999998], got 0.2"; ``last_point`` counts the step as one."""
+    for source in _step_sources(low, high, q):
+        space = spaces.load(source)
+        assert sorted({config["x"] for config in space.sample(60, seed=0)}) == values
+
+
+def test_a_step_wider_than_the_range_is_refused_by_both_alike():
+    messages = []
+    for source in _step_sources(0.1, 0.3, 0.2001):
+        with pytest.raises(SpaceError) as raised:
+            spaces.load(source)
+        messages.append(str(raised.value).split(": ", 2)[2])
+    assert messages == ["a step is a number in (0, 0.2], got 0.2001"] * 2
+
+
+def test_a_whole_float_step_on_an_integer_is_the_integer_for_both():
+    """``meta={"q": 2.0}`` on an integer was refused ("a step is an integer in (0, 10],
+    got 2.0"), as was ``q: 2.0`` in a space file ("'q' must be an integer")."""
+    for source in _step_sources(0, 10, 2.0, integer=True):
+        space = spaces.load(source)
+        configs = space.sample(60, seed=0)
+        assert sorted({config["x"] for config in configs}) == [0, 2, 4, 6, 8, 10]
+        assert all(type(config["x"]) is int for config in configs)
+        assert space.validate({"x": 5}) == {"x": 4}
+    for source in _step_sources(0, 10, 2.5, integer=True):
+        with pytest.raises(SpaceError,
+                           match=r"x(\.meta)?\.q: a step is an integer in \(0, 10\], got 2\.5$"):
+            spaces.load(source)
+
+
+class _Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 2
+
+
+class _Name(enum.StrEnum):
+    A = "a"
+    B = "b"
+
+
+def test_int_and_str_enum_choices_reach_the_objective_as_plain_values():
+    """Kept (they are an int and a str), and sampled ones came out plain, but the
+    default configuration, the ``default`` design's first trial, held the members."""
+    configspace = _space(CS.CategoricalHyperparameter("level", list(_Level)),
+                         CS.CategoricalHyperparameter("name", list(_Name)))
+    seen = []
+    study = ensembo.Study(configspace, initial_design="default", n_initial=2, seed=0)
+    study.optimize(lambda config: seen.append(config) or 0.0, n_trials=3)
+    assert seen[0] == {"level": 1, "name": "a"}
+    assert {type(v) for config in seen for v in config.values()} == {int, str}

@@ -596,8 +596,10 @@ def test_a_default_off_its_grid_is_refused_with_the_nearest_point():
         "f": {"type": "float", "low": 0.0, "high": 1.0, "q": 0.3, "default": 1.0},
         "g": {"type": "float", "low": 0.0, "high": 1.0, "q": 0.3, "default": 0.9}}})
     assert found == [
-        "t: params.n.default: 53 is not on the grid 1 + k * 7; the nearest point is 50",
-        "t: params.f.default: 1.0 is not on the grid 0.0 + k * 0.3; the nearest point is 0.9",
+        ("t: params.n.default: 53 is not on the grid 1 + k * 7; the nearest grid values are 50 "
+         "and 57"),
+        ("t: params.f.default: 1.0 is not on the grid 0.0 + k * 0.3; the nearest grid value is "
+         "0.9"),
     ]
 
 
