@@ -18,7 +18,7 @@ from ensembo.ensemble import Ensemble, EnsembleContext
 from ensembo.errors import ExperimentError, PluginContractError
 from ensembo.loss_fit import DEFAULT_LOSS, check_loss_fits_context
 from ensembo.protocols import EnsembleLoss
-from ensembo.trials import Evaluation, History, told_order
+from ensembo.trials import Evaluation, History, PutWatch, Trial, TrialState, told_order
 
 logger = logging.getLogger(__name__)
 
@@ -105,6 +105,8 @@ class EnsembleKeeper:
         self._label = strategy_label(strategy, name)  # ``name``: the registry name given
         self.current: Ensemble | None = None
         self._updated: set[int] = set()  # trials the strategy's ``update`` has seen
+        self._unseen: set[int] = set()  # completed trials it has not seen yet
+        self._watch = PutWatch()  # what was put into the history since
         self._said_labels_count_as_one_hot = False
 
     def _broken(self, method: str, message: str) -> PluginContractError:
@@ -118,7 +120,7 @@ class EnsembleKeeper:
         """What the surrogate is fit to: one value per completed trial."""
         with calling("ensemble strategy", self.strategy, "targets"):
             targets = np.asarray(self.strategy.targets(history, self.context), dtype=float)
-        expected = (len(history.completed()),)
+        expected = (history.count_in_state(TrialState.COMPLETE),)
         if targets.shape != expected:
             raise self._broken("targets", f"{self._label} returned targets of shape "
                                f"{targets.shape}, expected {expected}")
@@ -179,11 +181,27 @@ class EnsembleKeeper:
         also for a resumed study (stored trials) and after an ``update`` that raised
         (its trial stays recorded and is offered again with the next result).
         """
-        unseen = [t for t in history.completed() if t.number not in self._updated]
-        for trial in sorted(unseen, key=told_order):
+        for trial in sorted(self._unseen_trials(history), key=told_order):
             with calling("ensemble strategy", self.strategy, "update"):
                 self.strategy.update(history, trial, self.context)
             self._updated.add(trial.number)
+            self._unseen.discard(trial.number)
+
+    def _unseen_trials(self, history: History) -> list[Trial]:
+        """The completed trials ``update`` has not seen: kept from one refresh to the
+        next from the trials put since (a scan of every completed trial on every tell
+        grew with the history: profiling finding 3), found anew for another history."""
+        changed = self._watch.changed(history)
+        if changed is None:
+            self._unseen = set()
+            changed = [trial.number for trial in history.completed()]
+        for number in changed:
+            if history[number].state is TrialState.COMPLETE and number not in self._updated:
+                self._unseen.add(number)
+            else:
+                self._unseen.discard(number)
+        self._watch.caught_up(history)
+        return [history[number] for number in self._unseen]
 
     def _check_members(self, ensemble: Ensemble, history: History) -> None:
         """An ensemble may only name completed trials: its members' models are fetched

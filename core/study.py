@@ -333,7 +333,8 @@ class Study:
         nothing of pending trials), is proposed again with fresh randomness, and after
         that replaced by a random draw, so that workers do not evaluate it twice.
         """
-        return self.suggester.batch(self.history, self._keeper.targets, first, n)
+        with self._lock:  # the proposer's view is kept and changed in place, as an ask does
+            return self.suggester.batch(self.history, self._keeper.targets, first, n)
 
     def enqueue(self, config: Mapping[str, Any], *, skip_if_known: bool = False) -> Trial:
         """Queue a configuration of your own (a known good one, a library default) to

@@ -34,7 +34,7 @@ from ensembo.attribution import calling, describe_component
 from ensembo.modelled_history import FailuresAsWorst, with_pending
 from ensembo.protocols import Proposer
 from ensembo.spaces.enumeration import every_config
-from ensembo.trials import History, config_key
+from ensembo.trials import History, TrialState, config_key
 
 logger = logging.getLogger(__name__)
 
@@ -78,13 +78,13 @@ class Suggester:
         Each trial's targets are taken with the batch so far pending, as one ``ask``
         after another would see them: round-robin strategies (``esmbo``, ``eo``,
         ``segor``) pick the bootstrap or slot by the trial's number."""
-        if first < self.n_initial or len(history.completed()) < 2:
+        if first < self.n_initial or history.count_in_state(TrialState.COMPLETE) < 2:
             return self._unmodelled_batch(history, targets_of, first, n)
         distinct = execution.DistinctConfigs(self.space, history)
         chosen: list[dict[str, Any]] = []
         for number in range(first, first + n):
             seen = with_pending(history, chosen) if chosen else history
-            modelled, targets = self._modelled(seen, targets_of(seen))
+            modelled, targets = self._modelled(seen, targets_of(seen), base=history)
             chosen.append(self._propose_distinct(number, modelled, targets, distinct))
         return chosen
 
@@ -97,7 +97,7 @@ class Suggester:
     ) -> list[dict[str, Any]]:
         """The initial design's trials of the batch (all of it while fewer than two
         trials are complete), then model-based ones that count those as pending."""
-        unmodelled = len(history.completed()) < 2
+        unmodelled = history.count_in_state(TrialState.COMPLETE) < 2
         head = [
             number for number in range(first, first + n) if unmodelled or number < self.n_initial
         ]

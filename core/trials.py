@@ -7,12 +7,14 @@ seen, the single input every surrogate and ensemble strategy reads.
 
 from __future__ import annotations
 
+import bisect
 import copy as copy_module
 import enum
 import json
 import math
 import numbers
 import time
+from array import array
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -305,6 +307,82 @@ def _loss_then_number(trial: Trial) -> tuple[float, int]:
     return float(f"{float(trial.loss):.11e}"), trial.number
 
 
+class _View:
+    """The trials in some states, in trial order, kept up to date as trials are put,
+    with their numbers and losses (NaN where not complete) as arrays: rebuilt on every
+    change, the views a study reads on every ask and tell scanned the whole history
+    (profiling finding 3), and the arrays give the targets their order and values
+    without a pass over the trials in Python."""
+
+    __slots__ = ("states", "trials", "numbers", "losses")
+
+    def __init__(self, states: frozenset[TrialState], trials: Iterable[Trial] = ()):
+        self.states = states
+        self.trials: list[Trial] = []
+        self.numbers = array("q")
+        self.losses = array("d")
+        for trial in trials:
+            self.add(trial)
+
+    def copy(self) -> _View:
+        copy = _View(self.states)
+        copy.trials, copy.numbers, copy.losses = (
+            list(self.trials), array("q", self.numbers), array("d", self.losses))
+        return copy
+
+    def add(self, trial: Trial) -> None:
+        if trial.state not in self.states:
+            return
+        at = len(self.numbers)  # usually the last: trials finish roughly in order
+        if at and self.numbers[-1] > trial.number:
+            at = bisect.bisect_left(self.numbers, trial.number)
+        loss = trial.loss if trial.state is TrialState.COMPLETE else math.nan
+        self.trials.insert(at, trial)
+        self.numbers.insert(at, trial.number)
+        self.losses.insert(at, loss)
+
+    def remove(self, trial: Trial) -> None:
+        if trial.state not in self.states:
+            return
+        at = bisect.bisect_left(self.numbers, trial.number)
+        del self.trials[at], self.numbers[at], self.losses[at]
+
+
+class _Leader:
+    """The complete trial that ranks first by ``rank``, kept as trials are put; looked
+    for among every complete trial again only after that trial was replaced."""
+
+    def __init__(self, rank: Callable[[Trial], Any]):
+        self._rank = rank
+        self._trial: Trial | None = None
+        self._key: Any = None  # rank(self._trial)
+        self._known = True  # False after the leading trial was replaced
+
+    def offer(self, trial: Trial) -> None:
+        if self._known and trial.state is TrialState.COMPLETE:
+            key = self._rank(trial)
+            if self._key is None or key < self._key:
+                self._trial, self._key = trial, key
+
+    def forget(self, trial: Trial) -> None:
+        if self._trial is not None and trial.number == self._trial.number:
+            self._trial, self._key, self._known = None, None, False
+
+    def get(self, completed: Callable[[], list[Trial]]) -> Trial | None:
+        if not self._known:
+            done = completed()
+            self._trial = min(done, key=self._rank) if done else None
+            self._key = None if self._trial is None else self._rank(self._trial)
+            self._known = True
+        return self._trial
+
+
+def _highest_loss_first(trial: Trial) -> tuple[Any, int]:
+    """The order in which the first trial is the one ``max`` of the losses in trial
+    order picks: the highest loss, the lowest number among equal ones."""
+    return -trial.loss, trial.number
+
+
 class History(Sequence[Trial]):
     """The ordered trials of one study, indexed by trial number.
 
@@ -312,9 +390,13 @@ class History(Sequence[Trial]):
     :meth:`completed` are what surrogates and ensemble strategies consume.
 
     A study asks for these views several times per trial, so the history keeps the
-    trial numbers of each state and the configurations it holds up to date as trials
-    are put, instead of scanning every trial on every ask (which made asks grow with
-    the history: issue 4's overhead of random search at 1,000 trials).
+    views (the trials of some states, in trial order), the configurations it holds and
+    its best and worst trials up to date as trials are put, instead of scanning every
+    trial on every ask (which made asks grow with the history: issue 4's overhead of
+    random search at 1,000 trials, and profiling finding 3's at 8,000). It also logs
+    the number of each trial put, so that what is kept elsewhere from a history (the
+    proposer's view, the trials an ensemble strategy has seen) is updated from the
+    trials put since (:class:`PutWatch`).
 
     ``History(trials)`` keeps the given trial objects as they are: a storage's freshly
     read trials (copying each again doubled the time to load a stored study) or another
@@ -324,14 +406,12 @@ class History(Sequence[Trial]):
     def __init__(self, trials: Sequence[Trial] = ()):
         self._trials: list[Trial] = []
         self._keys: list[Hashable] = []  # the config key counted for each trial number
-        self._numbers: dict[TrialState, dict[int, None]] = {state: {} for state in TrialState}
-        self._views: dict[tuple[TrialState, ...], list[Trial]] = {}
+        self._views: dict[tuple[TrialState, ...], _View] = {}  # by the states asked for
         self._config_counts: dict[Hashable, int] = {}
-        self._best: Trial | None = None
-        self._best_key: tuple[float, int] | None = None  # _loss_then_number(self._best)
-        self._best_known = True  # False after the best trial was replaced
-        for trial in trials:
-            self._put(trial)
+        self._best = _Leader(_loss_then_number)
+        self._worst = _Leader(_highest_loss_first)
+        self._log: list[int] = []  # the number of each trial put into this object
+        self.update(trials)
 
     def updated(self, trials: Iterable[Trial]) -> History:
         """A new history: this one with ``trials`` put (kept as they are, as
@@ -342,12 +422,19 @@ class History(Sequence[Trial]):
         of its time there (16 ms per trial at the end instead of 1.5)."""
         copy = copy_module.copy(self)
         copy._trials, copy._keys = list(self._trials), list(self._keys)
-        copy._numbers = {state: dict(numbers) for state, numbers in self._numbers.items()}
-        copy._views = dict(self._views)  # views are replaced, never changed in place
+        copy._views = {states: view.copy() for states, view in self._views.items()}
         copy._config_counts = dict(self._config_counts)
-        for trial in trials:
-            copy._put(trial)
+        copy._best, copy._worst = copy_module.copy(self._best), copy_module.copy(self._worst)
+        copy._log = []  # a mark is of one history object (PutWatch checks which)
+        copy.update(trials)
         return copy
+
+    def update(self, trials: Iterable[Trial]) -> None:
+        """Put ``trials`` in place, kept as they are (as ``History(trials)`` keeps them):
+        for a history its owner keeps up to date with trials of its own making (the
+        proposer's view), not for records a caller may change, which :meth:`put` copies."""
+        for trial in trials:
+            self._put(trial)
 
     def put(self, trial: Trial) -> None:
         """Append a new trial or replace the trial with the same number.
@@ -371,27 +458,38 @@ class History(Sequence[Trial]):
             self._forget(self._trials[trial.number])
             self._trials[trial.number] = trial
             self._keys[trial.number] = key
-        self._numbers[trial.state][trial.number] = None
         self._config_counts[key] = self._config_counts.get(key, 0) + 1
-        self._drop_views(trial.state)
-        if self._best_known and trial.state is TrialState.COMPLETE:
-            rank = _loss_then_number(trial)
-            if self._best_key is None or rank < self._best_key:
-                self._best, self._best_key = trial, rank
+        for view in self._kept_views():
+            view.add(trial)
+        self._best.offer(trial)
+        self._worst.offer(trial)
+        self._log.append(trial.number)
 
     def _forget(self, trial: Trial) -> None:
-        del self._numbers[trial.state][trial.number]
-        if self._best is not None and trial.number == self._best.number:
-            self._best, self._best_key, self._best_known = None, None, False
+        for view in self._kept_views():
+            view.remove(trial)
+        self._best.forget(trial)
+        self._worst.forget(trial)
         key = self._keys[trial.number]
         self._config_counts[key] -= 1
         if not self._config_counts[key]:
             del self._config_counts[key]
-        self._drop_views(trial.state)
 
-    def _drop_views(self, state: TrialState) -> None:
-        for states in [states for states in self._views if state in states]:
-            del self._views[states]
+    def _kept_views(self) -> list[_View]:
+        """The views to change, listed first: a reader asking for a new one (the
+        study's ``best_trial`` in another thread) must not break a put."""
+        return list(self._views.values())
+
+    @property
+    def puts(self) -> int:
+        """How many trials were put into this history object: a mark for
+        :meth:`put_since`."""
+        return len(self._log)
+
+    def put_since(self, mark: int) -> list[int]:
+        """The numbers of the trials put into this history object since ``mark`` (its
+        :attr:`puts` then), each once, in the order first put."""
+        return list(dict.fromkeys(self._log[mark:]))
 
     def __getitem__(self, index):  # type: ignore[override]
         return self._trials[index]
@@ -404,11 +502,24 @@ class History(Sequence[Trial]):
 
     def in_state(self, *states: TrialState) -> list[Trial]:
         """The trials in any of ``states``, in trial order (a new list each call)."""
+        return list(self._view(states).trials)
+
+    def count_in_state(self, *states: TrialState) -> int:
+        """How many trials are in any of ``states`` (without making their list)."""
+        return len(self._view(states).trials)
+
+    def numbers_in_state(self, *states: TrialState) -> np.ndarray:
+        """The numbers of the trials in any of ``states``, in trial order."""
+        return np.array(self._view(states).numbers, dtype=np.int64)
+
+    def _view(self, states: tuple[TrialState, ...]) -> _View:
+        """The kept view of ``states``, made by one scan the first time it is asked for."""
         view = self._views.get(states)
         if view is None:
-            numbers = [n for state in states for n in self._numbers[TrialState(state)]]
-            view = self._views[states] = [self._trials[n] for n in sorted(numbers)]
-        return list(view)
+            wanted = frozenset(TrialState(state) for state in states)
+            view = _View(wanted, (t for t in self._trials if t.state in wanted))
+            self._views[states] = view
+        return view
 
     def holds_config(self, config: Mapping[str, Any]) -> bool:
         """True if some trial (in any state) has exactly this configuration."""
@@ -422,18 +533,18 @@ class History(Sequence[Trial]):
         return self.in_state(TrialState.PENDING, TrialState.RUNNING)
 
     def losses(self) -> np.ndarray:
-        return np.array([t.loss for t in self.completed()], dtype=float)
+        return np.array(self._view((TrialState.COMPLETE,)).losses, dtype=float)
 
     def best(self) -> Trial | None:
         """The complete trial with the lowest loss (the lowest number among losses equal
         to 12 significant digits: the study's own tie rule, not the relative tolerance of
         :mod:`ensembo.stats`; see :func:`_loss_then_number`)."""
-        if not self._best_known:
-            done = self.completed()
-            self._best = min(done, key=_loss_then_number) if done else None
-            self._best_key = None if self._best is None else _loss_then_number(self._best)
-            self._best_known = True
-        return self._best
+        return self._best.get(self.completed)
+
+    def worst(self) -> Trial | None:
+        """The complete trial with the highest loss (the lowest number among equal
+        losses, as ``max`` over the losses in trial order picks it)."""
+        return self._worst.get(self.completed)
 
     def awaiting_result(self, trial: Trial | int) -> Trial:
         """This history's trial that ``tell`` may finish: asked here and not yet told.
@@ -470,6 +581,28 @@ class History(Sequence[Trial]):
         """Running minimum of the loss over complete trials, in trial order."""
         losses = self.losses()
         return np.minimum.accumulate(losses) if losses.size else losses
+
+
+class PutWatch:
+    """Which trials of a history were put since the last look, for what is kept up to
+    date from one history (the proposer's view, the completed trials an ensemble
+    strategy has not seen), so that it changes only those instead of scanning every
+    trial on every ask and tell. It follows one history object (held, so it cannot be
+    mistaken for another at the same address); for another, everything counts as
+    changed."""
+
+    def __init__(self) -> None:
+        self._history: History | None = None
+        self._mark = 0
+
+    def changed(self, history: History) -> list[int] | None:
+        """The numbers of the trials put into ``history`` since :meth:`caught_up` was
+        last called with it; None if it was called with another history, or never."""
+        return history.put_since(self._mark) if history is self._history else None
+
+    def caught_up(self, history: History) -> None:
+        """Every change of ``history`` so far is taken into account."""
+        self._history, self._mark = history, history.puts
 
 
 def outcome_counts(history: History) -> dict[str, int]:
