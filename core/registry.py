@@ -131,8 +131,11 @@ def _load_entry_points(
     names: dict[str, str] = {}
     failures: list[PluginLoadFailure] = []
     for entry_point in importlib.metadata.entry_points(group=hookspecs.PROJECT):
-        distribution = entry_point.dist.name if entry_point.dist else "<unknown>"
+        distribution = _distribution_name(entry_point)
         if not wanted(distribution):
+            continue
+        if distribution == UNNAMED_DISTRIBUTION:
+            failures.append(_unnamed_failure(entry_point))
             continue
         plugin_name = f"{distribution}:{entry_point.name}"
         if manager.has_plugin(plugin_name):
@@ -152,6 +155,28 @@ def _load_entry_points(
             continue
         names[plugin_name] = distribution
     return names, failures
+
+
+# What a distribution without a name in its metadata is called in messages.
+UNNAMED_DISTRIBUTION = "<unnamed distribution>"
+
+
+def _distribution_name(entry_point: Any) -> str:
+    """The name of the distribution declaring ``entry_point``. While pip writes or
+    removes a distribution its metadata can lack the name (read as None), and every
+    ensembo command then failed with a TypeError from the name matching."""
+    dist = getattr(entry_point, "dist", None)
+    return (dist.name if dist is not None else None) or UNNAMED_DISTRIBUTION
+
+
+def _unnamed_failure(entry_point: Any) -> PluginLoadFailure:
+    """Such a distribution is not imported (it may be half-written) but reported."""
+    return PluginLoadFailure(
+        distribution=UNNAMED_DISTRIBUTION,
+        entry_point=f"{entry_point.name} = {entry_point.value}",
+        error="its distribution's metadata has no name (being installed or removed, or "
+        "damaged); not loaded: reinstall it, or uninstall it",
+    )
 
 
 class Registry:

@@ -617,3 +617,23 @@ def test_an_option_for_a_factory_that_takes_none_says_its_options_are_none(name)
         f"surrogate {name!r} (from my-dist) rejected options ['k']: "
         "unknown: k; its options: none"
     )
+
+
+def test_a_distribution_whose_metadata_has_no_name_is_reported_not_fatal(tmp_path, monkeypatch):
+    """While pip writes or removes a plugin its METADATA can be empty; every ensembo
+    command (a running `ensembo resume` in the test suite) then died with a TypeError
+    from matching the name None. It is reported and not imported."""
+    import sys
+
+    info = tmp_path / "half_installed-0.0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("")
+    (info / "entry_points.txt").write_text("[ensembo]\nhalf_installed = half_installed\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    monkeypatch.delenv("ENSEMBO_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    reg = Registry.from_entry_points()
+    [failure] = [f for f in reg.failures if f.entry_point.startswith("half_installed")]
+    assert failure.distribution == "<unnamed distribution>"
+    assert "metadata has no name" in failure.error
+    assert "half_installed" not in sys.modules
+    assert "gp" in reg.names("surrogate")
