@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Callable
 
 import pytest
@@ -26,6 +27,31 @@ def tree_space() -> ConfigurationSpace:
     space.add([branch, shared, only_b, steps])
     space.add([EqualsCondition(only_b, branch, "b"), EqualsCondition(steps, branch, "b")])
     return space
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan's zombie may wait a while for its reaper)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def process_ends() -> Callable[..., bool]:
+    """Whether a process ends (is gone, or a zombie) within ``within`` seconds, read from
+    Linux's /proc, for tests that what a trial started ends with it."""
+
+    def ends(pid: int, within: float = 2.0) -> bool:
+        end = time.monotonic() + within
+        while _running(pid):
+            if time.monotonic() >= end:
+                return False
+            time.sleep(0.02)
+        return True
+
+    return ends
 
 
 @pytest.fixture

@@ -49,15 +49,8 @@ def test_the_childs_resource_tracker_unlinks_the_shared_memory_the_objective_lef
     assert done.stdout.split()[-1] == "0"  # segments still in /dev/shm after their trial
 
 
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rpartition(")")[2].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
 
-
-def test_a_helper_that_ignores_sigterm_is_killed_after_the_grace():
+def test_a_helper_that_ignores_sigterm_is_killed_after_the_grace(process_ends):
     read_end, write_end = os.pipe()
 
     def objective(config):
@@ -79,10 +72,7 @@ def test_a_helper_that_ignores_sigterm_is_killed_after_the_grace():
         os.close(write_end)
     assert outcome.kind is OutcomeKind.RETURNED
     assert elapsed < 3.0
-    deadline = time.monotonic() + 2.0
-    while alive(helper) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not alive(helper)
+    assert process_ends(helper, within=2.0)
 
 
 def test_a_helper_that_ends_on_sigterm_does_not_hold_up_the_trial():

@@ -41,40 +41,24 @@ def start_daemonic_helper() -> int:
     return helper.pid
 
 
-def gone(pid: int, within: float = 2.0) -> bool:
-    """Whether ``pid`` has ended (no process, or a zombie its new parent has not reaped)."""
-    end = time.monotonic() + within
-    while True:
-        try:
-            with open(f"/proc/{pid}/stat") as stat:
-                state = stat.read().rpartition(")")[2].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return True
-        if state in ("Z", "X"):
-            return True
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.05)
-
-
 @pytest.fixture
-def helpers():
+def helpers(process_ends):
     """Pids of the helpers a test started: killed at the end whatever the outcome."""
     pids: list[int] = []
     yield pids
     for pid in pids:
-        if not gone(pid, within=0):
+        if not process_ends(pid, within=0):
             os.kill(pid, 9)
 
 
-def test_result_comes_back_at_once_although_a_forked_helper_holds_the_pipe(helpers):
+def test_result_comes_back_at_once_although_a_forked_helper_holds_the_pipe(helpers, process_ends):
     start = time.monotonic()
     outcome = evaluate_in_child(lambda c: fork_helper(), {})
     elapsed = time.monotonic() - start
     assert outcome.kind is OutcomeKind.RETURNED
     helpers.append(outcome.value)
     assert elapsed < QUICK  # was HELPER_SECONDS: read until the helper closed the pipe
-    assert gone(outcome.value)  # the helper ends with its trial
+    assert process_ends(outcome.value)  # the helper ends with its trial
 
 
 def test_a_large_result_arrives_whole_past_a_lingering_helper(helpers):
@@ -91,7 +75,7 @@ def test_a_large_result_arrives_whole_past_a_lingering_helper(helpers):
     assert time.monotonic() - start < QUICK
 
 
-def test_a_crash_with_a_helper_holding_the_pipe_is_a_crash_at_once(helpers, tmp_path):
+def test_a_crash_with_a_helper_holding_the_pipe_is_a_crash_at_once(helpers, tmp_path, process_ends):
     marker = tmp_path / "helper"
 
     def crashing(config):
@@ -105,10 +89,12 @@ def test_a_crash_with_a_helper_holding_the_pipe_is_a_crash_at_once(helpers, tmp_
     assert outcome.kind is OutcomeKind.CRASHED
     assert "exited with code 3" in outcome.message
     assert elapsed < QUICK  # was HELPER_SECONDS: EOF came when the helper ended
-    assert gone(helpers[0])
+    assert process_ends(helpers[0])
 
 
-def test_wall_time_limit_still_kills_a_slow_evaluation_and_its_helper(helpers, tmp_path):
+def test_wall_time_limit_still_kills_a_slow_evaluation_and_its_helper(
+    helpers, tmp_path, process_ends
+):
     marker = tmp_path / "helper"
 
     def slow(config):
@@ -118,7 +104,7 @@ def test_wall_time_limit_still_kills_a_slow_evaluation_and_its_helper(helpers, t
     outcome = evaluate_in_child(slow, {}, TrialLimits(wall_time=0.5))
     helpers.append(int(marker.read_text()))
     assert outcome.kind is OutcomeKind.TIMEOUT
-    assert gone(helpers[0])
+    assert process_ends(helpers[0])
 
 
 @pytest.mark.parametrize(
@@ -126,7 +112,9 @@ def test_wall_time_limit_still_kills_a_slow_evaluation_and_its_helper(helpers, t
     [{"trial_timeout": 10}, {"memory_limit": "2GB"}, {"n_jobs": 2}],
     ids=["trial_timeout", "memory_limit", "n_jobs"],
 )
-def test_a_trial_that_leaves_a_daemonic_helper_completes_at_once(settings, helpers, tmp_path):
+def test_a_trial_that_leaves_a_daemonic_helper_completes_at_once(
+    settings, helpers, tmp_path, process_ends
+):
     def objective(config):
         (tmp_path / f"helper-{os.getpid()}").write_text(str(start_daemonic_helper()))
         return config["x"]
@@ -140,4 +128,4 @@ def test_a_trial_that_leaves_a_daemonic_helper_completes_at_once(settings, helpe
     # memory_limit and n_jobs waited HELPER_SECONDS per trial.
     assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 2
     assert elapsed < QUICK
-    assert len(helpers) == 2 and all(gone(pid) for pid in helpers)
+    assert len(helpers) == 2 and all(process_ends(pid) for pid in helpers)

@@ -16,13 +16,6 @@ from ensembo.execution import OutcomeKind, TrialLimits, evaluate_in_child
 pytestmark = pytest.mark.skipif(not hasattr(os, "waitid"), reason="POSIX waitid")
 
 
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rpartition(")")[2].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
-
 
 @pytest.fixture
 def sigchld_ignored():
@@ -32,7 +25,7 @@ def sigchld_ignored():
 
 
 @pytest.fixture
-def pid_pipe():
+def pid_pipe(process_ends):
     """A pipe the objective writes its helper's pid to; the helper is killed at the end
     whatever the outcome."""
     read_end, write_end = os.pipe()
@@ -41,13 +34,13 @@ def pid_pipe():
     os.close(read_end)
     os.close(write_end)
     for pid in helpers:
-        if alive(pid):
+        if not process_ends(pid, within=0):
             os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.usefixtures("sigchld_ignored")
 @pytest.mark.parametrize("end", ["exit", "sigkill", "return"])
-def test_the_helper_of_a_trial_the_system_reaped_ends_with_it(pid_pipe, end):
+def test_the_helper_of_a_trial_the_system_reaped_ends_with_it(pid_pipe, end, process_ends):
     read_end, write_end, helpers = pid_pipe
 
     def objective(config):
@@ -65,7 +58,4 @@ def test_the_helper_of_a_trial_the_system_reaped_ends_with_it(pid_pipe, end):
     outcome = evaluate_in_child(objective, {}, TrialLimits(wall_time=10))
     helpers.append(int(os.read(read_end, 100).split()[0]))
     assert outcome.kind is (OutcomeKind.RETURNED if end == "return" else OutcomeKind.CRASHED)
-    deadline = time.monotonic() + 3.0
-    while alive(helpers[0]) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not alive(helpers[0])
+    assert process_ends(helpers[0], within=3.0)

@@ -91,22 +91,6 @@ def test_processes_backend_with_one_job_still_runs_the_objective_in_a_child():
     assert run.trials[0].loss == 0.0
 
 
-def _alive(pid: int) -> bool:
-    """Running, not a zombie (an orphan's zombie may wait a while for its reaper)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-
-
-def _gone_soon(pid: int) -> bool:
-    give_up = time.monotonic() + 20
-    while _alive(pid) and time.monotonic() < give_up:
-        time.sleep(0.1)
-    return not _alive(pid)
-
-
 def _starts_a_program(marker):
     def objective(config):
         child = subprocess.Popen(["sleep", "60"])
@@ -120,11 +104,11 @@ def _starts_a_program(marker):
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
-def test_a_timeout_kills_what_the_evaluation_started(tmp_path):
+def test_a_timeout_kills_what_the_evaluation_started(tmp_path, process_ends):
     marker = tmp_path / "pid"
     outcome = evaluate_in_child(_starts_a_program(marker), {}, TrialLimits(wall_time=3))
     assert outcome.kind is OutcomeKind.TIMEOUT
-    assert _gone_soon(int(marker.read_text()))
+    assert process_ends(int(marker.read_text()), within=20)
 
 
 def test_an_evaluation_in_its_own_group_is_not_stopped_by_the_terminal():
@@ -140,7 +124,7 @@ def test_an_evaluation_in_its_own_group_is_not_stopped_by_the_terminal():
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
-def test_stopping_local_processes_kills_what_the_evaluations_started(tmp_path):
+def test_stopping_local_processes_kills_what_the_evaluations_started(tmp_path, process_ends):
     marker = tmp_path / "pid"
     backend = ProcessBackend(1)
     backend.submit(_starts_a_program(marker), {}, TrialLimits())
@@ -148,7 +132,7 @@ def test_stopping_local_processes_kills_what_the_evaluations_started(tmp_path):
     while not marker.exists() and time.monotonic() < give_up:
         time.sleep(0.05)
     backend.close(interrupted=True)
-    assert _gone_soon(int(marker.read_text()))
+    assert process_ends(int(marker.read_text()), within=20)
 
 
 def test_an_exception_that_cannot_be_loaded_keeps_its_message():
