@@ -17,7 +17,18 @@ from ensembo.execution import OutcomeKind, TrialLimits, evaluate_in_child
 needs_waitid = pytest.mark.skipif(not hasattr(os, "waitid"), reason="POSIX waitid")
 
 
+def _ignores_sigterm(pid: int) -> bool:
+    """Whether ``pid`` ignores SIGTERM, as a resource tracker does from the start of its
+    ``main()`` on (Linux ``/proc``)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("SigIgn:"):
+                return bool(int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
+    return False
+
+
 @needs_waitid
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="Linux /proc")
 @pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm")
 def test_a_timed_out_trials_resource_tracker_unlinks_the_shared_memory_it_left():
     read_end, write_end = os.pipe()
@@ -25,13 +36,18 @@ def test_a_timed_out_trials_resource_tracker_unlinks_the_shared_memory_it_left()
     def objective(config):
         # A tracker of the child's own, as in a driver that has not used multiprocessing
         # (a tracker this test process started would be shared, and outlive the trial).
-        resource_tracker._resource_tracker = resource_tracker.ResourceTracker()
+        tracker = resource_tracker._resource_tracker = resource_tracker.ResourceTracker()
+        # Up before the deadline: a new interpreter, it can take seconds on a loaded
+        # machine, and the grace (wall time) would not cover its start-up too.
+        tracker.ensure_running()
+        while not _ignores_sigterm(tracker._pid):  # its main() has begun
+            time.sleep(0.01)
         segment = shared_memory.SharedMemory(create=True, size=1 << 16)
         os.write(write_end, segment.name.encode() + b"\n")
-        time.sleep(30)  # past the deadline: the segment is left to the tracker
+        time.sleep(60)  # past the deadline: the segment is left to the tracker
 
     try:
-        outcome = evaluate_in_child(objective, {}, TrialLimits(wall_time=1.0))
+        outcome = evaluate_in_child(objective, {}, TrialLimits(wall_time=5.0))
         os.close(write_end)
         names = os.read(read_end, 4096).split()
     finally:
@@ -40,7 +56,7 @@ def test_a_timed_out_trials_resource_tracker_unlinks_the_shared_memory_it_left()
     for name in left:
         os.unlink(b"/dev/shm/" + name)
     assert outcome.kind is OutcomeKind.TIMEOUT
-    assert len(names) == 1
+    assert len(names) == 1, "the tracker was not up within the trial's 5 s"
     assert left == []  # SIGKILL at the deadline killed the tracker: the segment stayed
 
 

@@ -107,8 +107,15 @@ def test_sigint_then_resume_finishes_the_budget_without_duplicates(tmp_path, exe
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
+            exited = run.poll() is not None  # before the count, which then is final
             if db.exists() and sum(state == "complete" for _, state, _ in rows(db)) >= 3:
                 break
+            if exited:  # a crash, not a slow run: say so now, with why
+                stderr = run.communicate()[1]
+                pytest.fail(
+                    f"the run exited with {run.returncode} before completing 3 trials"
+                    f" (its stdout is in the captured output); its stderr:\n{stderr}"
+                )
             time.sleep(0.1)
         else:
             pytest.fail("the run never completed 3 trials")
