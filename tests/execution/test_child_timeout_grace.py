@@ -12,7 +12,7 @@ from multiprocessing import resource_tracker, shared_memory
 
 import pytest
 
-from ensembo.execution import OutcomeKind, TrialLimits, evaluate_in_child
+from ensembo.execution import OutcomeKind, TrialLimits, evaluate_in_child, process_group
 
 needs_waitid = pytest.mark.skipif(not hasattr(os, "waitid"), reason="POSIX waitid")
 
@@ -30,7 +30,10 @@ def _ignores_sigterm(pid: int) -> bool:
 @needs_waitid
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="Linux /proc")
 @pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm")
-def test_a_timed_out_trials_resource_tracker_unlinks_the_shared_memory_it_left():
+def test_a_timed_out_trials_resource_tracker_unlinks_the_shared_memory_it_left(monkeypatch):
+    # The grace is wall time: a long one, so that a loaded machine cannot decide the test
+    # (the group ends as soon as the tracker has cleaned up and exited).
+    monkeypatch.setattr(process_group, "_GROUP_GRACE", 10.0)
     read_end, write_end = os.pipe()
 
     def objective(config):
