@@ -312,9 +312,10 @@ class _View:
     with their numbers and losses (NaN where not complete) as arrays: rebuilt on every
     change, the views a study reads on every ask and tell scanned the whole history
     (profiling finding 3), and the arrays give the targets their order and values
-    without a pass over the trials in Python."""
-
-    __slots__ = ("states", "trials", "numbers", "losses")
+    without a pass over the trials in Python. Read them with :meth:`numbers_array` and
+    :meth:`losses_array`: ``np.array(an array.array)`` borrows its buffer and may let
+    other threads run meanwhile, and a put in another thread then cannot grow it
+    (``BufferError``, leaving the view's lists of different lengths)."""
 
     def __init__(self, states: frozenset[TrialState], trials: Iterable[Trial] = ()):
         self.states = states
@@ -329,6 +330,12 @@ class _View:
         copy.trials, copy.numbers, copy.losses = (
             list(self.trials), array("q", self.numbers), array("d", self.losses))
         return copy
+
+    def numbers_array(self) -> np.ndarray:
+        return np.frombuffer(self.numbers.tobytes(), dtype=np.int64).copy()
+
+    def losses_array(self) -> np.ndarray:
+        return np.frombuffer(self.losses.tobytes(), dtype=np.float64).copy()
 
     def add(self, trial: Trial) -> None:
         if trial.state not in self.states:
@@ -477,7 +484,8 @@ class History(Sequence[Trial]):
 
     def _kept_views(self) -> list[_View]:
         """The views to change, listed first: a reader asking for a new one (the
-        study's ``best_trial`` in another thread) must not break a put."""
+        study's ``best_trial`` in another thread) must not break a put. (Such a view,
+        made by one scan while a put runs, can miss that put's trial: not yet guarded.)"""
         return list(self._views.values())
 
     @property
@@ -510,7 +518,7 @@ class History(Sequence[Trial]):
 
     def numbers_in_state(self, *states: TrialState) -> np.ndarray:
         """The numbers of the trials in any of ``states``, in trial order."""
-        return np.array(self._view(states).numbers, dtype=np.int64)
+        return self._view(states).numbers_array()
 
     def _view(self, states: tuple[TrialState, ...]) -> _View:
         """The kept view of ``states``, made by one scan the first time it is asked for."""
@@ -533,7 +541,7 @@ class History(Sequence[Trial]):
         return self.in_state(TrialState.PENDING, TrialState.RUNNING)
 
     def losses(self) -> np.ndarray:
-        return np.array(self._view((TrialState.COMPLETE,)).losses, dtype=float)
+        return self._view((TrialState.COMPLETE,)).losses_array()
 
     def best(self) -> Trial | None:
         """The complete trial with the lowest loss (the lowest number among losses equal

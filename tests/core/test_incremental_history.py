@@ -235,3 +235,44 @@ def test_asks_and_tells_list_no_whole_view_of_the_history(flat_space, monkeypatc
     assert study.history.in_state(FAILED)
     assert listed and max(listed) <= 1  # the running trial at most
     assert passes == []
+
+
+def test_a_reader_thread_taking_losses_does_not_break_a_put():
+    """numpy copied a kept view's ``array.array`` through its buffer and let the put's
+    thread run meanwhile; the array could not grow while lent (BufferError), leaving the
+    view's lists of different lengths and every later ask failing (review of 4bf8e23:
+    2,000 complete trials failed within a second)."""
+    import threading
+    import time
+
+    history = History([Trial(number=i, config={"x": i}, state=COMPLETE, loss=float(i))
+                       for i in range(2000)])
+    stop = threading.Event()
+
+    def read():
+        while not stop.is_set():
+            history.losses()
+            history.numbers_in_state(COMPLETE)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    number, end = 2000, time.monotonic() + 2.0
+    try:
+        while time.monotonic() < end:
+            history.put(Trial(number=number, config={"x": number}, state=RUNNING))
+            history.put(Trial(number=number, config={"x": number}, state=COMPLETE, loss=1.0))
+            number += 1
+    finally:
+        stop.set()
+        reader.join()
+    assert len(history.losses()) == history.count_in_state(COMPLETE) == number
+
+
+def test_a_history_pickles_with_every_protocol():
+    import pickle
+
+    history = History([Trial(number=0, config={"x": 0}, state=COMPLETE, loss=1.0)])
+    history.losses()  # a kept view
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        again = pickle.loads(pickle.dumps(history, protocol=protocol))
+        assert list(again.losses()) == [1.0]
