@@ -163,10 +163,13 @@ UNNAMED_DISTRIBUTION = "<unnamed distribution>"
 
 def _distribution_name(entry_point: Any) -> str:
     """The name of the distribution declaring ``entry_point``. While pip writes or
-    removes a distribution its metadata can lack the name (read as None), and every
-    ensembo command then failed with a TypeError from the name matching."""
-    dist = getattr(entry_point, "dist", None)
-    return (dist.name if dist is not None else None) or UNNAMED_DISTRIBUTION
+    removes a distribution its metadata can lack the name (read as None, or raising),
+    and every ensembo command then failed with a TypeError from the name matching."""
+    try:  # importlib_metadata, when installed, raises MetadataNotFound instead
+        name = entry_point.dist.name if entry_point.dist is not None else None
+    except Exception:
+        name = None
+    return name or UNNAMED_DISTRIBUTION
 
 
 def _unnamed_failure(entry_point: Any) -> PluginLoadFailure:

@@ -39,7 +39,10 @@ def test_a_timed_out_trials_resource_tracker_unlinks_the_shared_memory_it_left(m
     def objective(config):
         # A tracker of the child's own, as in a driver that has not used multiprocessing
         # (a tracker this test process started would be shared, and outlive the trial).
+        # The module's register() is bound to the tracker made at import: rebound too.
         tracker = resource_tracker._resource_tracker = resource_tracker.ResourceTracker()
+        resource_tracker.register = tracker.register
+        resource_tracker.unregister = tracker.unregister
         # Up before the deadline: a new interpreter, it can take seconds on a loaded
         # machine, and the grace (wall time) would not cover its start-up too.
         tracker.ensure_running()
