@@ -18,11 +18,11 @@ import attrs
 
 from ensembo import components, spaces
 from ensembo.attribution import calling
-from ensembo.errors import PluginContractError, StorageError, UnknownComponentError
+from ensembo.errors import PluginContractError, SpaceError, StorageError, UnknownComponentError
 from ensembo.protocols import Resumable
 from ensembo.storage import Storage
 from ensembo.storage.memory import MemoryStorage
-from ensembo.trials import History, TrialState
+from ensembo.trials import History, TrialState, unwritable
 
 logger = logging.getLogger(__name__)
 
@@ -227,7 +227,7 @@ def same_space(definition: Any, stored: Any) -> bool:
         return {
             key: _unnamed(part) if key in ("configspace", "document") else part
             for key, part in loaded.items()
-            if key != "name"
+            if key not in ("name", "meta")  # labels (and older study files kept no meta)
         }
 
     try:
@@ -235,6 +235,17 @@ def same_space(definition: Any, stored: Any) -> bool:
     except Exception:  # a stored space this version cannot read is another study
         logger.debug("the stored space could not be loaded", exc_info=True)
         return False
+
+
+def check_storable_space(space: Any) -> None:
+    """A study file keeps its space, ``meta`` included, so that a resume rebuilds it; an
+    object in a ``meta`` failed in the JSON encoder, as if it were in a trial record."""
+    places = [(space.configspace.meta, "the space's meta")]
+    places += [(hp.meta, f"{hp.name}.meta") for hp in space.configspace.values()]
+    for value, where in places:
+        if value and (place := unwritable(value, where)) is not None:
+            raise SpaceError(space.name, f"a study file cannot keep {place}: give numbers, "
+                             "text, true/false, lists and mappings, or keep the study in memory")
 
 
 def another_space(definition: Any, stored: Any, shown: int = 5) -> str:

@@ -208,6 +208,7 @@ class Study:
         if not keeps_in_memory(storage):  # refused before the file is made
             json_text(self.metadata, label="metadata")
             check_storable_loss(loss)
+            stored_study.check_storable_space(self.space)
         self.storage = open_storage(storage)  # only once every argument is known to be good
         try:
             self._continue_stored()

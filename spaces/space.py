@@ -146,6 +146,8 @@ class Space(VectorForms):
             "impute": dict(self._rules),
             "encoding": self.encoding,
         }
+        if self.configspace.meta:  # ConfigSpace's serialization drops it
+            definition["meta"] = _plain_data(self.configspace.meta)
         if self.document is not None:
             definition["document"] = self.document
         return definition
@@ -162,6 +164,8 @@ class Space(VectorForms):
                 definition["document"], source=definition.get("name") or "", **options
             )
         configspace = ConfigurationSpace.from_serialized_dict(dict(definition["configspace"]))
+        if definition.get("meta"):
+            configspace.meta = dict(definition["meta"])
         return cls(configspace, name=definition.get("name"), **options)
 
     def with_encoding(self, encoding: str) -> Space:
