@@ -18,6 +18,7 @@ import numpy as np
 LENGTHSCALE_BOUNDS = (5e-3, 50.0)
 AMPLITUDE_BOUNDS = (5e-2, 20.0)  # signal variance, targets standardized to unit variance
 NOISE_FLOOR = 1e-10  # default lowest noise variance (jitter escalation handles duplicates)
+NOISE_FLOOR_MIN = 1e-16  # the lowest floor that still moves the diagonal (float64)
 NOISE_CEILING = 1.0
 MEAN_BOUNDS = (-5.0, 5.0)
 HORSESHOE_SCALE = 0.1  # Spearmint's noise scale; Lévesque's thesis states 1 (see above)

@@ -29,6 +29,7 @@ from ensembo.plugins.option_checks import flag, positive, whole
 from ensembo.plugins.surrogates.gp.hyperparameters import (
     NOISE_CEILING,
     NOISE_FLOOR,
+    NOISE_FLOOR_MIN,
     Hyperparameters,
     vector_bounds,
 )
@@ -63,9 +64,12 @@ def _choice(plugin: str, option: str, value: Any, valid: Sequence[str]) -> str:
 
 
 def _noise_floor(plugin: str, value: Any) -> float:
+    """Below ``NOISE_FLOOR_MIN`` a floor is lost in rounding against the kernel's diagonal
+    (the signal variance is at least 0.05), and the noise prior's gradient overflowed."""
     value = positive(plugin, "noise_floor", value)
-    if value >= NOISE_CEILING:
-        raise ValueError(f"{plugin}: noise_floor must be in (0, {NOISE_CEILING}), got {value}")
+    if not NOISE_FLOOR_MIN <= value < NOISE_CEILING:
+        raise ValueError(f"{plugin}: noise_floor must be in [{NOISE_FLOOR_MIN}, "
+                         f"{NOISE_CEILING}), got {value}")
     return value
 
 

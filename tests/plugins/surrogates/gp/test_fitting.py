@@ -209,6 +209,8 @@ def test_options_are_validated_with_valid_choices_listed():
         ({"restarts": "3"}, "gp: restarts must be an integer >= 1"),
         ({"samples": 2.5}, "gp: samples must be an integer >= 1"),
         ({"noise_floor": "1e-6"}, "gp: noise_floor must be a finite number > 0"),
+        # accepted, and overflowed in the noise prior's gradient at every fit
+        ({"noise_floor": 1e-300}, "gp: noise_floor must be in [1e-16, 1.0), got 1e-300"),
         ({"kernel": ["matern52"]}, "gp: unknown kernel"),
     ],
 )
