@@ -1,0 +1,67 @@
+"""A study file continued with another space names what differs: an imputation rule or
+the encoding was reported as "its conditions or forbidden clauses differ" in a space
+without either; and a reworded ``description`` (a label, like the name) is the same
+space."""
+
+from __future__ import annotations
+
+import pytest
+
+from ensembo import Study, spaces
+from ensembo.errors import StorageError
+
+SPACE = {"params": {"C": {"type": "float", "low": 0.1, "high": 10, "log": True}}}
+
+
+@pytest.fixture
+def stored(tmp_path):
+    path = tmp_path / "study.db"
+    Study(SPACE, surrogate=None, seed=0, storage=path).close()
+    return path
+
+
+def _refusal(path, space) -> str:
+    with pytest.raises(StorageError) as refused:
+        Study(space, surrogate=None, seed=0, storage=path)
+    return str(refused.value)
+
+
+def test_a_changed_imputation_rule_is_named(stored):
+    message = _refusal(stored, spaces.load(SPACE).with_imputation("lower"))
+    assert "another space (C: imputation 'midpoint' -> 'lower')" in message
+    assert "conditions" not in message
+
+
+def test_a_changed_encoding_is_named(stored):
+    message = _refusal(stored, spaces.load(SPACE).with_encoding("onehot"))
+    assert "another space (encoding 'index' -> 'onehot')" in message
+    assert "conditions" not in message
+
+
+def test_changed_conditions_are_named_as_such(stored):
+    extended = {"params": {**SPACE["params"], "x": {"type": "int", "low": 1, "high": 5}}}
+    path = stored.with_name("cond.db")
+    Study(extended, surrogate=None, seed=0, storage=path).close()
+    conditional = {"params": {**SPACE["params"], "x": {
+        "type": "int", "low": 1, "high": 5, "when": {"C": {"gt": 1}}}}}
+    message = _refusal(path, conditional)
+    assert "another space (its conditions differ)" in message
+    assert "forbidden" not in message
+
+
+@pytest.mark.parametrize("described", [
+    {**SPACE, "description": "cost sweep"},
+    {"params": {"C": {**SPACE["params"]["C"], "description": "the cost"}}},
+])
+def test_a_description_is_a_label_not_another_space(stored, described):
+    with Study(described, surrogate=None, seed=0, storage=stored) as study:
+        assert study.space.names == ("C",)
+
+
+def test_an_options_description_is_a_label_too(tmp_path):
+    path = tmp_path / "choice.db"
+    choice = {"params": {"k": {"type": "choice", "options": {"a": {}, "b": {}}}}}
+    Study(choice, surrogate=None, seed=0, storage=path).close()
+    described = {"params": {"k": {"type": "choice", "options": {
+        "a": {"description": "the first"}, "b": {}}}}}
+    Study(described, surrogate=None, seed=0, storage=path).close()
