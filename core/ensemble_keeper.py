@@ -8,6 +8,7 @@ strategy returns that would only fail later, after the whole budget was spent.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,12 @@ import numpy as np
 from ensembo import components
 from ensembo.attribution import CALL_NOTE, calling, describe_component
 from ensembo.ensemble import Ensemble, EnsembleContext
-from ensembo.errors import ExperimentError, PluginContractError
+from ensembo.errors import (
+    ComponentOptionError,
+    ExperimentError,
+    PluginContractError,
+    UnknownComponentError,
+)
 from ensembo.loss_fit import DEFAULT_LOSS, check_loss_fits_context
 from ensembo.protocols import EnsembleLoss
 from ensembo.trials import Evaluation, History, PutWatch, Trial, TrialState, told_order
@@ -53,16 +59,15 @@ def check_strategy_fits(
     if own is not None and context.task is not None and own != context.task:
         raise ExperimentError("ensemble", f"{label} is for {own}, but this study's task is "
                               f"{context.task}")
-    options = getattr(strategy, "loss_options", None)
     combining = set(getattr(strategy, "combining_losses", ()))
-    for option, spec in (options() if callable(options) else {}).items():
+    for option, spec in _loss_options(strategy, label).items():
         used = context.loss if spec is None else spec  # None: the study's loss
         if used is None:  # and none given: the task's default
             used = DEFAULT_LOSS.get(context.task)
         if used is None:
             continue
-        loss = components.build("loss", used, registry)
         where = "loss" if spec is None else f"ensemble.{option}"
+        loss = _build_loss(used, registry, where)
         if spec is not None:  # the study checks its own loss
             try:
                 check_loss_fits_context(loss, spec, context, of_ensembles=option in combining)
@@ -73,9 +78,45 @@ def check_strategy_fits(
         check_loss = getattr(strategy, "check_loss", None)
         if callable(check_loss):  # what only the strategy knows (an option needing 0/1 losses)
             try:
-                check_loss(option, loss, context)
+                with calling("ensemble strategy", strategy, "check_loss"):
+                    check_loss(option, loss, context)
             except ValueError as error:
                 raise ExperimentError(where, str(error)) from None
+
+
+def _loss_options(strategy: Any, label: str) -> Mapping[str, Any]:
+    """The strategy's optional ``loss_options()``: option name -> loss spec. Its own
+    exception carries a note naming it, as one from any other method does; a result
+    that is not a mapping is its bug, said as such (it failed as "'list' object has no
+    attribute 'items'")."""
+    options = getattr(strategy, "loss_options", None)
+    if not callable(options):
+        return {}
+    with calling("ensemble strategy", strategy, "loss_options"):
+        found = options()
+    if not isinstance(found, Mapping):
+        raise contract_broken(
+            label, "loss_options", f"{label}: loss_options() must return a mapping option "
+            f"name -> loss spec (None for the study's loss), got {type(found).__name__}: "
+            f"{found!r:.100}"
+        )
+    return found
+
+
+def _build_loss(spec: Any, registry: Any, where: str) -> Any:
+    """Build a loss the strategy asked for, an error naming the key it was written
+    under (``ensemble.OPTION``), not the study's ``loss`` nor none at all. The error's
+    type is kept: the command line maps it to exit 2, a user's mistake."""
+    try:
+        return components.build("loss", spec, registry)
+    except ExperimentError as error:  # a malformed spec (a mapping without 'name')
+        raise ExperimentError(where, error.message) from None
+    except (UnknownComponentError, ComponentOptionError, PluginContractError) as error:
+        if where != "loss":
+            # components.build names the study's loss ("loss: ..."); this one is not it
+            message = str(error).removeprefix("loss: ")
+            error.args = (f"{where}: {message}",)
+        raise
 
 
 def strategy_label(strategy: Any, name: str | None) -> str:
@@ -83,6 +124,14 @@ def strategy_label(strategy: Any, name: str | None) -> str:
     class."""
     return f"ensemble strategy {name!r}" if name else describe_component("ensemble strategy",
                                                                           strategy)
+
+
+def contract_broken(label: str, method: str, message: str) -> PluginContractError:
+    """A result the strategy's contract rules out: the plugin's bug (the command line
+    exits 1 and says so), not a mistake in the user's experiment."""
+    error = PluginContractError(message)
+    error.add_note(f"{CALL_NOTE}{method}() of {label}")
+    return error
 
 
 def _cannot_combine(label: str, spec: Any, loss: Any) -> str:
@@ -112,9 +161,7 @@ class EnsembleKeeper:
     def _broken(self, method: str, message: str) -> PluginContractError:
         """A result the strategy's contract rules out: the plugin's bug (the command line
         exits 1 and says so), not a mistake in the user's experiment."""
-        error = PluginContractError(message)
-        error.add_note(f"{CALL_NOTE}{method}() of {self._label}")
-        return error
+        return contract_broken(self._label, method, message)
 
     def targets(self, history: History) -> np.ndarray:
         """What the surrogate is fit to: one value per completed trial."""
