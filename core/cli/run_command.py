@@ -21,6 +21,7 @@ from ensembo.errors import (
 )
 from ensembo.experiment import Experiment, ExperimentProblems, load_experiment, parse_experiment
 from ensembo.objective import failure_summary
+from ensembo.spaces.problems import SpaceDefinitionError
 from ensembo.stored_study import SCORING, discard_if_nothing_ran
 from ensembo.study import Study
 from ensembo.trials import TrialState, outcome_counts, outcome_text
@@ -106,10 +107,14 @@ def naming_the_file(experiment_file: str | Path) -> Iterator[None]:
     stays the plugin's bug, and a storage error names its study file already."""
     try:
         yield
-    except ExperimentProblems as error:
-        raise ExperimentProblems(
+    except (ExperimentProblems, SpaceDefinitionError) as error:
+        # each problem on its line (a space file's 14 were shown as its first "and 13 more")
+        named = ExperimentProblems(
             [ExperimentError(_within(experiment_file, p.path), p.message) for p in error.problems]
-        ) from error
+        )
+        for note in getattr(error, "__notes__", ()):
+            named.add_note(note)
+        raise named from error
     except StorageError:
         raise
     except EnsemboError as error:
