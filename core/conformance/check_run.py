@@ -38,13 +38,15 @@ class CheckRun:
         ``protocol`` (a class or a tuple of them). A registered name is checked against
         its protocol when it is built, and that error is this check's finding: raised,
         it skipped the report (``--json`` printed plain text and exited 2). So is any
-        error of the factory itself, as a failed "build" check: raised, ``--check``
+        error of the factory itself, including a registered one refusing the options
+        (none given to a required one), as a failed "build" check: raised, ``--check``
         printed "this looks like a bug" and no report at all. Only a name that is not
         registered, or a spec that is neither a name nor a factory, is the caller's."""
         try:
             component = self.fresh()
         except PluginContractError as error:
-            self.failures.append(("protocol", f"{type(error).__name__}: {error}"))
+            check = "build" if _factory_refused_options(error) else "protocol"
+            self.failures.append((check, f"{type(error).__name__}: {error}"))
             return None
         except (UnknownComponentError, DuplicatePluginError):  # no one component to check
             raise
@@ -93,6 +95,17 @@ class CheckRun:
             label = repr(spec[0]) if spec else getattr(self.spec, "__qualname__", repr(self.spec))
             raise ConformanceError(f"{self.kind.replace('_', ' ')} {label}", self.failures)
         return self.passed
+
+
+def _factory_refused_options(error: PluginContractError) -> bool:
+    """Whether the registry's error says the factory could not be built with the
+    options given (a required option missing, or a ``functools.partial`` with a
+    misspelt one): a failed "build", as for a factory given directly. The protocol's
+    error has no cause; this one is caused by the factory's own ``TypeError``."""
+    cause = error.__cause__
+    while isinstance(cause, PluginContractError):  # components.build names the kind's key
+        cause = cause.__cause__
+    return cause is not None
 
 
 def require(condition: bool, message: str) -> None:

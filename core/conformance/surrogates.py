@@ -101,13 +101,20 @@ def _fit_predict_checks(checks: CheckRun, label: str, space: spaces.Space, seed:
         require(_same_predictions(one, two),
                  "two fresh instances fit with the same seed predict differently")
     with checks.check(f"inputs left unchanged, {label} space"):
-        kept = (batch.values.copy(), batch.active.copy(), y.copy(), test_batch.values.copy())
-        _fitted(checks.fresh(), batch, y, seed).predict(test_batch)
-        now = (batch.values, batch.active, y, test_batch.values)
-        unchanged = (
-            np.array_equal(a, b, equal_nan=True) for a, b in zip(kept, now, strict=True)
-        )
-        require(all(unchanged), "fit or predict modified the batch or the targets in place")
+        _check_inputs_unchanged(checks, space, seed)
+
+
+def _check_inputs_unchanged(checks: CheckRun, space: spaces.Space, seed: int) -> None:
+    """Fit and predict leave the batches and targets as they were. Fresh ones: the
+    earlier checks' were already fit to, so one that a surrogate overwrote in place (all
+    values set to a constant) stayed as it was in this check, which passed."""
+    _, batch, y = synthetic_problem(space, 12, seed)
+    _, test_batch, _ = synthetic_problem(space, 7, seed + 1)
+    kept = (batch.values.copy(), batch.active.copy(), y.copy(), test_batch.values.copy())
+    _fitted(checks.fresh(), batch, y, seed).predict(test_batch)
+    now = (batch.values, batch.active, y, test_batch.values)
+    unchanged = (np.array_equal(a, b, equal_nan=True) for a, b in zip(kept, now, strict=True))
+    require(all(unchanged), "fit or predict modified the batch or the targets in place")
 
 
 def _optional_protocol_checks(checks: CheckRun, first: Any, seed: int) -> None:
@@ -186,7 +193,15 @@ def _same_predictions(one: Any, two: Any) -> bool:
     return bool(np.allclose(one, two, rtol=1e-7, atol=1e-12, equal_nan=True))
 
 
+_STUDY_TRIALS = 10
+
+
 def _run_study(checks: CheckRun, seed: int) -> None:
+    """A short study on the conditional space with the component under test. It runs
+    with ensembo's own components only, so no installed plugin's lifecycle hook fires
+    (``--check`` called every ``ensembo_study_finished``) or stops it early (an
+    ``ensembo_should_stop`` returning True ran no trial, and a broken surrogate passed);
+    and it must run every trial."""
     from ensembo.study import Study
 
     space = spaces.load(CONDITIONAL_SPACE)
@@ -195,8 +210,11 @@ def _run_study(checks: CheckRun, seed: int) -> None:
         values = np.nan_to_num(space.encode([config]).values[0], nan=0.5)
         return float(np.sum((values - 0.3) ** 2))
 
-    study = Study(space, surrogate=checks.fresh(), n_initial=4, seed=seed, registry=checks.registry)
-    study.optimize(objective, n_trials=10, catch=())
+    study = Study(space, surrogate=checks.fresh(), n_initial=4, seed=seed,
+                  registry=Registry.from_plugins({}, builtins=True))
+    study.optimize(objective, n_trials=_STUDY_TRIALS, catch=())
+    require(len(study.trials) == _STUDY_TRIALS,
+            f"the study ran {len(study.trials)} of {_STUDY_TRIALS} trials")
     require(all(t.state is TrialState.COMPLETE for t in study.trials),
              "not every trial completed")
     for trial in study.trials:
