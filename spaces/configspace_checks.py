@@ -37,6 +37,8 @@ def checked_configspace(space: str, configspace: ConfigurationSpace) -> Configur
     """``configspace`` with every stepped default on its grid (a copy when one moved);
     raises ``SpaceDefinitionError`` listing every problem of it."""
     problems = Problems(space)
+    if not len(configspace):  # an empty space failed only at the first model's encoding
+        problems.add("", "has no hyperparameters; a space needs at least one to search")
     stepped = []
     for hp in configspace.values():
         held_range(hp, problems)
