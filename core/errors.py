@@ -8,7 +8,8 @@ Messages say where the problem is, what was found, and what is valid.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Sequence
 
 
 class EnsemboError(Exception):
@@ -45,11 +46,33 @@ class UnknownComponentError(EnsemboError, LookupError):
         self.name = name
         self.available = sorted(available)
         self.hint = hint
-        close = difflib.get_close_matches(name, self.available, n=1)
+        close = close_names(name, self.available, n=1)
         suggestion = f"; did you mean {close[0]!r}?" if close else "."
         listing = ", ".join(self.available) or "(none registered)"
         extra = f"; {hint}" if hint else ""
         super().__init__(f"Unknown {kind} {name!r}{suggestion} Available: {listing}{extra}.")
+
+
+def close_names(name: str, available: Sequence[str], n: int = 3) -> list[str]:
+    """The available names ``name`` most likely misspells, best first.
+
+    Compared ignoring case (``GP`` is ``gp``: difflib alone found nothing that short),
+    and a name of several words also matches its initials (``random-forest``,
+    ``RandomForest`` -> ``rf``), as ensembo's short names are made.
+    """
+    by_folded: dict[str, str] = {}
+    for candidate in available:
+        by_folded.setdefault(str(candidate).casefold(), candidate)
+    folded = str(name).casefold()
+    exact = [c for c in (folded, _initials(str(name))) if c in by_folded]
+    found = exact + difflib.get_close_matches(folded, list(by_folded), n=n)
+    return [by_folded[c] for c in dict.fromkeys(found)][:n]
+
+
+def _initials(name: str) -> str:
+    """``random-forest`` and ``RandomForest`` -> ``rf``; ``''`` for a one-word name."""
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", name)
+    return "".join(word[0] for word in words).casefold() if len(words) > 1 else ""
 
 
 class DuplicatePluginError(EnsemboError, ValueError):

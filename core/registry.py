@@ -262,8 +262,11 @@ class Registry:
             for impl in caller.get_hookimpls():  # registration order
                 distribution = self._distribution(impl.plugin_name)
                 try:
-                    provided = impl.function() or {}
-                    items = dict(provided).items()
+                    items = _registered_items(impl.function(), hook_name, impl.plugin_name,
+                                              distribution)
+                except _NotAMapping as refused:
+                    self._fail(impl.plugin_name, hook_name, str(refused))
+                    continue
                 except Exception as error:
                     self._fail(impl.plugin_name, hook_name, _one_line(error))
                     continue
@@ -391,10 +394,8 @@ class Registry:
             if not _options_rejected(entry.factory, options, error):
                 error.add_note(f"while building {label}")
                 raise  # a bug inside the factory: keep its traceback
-            hint = _valid_options_hint(entry.factory, options)
-            reason = hint.removeprefix("; ") if hint else str(error)  # not __init__() jargon
             raise PluginContractError(
-                f"{label} rejected options {sorted(options)}: {reason}"
+                _rejection(label, entry.factory, options, error)
             ) from error
         except ValueError as error:
             if not options:  # nothing was given to refuse: a bug in the factory, not the user's
@@ -425,6 +426,29 @@ def _bad_name(kind: str, name: Any) -> str:
     )
 
 
+class _NotAMapping(Exception):
+    """A registration hook returned something other than a mapping."""
+
+
+def _registered_items(
+    provided: Any, hook_name: str, plugin_name: str, distribution: str
+) -> list[tuple[Any, Any]]:
+    """The ``(name, factory)`` pairs a registration hook returned (``None``: none).
+
+    A list of names, or of pairs, was read by ``dict()`` as pairs of characters or taken
+    silently; the hook's contract is a mapping, so anything else is refused whole.
+    """
+    if provided is None:
+        return []
+    if not isinstance(provided, Mapping):
+        where = plugin_name if plugin_name == distribution else f"{plugin_name} ({distribution})"
+        raise _NotAMapping(
+            f"{hook_name} of {where} must return a mapping name -> factory, "
+            f"got {type(provided).__name__}; e.g. return {{'my-name': MyClass}}"
+        )
+    return list(provided.items())
+
+
 def _not_callable(kind: str, name: str, factory: Any) -> str:
     """Registering an instance instead of its class is an easy slip; ensembo calls the
     factory with the options, so the instance could never be used."""
@@ -439,6 +463,8 @@ def _options_rejected(factory: Any, options: Mapping[str, Any], error: TypeError
     """Whether ``error``, raised by ``factory(**options)``, means the options do not fit
     the factory's signature — rather than a bug inside the factory, which must surface
     with its traceback instead of being blamed on the user's options."""
+    if foreign_bound_keywords(factory):
+        return False
     try:
         signature = inspect.signature(factory)
     except (TypeError, ValueError):
@@ -468,6 +494,25 @@ def reload_registry() -> Registry:
 NO_DEFAULT = inspect.Parameter.empty
 
 
+def unwrap_partial(factory: Any) -> tuple[Any, dict[str, Any]]:
+    """The callable a (nested) ``functools.partial`` factory calls, and the keywords it
+    binds (inner ones overridden by outer ones, as the call does); ``factory, {}`` for
+    anything else."""
+    bound: dict[str, Any] = {}
+    while isinstance(factory, functools.partial):
+        bound = {**factory.keywords, **bound}
+        factory = factory.func
+    return factory, bound
+
+
+def foreign_bound_keywords(factory: Any) -> list[str]:
+    """The keywords a ``functools.partial`` factory binds that its function does not take
+    (the factory can never build: a bug of the plugin's, not of the options given)."""
+    function, bound = unwrap_partial(factory)
+    taken = factory_options(function) if function is not factory else None
+    return [] if taken is None else [name for name in bound if name not in taken]
+
+
 def factory_options(factory: Any) -> dict[str, Any] | None:
     """Keyword options of a component factory and their defaults (``NO_DEFAULT`` if
     required); ``None`` when the signature cannot tell (``**kwargs``, builtins)."""
@@ -481,16 +526,24 @@ def factory_options(factory: Any) -> dict[str, Any] | None:
             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"}
 
 
-def _valid_options_hint(factory: Any, options: Mapping[str, Any]) -> str:
-    """'; unknown: … (did you mean …?); its options: …' when the factory's signature
-    tells them, else ''."""
+def _rejection(label: str, factory: Any, options: Mapping[str, Any], error: TypeError) -> str:
+    """Why ``factory`` refused ``options``, naming only the options at fault: listing
+    every option given as rejected sent users looking at the valid ones too."""
     known = factory_options(factory)
+    if known is None:  # the signature cannot tell which: all of them, and Python's reason
+        return f"{label} rejected options {sorted(options)}: {error}"
     # ``{}`` (a factory that takes no options) is a readable signature; only ``None`` is not.
-    unknown = sorted(set(options) - set(options if known is None else known))
-    if not unknown:
-        return ""
-    named = []
-    for option in unknown:
-        close = difflib.get_close_matches(str(option), list(known or ()), n=1)
-        named.append(f"{option} (did you mean {close[0]}?)" if close else str(option))
-    return f"; unknown: {', '.join(named)}; its options: {', '.join(known) or 'none'}"
+    its_options = f"its options: {', '.join(known) or 'none'}"
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        named = []
+        for option in unknown:
+            close = difflib.get_close_matches(str(option), list(known), n=1)
+            named.append(f"{option} (did you mean {close[0]}?)" if close else str(option))
+        return f"{label} rejected options {unknown}: unknown: {', '.join(named)}; {its_options}"
+    missing = [name for name, default in known.items()
+               if default is NO_DEFAULT and name not in options]
+    if missing:
+        needs = f"option {missing[0]}" if len(missing) == 1 else f"options {', '.join(missing)}"
+        return f"{label} needs {needs} (required, not given); {its_options}"
+    return f"{label} rejected options {sorted(options)}: {error}; {its_options}"

@@ -3,7 +3,6 @@ or one component's description and options (what a spec ``{name: NAME, ...}`` ta
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import json
 import sys
@@ -12,7 +11,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
-from ensembo.errors import EnsemboError
+from ensembo.errors import EnsemboError, close_names
 from ensembo.plugin_checks import article
 from ensembo.registry import (
     NO_DEFAULT,
@@ -20,7 +19,9 @@ from ensembo.registry import (
     PluginEntry,
     Registry,
     factory_options,
+    foreign_bound_keywords,
     registry,
+    unwrap_partial,
 )
 from ensembo.spaces.components import LazyEstimator, import_path
 
@@ -102,7 +103,9 @@ def run(args) -> int:
 
 
 def _summary(target: Any) -> str:
-    """First paragraph of the target's own docstring, else of its module's."""
+    """First paragraph of the target's own docstring, else of its module's. A
+    ``functools.partial`` is described by what it calls, not by partial's own docstring."""
+    target, _ = unwrap_partial(target)
     own = target.__dict__.get("__doc__") if isinstance(target, type) else target.__doc__
     module = sys.modules.get(getattr(target, "__module__", None) or "")
     doc = inspect.cleandoc(own or getattr(module, "__doc__", None) or "")
@@ -119,17 +122,42 @@ def describe(entry: PluginEntry) -> dict[str, Any]:
     target = entry.factory
     if isinstance(target, LazyEstimator):  # describe the class it stands for
         target = import_path(target.path)
-    options = factory_options(target)
-    task = getattr(target, "task", None)  # a strategy for one task (eo, segor)
+    options = factory_options(target)  # a partial's bound keywords are its defaults
+    task = getattr(unwrap_partial(target)[0], "task", None)  # for one task (eo, segor)
     if isinstance(task, str):
         item["task"] = task
+    if options is None:
+        return {**item, "summary": _summary(target), "options": None,
+                "options_unknown": _why_options_unknown(target)}
     return {
         **item, "summary": _summary(target),
-        "options": None if options is None else {
+        "options": {
             name: {"required": True} if default is NO_DEFAULT else {"default": _json_value(default)}
             for name, default in options.items()
         },
     }
+
+
+def _why_options_unknown(factory: Any) -> str:
+    """Why a factory's options cannot be listed. Not always ``**kwargs``: a partial binding
+    a keyword its function does not take has no signature, and can never build."""
+    if foreign := foreign_bound_keywords(factory):
+        function, _ = unwrap_partial(factory)
+        taken = factory_options(function) or {}
+        return (f"the factory is a functools.partial of {_name(function)} binding "
+                f"{', '.join(foreign)}, which it does not take: building it fails; "
+                f"{_name(function)}'s options: {', '.join(taken) or 'none'}")
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return "the factory's signature cannot be read"
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return "the factory takes **kwargs"
+    return "the factory's signature cannot be read"
+
+
+def _name(function: Any) -> str:
+    return getattr(function, "__qualname__", None) or repr(function)
 
 
 def _json_value(value: Any) -> Any:
@@ -230,7 +258,7 @@ def _named(entries: list[PluginEntry], name: str) -> list[PluginEntry]:
     """The entries called ``name``; none is an error that suggests close names."""
     found = [e for e in entries if e.name == name]
     if not found:
-        close = difflib.get_close_matches(name, sorted({e.name for e in entries}), n=3)
+        close = close_names(name, sorted({e.name for e in entries}), n=3)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         raise EnsemboError(f"no registered component is called {name!r}{hint}")
     return found
@@ -267,7 +295,7 @@ def _print_options(item: dict[str, Any]) -> None:
     if item["kind"] == "space":
         return
     if options is None:
-        print("  options: not declared (the factory takes **kwargs)")
+        print(f"  options: not declared ({item['options_unknown']})")
     elif not options:
         print("  options: none")
     else:

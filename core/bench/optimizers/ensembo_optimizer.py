@@ -54,6 +54,17 @@ def component_spec(part: str) -> str | dict[str, Any]:
     return {"name": name, **options}
 
 
+def _unknown(kind: str, name: str, registered: list[str]) -> UnknownComponentError:
+    """The names ``ensembo:NAME`` takes in ``kind``'s place: for the surrogate, random
+    search too (a misspelt ``ensembo:randm`` listed neither it nor a suggestion)."""
+    if kind != "surrogate":
+        return UnknownComponentError(kind.replace("_", " "), name, registered)
+    return UnknownComponentError(
+        "surrogate", name, [*registered, RANDOM],
+        hint=f"ensembo:{RANDOM} is random search",
+    )
+
+
 @attrs.frozen(kw_only=True)
 class EnsemboOptimizer:
     name: str
@@ -92,7 +103,7 @@ class EnsemboOptimizer:
             name = part.split(OPTION)[0]
             available = known.names(kind)
             if name not in available:
-                raise UnknownComponentError(kind.replace("_", " "), name, available)
+                raise _unknown(kind, name, available)
             self._check_options(kind, part, known.factory(kind, name))
 
     def _check_options(self, kind: str, part: str, factory: Any) -> None:
