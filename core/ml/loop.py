@@ -4,7 +4,8 @@ The task needs the trial number (reshuffling draws the splits from it), which a 
 ``objective(config)`` never sees, so the loop asks and tells itself. A configuration
 that raises, returns a non-finite loss or predicts garbage becomes a failed trial with
 the error text and the run goes on; Ctrl-C marks the running trials interrupted (they
-are re-run on resume) and re-raises.
+are re-run on resume) and re-raises, also when the learner catches it in its ``fit``
+(scikit-learn's MLP does): :class:`~ensembo.ml.Task` raises it again once the fit returns.
 
 With ``n_jobs`` > 1 the loop asks ``n_jobs`` trials at once — the study's proposer sees
 the others as pending (fantasies, kriging believer by default), so they differ —
