@@ -8,6 +8,9 @@ critical-difference diagram.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from ensembo.errors import ExperimentError
@@ -55,17 +58,46 @@ def run(args) -> int:
             "no such file; give a study's SQLite file, an 'ensembo bench' folder or a results CSV",
         )
     out = Path(args.out) if args.out else _default_out(source)
-    if source.is_dir() or source.suffix.lower() == ".csv":
-        written = write_benchmark_report(
-            source, out, alpha=args.alpha, plots=not args.no_plots, budget=args.budget
-        )
-    elif args.budget is not None:
-        raise ExperimentError(str(source), "--budget is for benchmark results, not a study")
-    else:
-        written = write_study_report(source, out, plots=not args.no_plots)
+    option = f"--out {args.out}" if args.out else f"{out} (the default report folder)"
+    if out.exists() and not out.is_dir():
+        raise ExperimentError(option, "is a file; give a folder (the report is several files)")
+    with _writing_into(out, option):
+        written = _write(source, out, args)
     for path in written:
         print(path)
     return 0
+
+
+def _write(source: Path, out: Path, args) -> list[Path]:
+    if source.is_dir() or source.suffix.lower() == ".csv":
+        return write_benchmark_report(
+            source, out, alpha=args.alpha, plots=not args.no_plots, budget=args.budget
+        )
+    if args.budget is not None:
+        raise ExperimentError(str(source), "--budget is for benchmark results, not a study")
+    return write_study_report(source, out, plots=not args.no_plots)
+
+
+@contextlib.contextmanager
+def _writing_into(out: Path, option: str) -> Iterator[None]:
+    """A report folder that cannot be made or written (a missing or read-only parent, a
+    file in the way) is the user's to fix, named by ``option``; it failed as a bug."""
+    try:
+        yield
+    except OSError as error:
+        if error.filename is None or not _within(Path(os.fsdecode(error.filename)), out):
+            raise
+        raise ExperimentError(
+            option, f"cannot write the report into {out} ({error.strerror}: {error.filename})"
+        ) from error
+
+
+def _within(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder``, inside it or a missing parent made for it (not
+    an existing one: a benchmark folder read for the report may hold ``--out``)."""
+    path, folder = path.absolute(), folder.absolute()
+    made_for_it = path in folder.parents and not path.exists()
+    return path == folder or folder in path.parents or made_for_it
 
 
 def _default_out(source: Path) -> Path:
