@@ -7,6 +7,7 @@ are normalized to plain JSON types so a stored definition compares equal to a fr
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
@@ -165,24 +166,24 @@ def json_duplicates(text: str) -> list[SpaceError]:
 def read_document(path: str | Path) -> dict[str, Any]:
     """The document in ``path``, as plain JSON types; errors name the file."""
     document, duplicates = read_document_and_duplicates(path)
-    if duplicates:
-        raise SpaceDefinitionError(duplicates)
+    problems = [*plain_data(document, Path(path).name)[1], *duplicates]
+    if problems:
+        raise SpaceDefinitionError(problems)
     return document
 
 
 def read_document_and_duplicates(path: str | Path) -> tuple[Any, list[SpaceError]]:
     """The document in ``path`` and its duplicate-key problems (paths name the file), so
-    a caller can report them together with the problems of the document itself."""
+    a caller can report them together with the problems of the document itself. The
+    document has JSON types; an infinity or NaN is kept, for :func:`plain_data` to
+    report with the rest."""
     path = Path(path)
     kind = SUFFIXES.get(path.suffix.lower())
     if kind is None:
         raise SpaceError(
             str(path), f"unknown file type {path.suffix!r}; use one of {', '.join(SUFFIXES)}"
         )
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise SpaceError(str(path), f"cannot read: {error.strerror or error}") from None
+    text = _text(path)
     duplicates: list[SpaceError] = []
     try:
         if kind == "yaml":
@@ -199,21 +200,45 @@ def read_document_and_duplicates(path: str | Path) -> tuple[Any, list[SpaceError
     named = [
         SpaceError(f"{path.name}: {error.path}".rstrip(": "), error.message) for error in duplicates
     ]
-    return normalize(document, path.name), named
+    return plain_data(document, path.name)[0], named
 
 
-def normalize(document: Any, source: str = "") -> Any:
-    """``document`` with JSON types only (tuples -> lists, keys -> strings)."""
+def _text(path: Path) -> str:
+    """The text of ``path``; a file that is not UTF-8 is named with the first bad byte
+    and its line (it failed as a UnicodeDecodeError taken for a bug in ensembo)."""
     try:
-        return json.loads(json.dumps(document, allow_nan=False))
+        data = path.read_bytes()
+    except OSError as error:
+        raise SpaceError(str(path), f"cannot read: {error.strerror or error}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        byte = data[error.start]
+        line = data.count(b"\n", 0, error.start) + 1
+        raise SpaceError(
+            path.name,
+            f"not UTF-8 text (byte {byte:#04x} at position {error.start}, line {line}); "
+            "save the file as UTF-8",
+        ) from None
+    return io.StringIO(text, newline=None).read()  # \r\n and \r as \n, as read_text() gave
+
+
+def plain_data(document: Any, source: str = "") -> tuple[Any, list[SpaceError]]:
+    """(``document`` with JSON types only (tuples -> lists, keys -> strings), a problem
+    for each infinity or NaN in it, which JSON cannot hold).
+
+    Those numbers stay in the document, so its other problems are found too: raised on
+    its own, one ``high: .inf`` hid every other problem of the file."""
+    try:
+        normalized = json.loads(json.dumps(document))  # infinities and NaN survive
     except (TypeError, ValueError) as error:
-        problems = Problems(source)
-        for path, number in non_finite(document):
-            problems.add(path, f"{number} is not a finite number; {_finite_advice(path)}")
-        problems.raise_if_any()
         raise SpaceError(
             source, f"the document must hold plain data (JSON types): {error}"
         ) from None
+    problems = Problems(source)
+    for path, number in non_finite(normalized):
+        problems.add(path, f"{number} is not a finite number; {_finite_advice(path)}")
+    return normalized, problems.items
 
 
 def non_finite(value: Any, path: str = "") -> list[tuple[str, float]]:

@@ -18,7 +18,7 @@ from ConfigSpace import ConfigurationSpace
 from ensembo.errors import SpaceError
 from ensembo.spaces.check_components import check_components
 from ensembo.spaces.compile import compile_spec, with_cause
-from ensembo.spaces.document import normalize, read_document_and_duplicates
+from ensembo.spaces.document import plain_data, read_document_and_duplicates
 from ensembo.spaces.options import ordered_options
 from ensembo.spaces.parse import parse
 from ensembo.spaces.problems import SpaceDefinitionError
@@ -28,9 +28,11 @@ from ensembo.spaces.spec import SpaceSpec
 
 def compile_document(document: Any, source: str = "") -> tuple[SpaceSpec, ConfigurationSpace, dict]:
     """Parse, check and compile; raises ``SpaceDefinitionError`` listing every problem."""
-    normalized = ordered_options(normalize(document, source))
-    spec, configspace, problems = _analyse(normalized, source)
-    problems.raise_if_any()
+    normalized, non_finite = plain_data(document, source)
+    normalized = ordered_options(normalized)
+    spec, configspace, problems = _analyse(normalized, source, non_finite)
+    if problems:
+        raise SpaceDefinitionError(problems)
     return spec, configspace, normalized
 
 
@@ -38,13 +40,15 @@ def problems_in(source: Any) -> list[SpaceError]:
     """Every problem found in ``source`` (path or document); empty when it is valid."""
     try:
         document, name, duplicates = _document(source)
-        normalized = ordered_options(normalize(document, name))
+        normalized, non_finite = plain_data(document, name)
+        normalized = ordered_options(normalized)
         if isinstance(normalized, Mapping) and not _is_dsl(normalized):
-            _from_mapping(normalized, name, {})  # a definition or a serialized ConfigSpace
-            return duplicates
+            if not non_finite:  # a definition or a serialized ConfigSpace
+                _from_mapping(normalized, name, {})
+            return non_finite + duplicates
     except SpaceError as error:
         return _each(error)
-    return list(_analyse(normalized, name)[2].items) + duplicates
+    return _analyse(normalized, name, non_finite)[2] + duplicates
 
 
 def embedded_problems(document: Any, where: str) -> list[SpaceError]:
@@ -55,7 +59,8 @@ def embedded_problems(document: Any, where: str) -> list[SpaceError]:
     if not isinstance(document, Mapping) or not _is_dsl(document):
         return []
     try:
-        found = list(_analyse(ordered_options(normalize(document)), "")[2].items)
+        normalized, non_finite = plain_data(document)
+        found = _analyse(ordered_options(normalized), "", non_finite)[2]
     except SpaceError as error:
         found = _each(error)
     return [SpaceError(f"{where}.{p.path}" if p.path else where, p.message) for p in found]
@@ -76,28 +81,49 @@ def _is_dsl(document: Mapping) -> bool:
 
 
 def _read_file(path: Path) -> Any:
-    """The document in ``path``; duplicate keys are raised together with the document's
-    other problems, as every problem of a definition is reported at once."""
+    """The document in ``path``; duplicate keys and infinite or NaN numbers are raised
+    together with the document's other problems, as every problem of a definition is
+    reported at once."""
     document, duplicates = read_document_and_duplicates(path)
-    if duplicates:
-        others = []
+    non_finite = plain_data(document, path.name)[1]
+    if duplicates or non_finite:
+        others = non_finite
         if isinstance(document, Mapping) and "params" in document:
-            others = _analyse(ordered_options(document), path.name)[2].items
+            others = _analyse(ordered_options(document), path.name, non_finite)[2]
         raise SpaceDefinitionError([*others, *duplicates])
     if not isinstance(document, Mapping):  # empty, or a list: say so as `validate` does
         parse(document, path.name)[1].raise_if_any()
     return document
 
 
-def _analyse(document: Any, source: str):
-    """(spec, ConfigurationSpace or None, problems) — every check, nothing raised."""
+def _analyse(
+    document: Any, source: str, non_finite: list[SpaceError]
+) -> tuple[SpaceSpec | None, ConfigurationSpace | None, list[SpaceError]]:
+    """(spec, ConfigurationSpace or None, problems) — every check, nothing raised.
+
+    ``non_finite``: the infinities and NaNs of ``document`` (:func:`plain_data`), first
+    round problems too; each stands for what the checks say at or under its path
+    (``high: .inf`` "overflows the rounding")."""
     spec, problems = parse(document, source)
     configspace = None
     if spec is not None:
-        if not problems:  # compile only a structurally sound spec
+        if not problems and not non_finite:  # compile only a structurally sound spec
             configspace = compile_spec(spec, problems)
         check_components(spec, problems)
-    return spec, configspace, problems
+    return spec, configspace, [*non_finite, *_not_under(problems.items, non_finite)]
+
+
+def _not_under(problems: list[SpaceError], non_finite: list[SpaceError]) -> list[SpaceError]:
+    """``problems`` but those at or under the path of an infinity or NaN, which say again,
+    less clearly, that the number is no bound, default or value."""
+    def under(problem: SpaceError) -> bool:
+        return any(
+            problem.path == number.path or problem.path.startswith((f"{number.path}.",
+                                                                    f"{number.path}["))
+            for number in non_finite
+        )
+
+    return [problem for problem in problems if not under(problem)]
 
 
 def _document(source: Any) -> tuple[Any, str, list[SpaceError]]:

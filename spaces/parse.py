@@ -27,7 +27,7 @@ from ensembo.spaces.conditions import (
 from ensembo.spaces.options import NULL_CHOICE, option_name, option_pairs, yaml_bool_hint
 from ensembo.spaces.parse_components import COMPONENT_KEYS, parse_component, parse_steps
 from ensembo.spaces.problems import Problems, unknown_keys
-from ensembo.spaces.quantize import step_problem, whole_step
+from ensembo.spaces.quantize import grid_problem, step_problem, whole_step
 from ensembo.spaces.reachability import report_never_active
 from ensembo.spaces.spec import (
     SEPARATOR,
@@ -280,7 +280,18 @@ class _Parser:
                     f"{path}.default", f"default {default!r} is outside [{low}, {high}]"
                 )
                 default = None
+        if default is not None and q is not None:
+            default = self._on_grid(default, low, high, q, f"{path}.default")
         return {**fields, "low": low, "high": high, "log": bool(log), "q": q, "default": default}
+
+    def _on_grid(self, default, low, high, q, path):
+        """``default`` if it lies on the grid ``low + k * q``, else None, reported with the
+        document's other problems (it was a second-round problem, hidden by any other)."""
+        off_grid = grid_problem(default, low, high, q)
+        if off_grid:
+            self.problems.add(path, off_grid)
+            return None
+        return default
 
     def _int(self, raw, path, fields):
         return self._float(raw, path, fields, integer=True)
