@@ -13,7 +13,8 @@ from ensembo.spaces import components
 from ensembo.spaces.options import option_name
 from ensembo.spaces.plan import static_arguments
 from ensembo.spaces.problems import Problems
-from ensembo.spaces.spec import Component, SpaceSpec, join
+from ensembo.spaces.reachability import activity_needs
+from ensembo.spaces.spec import Component, Param, SpaceSpec, join
 
 
 def check_components(spec: SpaceSpec, problems: Problems) -> None:
@@ -63,20 +64,48 @@ def unbuilt_hint(spec: SpaceSpec) -> str:
 def _check(
     spec: SpaceSpec, component: Component, scope: str, with_params: bool, problems: Problems
 ) -> None:
+    """Check one component: its ``by``, ``rename``, ``pack`` and ``fixed``, and that each
+    estimator it names imports and takes the arguments it can be given."""
     if component.by is not None:
-        by = next((p for p in spec.in_scope(scope) if p.local == component.by), None)
-        if by is None or by.kind not in ("choice", "categorical"):
-            problems.add(
-                join(component.path, "estimator.by"),
-                f"{component.by!r} is not a choice in this scope",
-            )
-        elif {str(option_name(c)) for c in by.choices} != {o for o, _ in component.by_options}:
-            problems.add(  # spelt as JSON writes them: true, not Python's True
-                join(component.path, "estimator.options"),
-                f"options must cover exactly the values of {component.by!r}: "
-                f"{sorted(str(option_name(c)) for c in by.choices)}",
-            )
+        _check_selector(spec, component, scope, problems)
     names = static_arguments(spec, component, scope, with_params)
+    _check_rename_and_pack(component, names, problems)
+    _check_rename_targets(component, _packed(component, names), problems)
+    arguments = _arguments(component, names)
+    for key, _ in component.fixed:
+        if key in arguments:
+            problems.add(
+                join(component.path, f"fixed.{key}"), f"{key!r} is both fixed and a hyperparameter"
+            )
+    fixed = {key for key, _ in component.fixed}
+    needs = activity_needs(list(spec.params))[0] if component.by is not None else {}
+    for path, reference, option in _estimators(component):
+        given = arguments  # a switched class gets only what can be active with its option
+        if option is not None:
+            active = _active_with(spec, component, scope, option, names, needs)
+            given = _arguments(component, active)
+        _check_reference(component, path, reference, given | fixed, problems)
+
+
+def _check_selector(
+    spec: SpaceSpec, component: Component, scope: str, problems: Problems
+) -> None:
+    by = next((p for p in spec.in_scope(scope) if p.local == component.by), None)
+    if by is None or by.kind not in ("choice", "categorical"):
+        problems.add(
+            join(component.path, "estimator.by"),
+            f"{component.by!r} is not a choice in this scope",
+        )
+    elif {str(option_name(c)) for c in by.choices} != {o for o, _ in component.by_options}:
+        problems.add(  # spelt as JSON writes them: true, not Python's True
+            join(component.path, "estimator.options"),
+            f"options must cover exactly the values of {component.by!r}: "
+            f"{sorted(str(option_name(c)) for c in by.choices)}",
+        )
+
+
+def _check_rename_and_pack(component: Component, names: set[str], problems: Problems) -> None:
+    """Report a ``rename`` or ``pack`` of no hyperparameter here, and a pack onto one."""
     for local, _ in component.rename:
         if local not in names:
             problems.add(
@@ -97,32 +126,83 @@ def _check(
                 "replace it; pack into another name (and rename it if needed)",
             )
         names = (names - set(sources)) | {target}
-    _check_rename_targets(component, names, problems)
+
+
+def _packed(component: Component, names: set[str]) -> set[str]:
+    """``names`` once ``pack`` has gathered its sources into their targets."""
+    for target, sources in component.pack:
+        names = (names - set(sources)) | {target}
+    return names
+
+
+def _arguments(component: Component, names: set[str]) -> set[str]:
+    """The estimator's argument names from hyperparameter ``names``: packed, renamed."""
     renames = dict(component.rename)
-    arguments = {renames.get(n, n) for n in names} - {None}
-    for key, _ in component.fixed:
-        if key in arguments:
-            problems.add(
-                join(component.path, f"fixed.{key}"), f"{key!r} is both fixed and a hyperparameter"
-            )
-    arguments |= {k for k, _ in component.fixed}
+    return {renames.get(n, n) for n in _packed(component, names)} - {None}
+
+
+def _estimators(component: Component) -> list[tuple[str, str, str | None]]:
+    """(document path, estimator reference, option of ``by`` or None) of each class."""
+    references = component.references
+    options = [o for o, _ in component.by_options] if component.by else [None] * len(references)
+    return [(path, ref, option) for (path, ref), option in zip(references, options, strict=True)]
+
+
+def _active_with(
+    spec: SpaceSpec, component: Component, scope: str, option: str, names: set[str], needs
+) -> set[str]:
+    """The ``names`` of hyperparameters that can be active when ``component.by`` takes
+    ``option``: ``bootstrap`` with ``when: {algorithm: rf}`` never reaches the ``gb``
+    class, and was refused as an argument it does not take. One whose activity the
+    selector's value does not decide is kept."""
+    selector = scope + component.by
+    active = set()
+    for param in _argument_params(spec, component, scope):
+        admitted = needs.get(param.name, {}).get(selector)
+        if admitted is None or option in {str(option_name(value)) for value in admitted}:
+            active.add(param.local)
+    return active & names
+
+
+def _argument_params(spec: SpaceSpec, component: Component, scope: str) -> list[Param]:
+    """The hyperparameters whose local names :func:`static_arguments` gives: those of
+    ``scope`` and, through options without an estimator, of the scopes below it."""
+    step_params = spec.step_params
+    found: list[Param] = []
+
+    def walk(current: str) -> None:
+        for param in spec.in_scope(current):
+            if param.name in step_params or (current == scope and param.local == component.by):
+                continue
+            found.append(param)
+            for option in param.options:
+                if option.component is None:
+                    walk(option.scope)
+
+    walk(scope)
+    return found
+
+
+def _check_reference(
+    component: Component, path: str, reference: str, arguments: set[str], problems: Problems
+) -> None:
+    """Report an estimator that cannot be imported, or each argument it does not take
+    where it is written."""
+    try:
+        factory = components.resolve(reference)
+        accepted = components.accepted_arguments(factory)
+    except (SpaceError, ImportError) as error:
+        problems.add(path, error.message if isinstance(error, SpaceError) else str(error))
+        return
+    if accepted is None:
+        return
     origins = _origins(component)
-    for path, reference in component.references:
-        try:
-            factory = components.resolve(reference)
-            accepted = components.accepted_arguments(factory)
-        except (SpaceError, ImportError) as error:
-            message = error.message if isinstance(error, SpaceError) else str(error)
-            problems.add(path, message)
-            continue
-        if accepted is None:
-            continue
-        for argument in sorted(arguments - accepted):
-            origin = origins.get(argument)
-            problems.add(
-                join(component.path, origin) if origin else path,
-                _unknown_argument(reference, argument, accepted, origin),
-            )
+    for argument in sorted(arguments - accepted):
+        origin = origins.get(argument)
+        problems.add(
+            join(component.path, origin) if origin else path,
+            _unknown_argument(reference, argument, accepted, origin),
+        )
 
 
 def _check_rename_targets(component: Component, names: set[str], problems: Problems) -> None:

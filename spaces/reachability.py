@@ -20,6 +20,18 @@ def report_never_active(params: list[Param], problems: Problems) -> None:
     options at once (``depth`` in option ``tree`` conditioned on ``C`` of option ``svm``):
     they would silently never be sampled. A static check: a hyperparameter is active only
     when its option is chosen, its ``when`` holds and every parent in it is active."""
+    dead = activity_needs(params)[1]
+    for param in params:
+        if param.name in dead:
+            problems.add(param.path, f"can never be active: {dead[param.name]}")
+
+
+def activity_needs(
+    params: list[Param],
+) -> tuple[dict[str, dict[str, frozenset]], dict[str, str]]:
+    """(name -> {choice or categorical -> the values it must take for ``name`` to be
+    active}, name -> why it can never be active), over every hyperparameter; a choice or
+    categorical missing from the first is not constrained (or not statically)."""
     by_name = {p.name: p for p in params}
     needs: dict[str, dict[str, frozenset]] = {}
     dead: dict[str, str] = {}  # name -> why it can never be active
@@ -63,8 +75,7 @@ def report_never_active(params: list[Param], problems: Problems) -> None:
 
     for param in params:
         needed(param.name)
-        if param.name in dead:
-            problems.add(param.path, f"can never be active: {dead[param.name]}")
+    return needs, dead
 
 
 def when_conjuncts(condition: Condition | None) -> list[Compare]:
