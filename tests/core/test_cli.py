@@ -216,7 +216,8 @@ def test_an_undeclared_kwargs_factory_says_so():
 
     entry = PluginEntry(kind="initial_design", name="x", distribution="d", factory=factory)
     assert describe(entry) == {"kind": "initial_design", "name": "x", "distribution": "d",
-                               "summary": "A third party's design.", "options": None}
+                               "summary": "A third party's design.", "options": None,
+                               "options_unknown": "the factory takes **kwargs"}
 
 
 def test_show_exits_quietly_when_the_reader_closes_the_pipe():
