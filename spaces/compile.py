@@ -34,7 +34,7 @@ from ConfigSpace import (
 
 from ensembo.spaces import impute
 from ensembo.spaces.problems import Problems
-from ensembo.spaces.quantize import grid_problem, snap
+from ensembo.spaces.quantize import snap
 from ensembo.spaces.spec import Compare, Condition, Param, Relation, SpaceSpec
 
 _COMPARE = {
@@ -124,11 +124,6 @@ def _hyperparameter(param: Param, space_rule: Any, problems: Problems):
         written, where = space_rule, "impute"
     rule = None if written is None else impute.normalize_rule(written)
     meta = {"impute": rule, "path": param.path}
-    off_grid = param.q is not None and param.default is not None and grid_problem(
-        param.default, param.low, param.high, param.q)
-    if off_grid:  # a default written off the grid is refused (it was moved without a word)
-        problems.add(f"{param.path}.default", off_grid)
-        return None
     try:
         hp = _build(param, meta)
     except Exception as error:
