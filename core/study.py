@@ -60,6 +60,7 @@ from ensembo.trials import (
     Trial,
     TrialState,
     handed_back,
+    handed_out,
     json_text,
     next_to_run,
 )
@@ -419,7 +420,7 @@ class Study:
         except BaseException as error:  # nobody got the batch: ask must hand it out again
             self._record(*handed_back(self.history, requeued, trials, error))
             raise
-        return trials
+        return [handed_out(trial) for trial in trials]  # the caller's to change
 
     def tell(
         self,

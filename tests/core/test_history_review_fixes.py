@@ -85,6 +85,7 @@ def test_a_loaded_memory_study_cannot_change_the_stored_records(flat_space):
     study = Study(flat_space, surrogate=None, seed=0, storage=storage)
     study.tell(study.ask(), 0.5)
     asked = dict(study.trials[0].config)
-    Study.load(storage).best_trial.config["n_jobs"] = 4
+    with pytest.raises(TypeError, match="read-only"):  # a loaded record is read-only too
+        Study.load(storage).best_trial.config["n_jobs"] = 4
     assert storage.trials()[0].config == asked
     assert Study.load(storage).trials[0].config == asked

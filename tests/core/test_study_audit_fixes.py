@@ -46,7 +46,9 @@ def test_a_history_replaces_a_trial_whose_config_was_changed_in_place(flat_space
     history = ensembo.trials.History()
     trial = Trial(number=0, config={"x": 1.0})
     history.put(trial)
-    history[0].config["x"] = 2.0  # changes the history's own record
+    with pytest.raises(TypeError, match="read-only"):  # the history's own record
+        history[0].config["x"] = 2.0
+    dict.__setitem__(history[0].config, "x", 2.0)  # changed in place all the same
     history.put(Trial(number=0, config={"x": 1.0}, state=TrialState.RUNNING))
     assert history.in_state(TrialState.RUNNING)[0].number == 0
     assert history.in_state(TrialState.PENDING) == []
