@@ -23,7 +23,7 @@ from ensembo.protocols import Resumable
 from ensembo.spaces.parse_components import COMPONENT_KEYS
 from ensembo.storage import Storage
 from ensembo.storage.memory import MemoryStorage
-from ensembo.trials import History, TrialState, unwritable
+from ensembo.trials import History, TrialState, json_text, unwritable
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ def plan_continuation(
     merged = {**current, "metadata": metadata, "environments": environments}
     if MODEL_STATE in stored:
         merged[MODEL_STATE] = stored[MODEL_STATE]
-    updated = json.loads(json.dumps(merged))  # compared in its stored (JSON) form
+    updated = json.loads(json_text(merged, sort_keys=False))  # its stored (JSON) form
     changed = tuple(
         sorted(key for key in updated if key != "space" and updated[key] != stored.get(key))
     )
@@ -250,7 +250,7 @@ def _comparable(value: Any) -> dict[str, Any]:
     """A space definition as two runs of one study give it: loaded after the JSON round
     trip the storage makes, without its labels (the name, the descriptions) and the
     space's meta (older study files kept none)."""
-    loaded = spaces.load(json.loads(json.dumps(value, sort_keys=True))).definition()
+    loaded = spaces.load(json.loads(json_text(value))).definition()
     return {
         key: _undescribed(part) if key == "document" else _unnamed(part)
         if key == "configspace" else part
@@ -270,9 +270,11 @@ def same_space(definition: Any, stored: Any) -> bool:
     """
     if stored is None:
         return False
-    if stored == definition:
-        return True
     try:
+        # as the study file writes them: a ``meta`` holding a numpy array (kept as a list)
+        # made ``==`` raise "truth value of an array is ambiguous", and json.dumps refuse it
+        if json_text(stored) == json_text(definition):
+            return True
         return _comparable(stored) == _comparable(definition)
     except Exception:  # a stored space this version cannot read is another study
         logger.debug("the stored space could not be loaded", exc_info=True)
