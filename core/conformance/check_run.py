@@ -8,6 +8,7 @@ from typing import Any
 
 from ensembo import components
 from ensembo.errors import DuplicatePluginError, PluginContractError, UnknownComponentError
+from ensembo.plugin_checks import check_protocol
 from ensembo.registry import Registry
 
 
@@ -45,7 +46,7 @@ class CheckRun:
         try:
             component = self.fresh()
         except PluginContractError as error:
-            check = "build" if _factory_refused_options(error) else "protocol"
+            check = "protocol" if _raised_by_protocol_check(error) else "build"
             self.failures.append((check, f"{type(error).__name__}: {error}"))
             return None
         except (UnknownComponentError, DuplicatePluginError):  # no one component to check
@@ -97,15 +98,21 @@ class CheckRun:
         return self.passed
 
 
-def _factory_refused_options(error: PluginContractError) -> bool:
-    """Whether the registry's error says the factory could not be built with the
-    options given (a required option missing, or a ``functools.partial`` with a
-    misspelt one): a failed "build", as for a factory given directly. The protocol's
-    error has no cause; this one is caused by the factory's own ``TypeError``."""
-    cause = error.__cause__
-    while isinstance(cause, PluginContractError):  # components.build names the kind's key
-        cause = cause.__cause__
-    return cause is not None
+def _raised_by_protocol_check(error: PluginContractError) -> bool:
+    """Whether the error is the protocol check's finding about the object built, not
+    the factory failing to build one: a registered factory refusing the options (a
+    required one missing, a ``functools.partial`` with a misspelt one) or raising the
+    error itself (a backend it needs is missing) fails "build", as docs §7 says. Told
+    by where the innermost error was raised (``components.build`` re-raises the check's
+    error naming the kind's key, from it)."""
+    while isinstance(error.__cause__, PluginContractError):
+        error = error.__cause__
+    if error.__cause__ is not None or error.__traceback__ is None:
+        return False
+    frame = error.__traceback__
+    while frame.tb_next is not None:
+        frame = frame.tb_next
+    return frame.tb_frame.f_code is check_protocol.__code__
 
 
 def require(condition: bool, message: str) -> None:
