@@ -295,7 +295,8 @@ class _EnsemboSearch(BaseEstimator):
         space = spaces.load(copy.deepcopy(self.space))  # sampling reseeds it; keep ours intact
         task = self._build_task(X, y, groups, space)
         fingerprint = data_fingerprint(X, y, task.groups_all)
-        check_same_data(self.storage, (X, y, task.groups_all), task.validation_targets())
+        check_same_data(self.storage, (X, y, task.groups_all), task.validation_targets(),
+                        text_columns=self.text_columns_ is not None)
         _check_fixed_validation(self.ensemble, task.validation_targets())
         created = _new_study_file(self.storage)
         study = Study(

@@ -85,8 +85,12 @@ def _stored_meta(storage: Any) -> dict[str, Any] | None:
             close()
 
 
-def _data_differs(storage: Any) -> StorageError:
-    """The refusal, with the way out: a new path, or deleting the old study."""
+def _data_differs(storage: Any, text_columns: bool) -> StorageError:
+    """The refusal, with the way out: a new path, or deleting the old study.
+
+    The cause that cells '?' are missing now is named only for a fit on text columns:
+    the same data as stored then has them too, so otherwise it cannot be the cause (it
+    was named after every fit on plain arrays)."""
     path = study_file_path(storage)
     if path is None:
         way_out = "pass a new storage"
@@ -94,10 +98,11 @@ def _data_differs(storage: Any) -> StorageError:
         models = path.with_name(path.stem + ".models")  # where artifact_store_for keeps them
         also = f" and {models}/" if models.is_dir() else ""
         way_out = f"give this fit a new storage path, or delete {path}{also} to start over"
+    question_marks = (", or a DataFrame's text cells '?', missing since 28 Nov 2026, were "
+                      "a level when it was stored" if text_columns else "")
     return StorageError(
         f"storage {storage} holds a search fitted on different data (X, y or groups differ "
-        f"from this fit's, or a DataFrame's text cells '?', missing since 28 Nov 2026, were "
-        f"a level when it was stored), whose trials cannot be reused: {way_out}"
+        f"from this fit's{question_marks}), whose trials cannot be reused: {way_out}"
     )
 
 
@@ -116,10 +121,12 @@ def described(value: Any) -> Any:
 
 
 def check_same_data(
-    storage: Any, data: tuple[np.ndarray, np.ndarray, np.ndarray | None], validation_targets: Any
+    storage: Any, data: tuple[np.ndarray, np.ndarray, np.ndarray | None], validation_targets: Any,
+    text_columns: bool = False,
 ) -> None:
     """Refuse, before any trial, to resume a stored search on other ``data`` (X, y,
-    groups).
+    groups); ``text_columns``: the fit's X is a DataFrame with text columns (encoded in
+    ``data``), which the refusal then names as a possible cause.
 
     The stored digest of the data decides (the current one, or the one studies stored
     before it kept); a study stored without one (not started by these estimators) is
@@ -136,7 +143,7 @@ def check_same_data(
             targets is None or np.array_equal(np.asarray(targets), validation_targets)
         )
     if not same:
-        raise _data_differs(storage)
+        raise _data_differs(storage, text_columns)
 
 
 def stored_scoring(storage: Any, key: str) -> Any:
