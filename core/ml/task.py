@@ -126,6 +126,7 @@ def _interrupt_not_swallowed() -> Iterator[None]:
             raised.append(number)
             raise
 
+    chained.__wrapped__ = previous  # so ensembo.interrupts.deferred still holds writes
     signal.signal(signal.SIGINT, chained)
     try:
         yield

@@ -12,10 +12,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from swallowing_learners import InterruptSwallower, MLPInterruptedAtFirstEpoch
 
-from ensembo import Study, TrialState
+from ensembo import Study, TrialState, interrupts
 from ensembo.cli import main
 from ensembo.ml import Task, run_task
 from ensembo.ml.final import refitted_model
+from ensembo.ml.task import _interrupt_not_swallowed
 
 CONFIG = {"behaviour": "fit", "depth": 2}
 
@@ -144,3 +145,18 @@ def test_ensembo_run_exits_130_when_a_learner_swallows_ctrl_c(
     assert InterruptSwallower.swallowed == 1
     assert code == 130, capsys.readouterr().err
     assert [t.state for t in Study.load(storage).trials] == states
+
+
+def test_a_write_inside_an_in_process_fit_is_still_held_back_from_ctrl_c(python_sigint_handler):
+    """An ensembo search as the learner of another (``EnsemboClassifier`` in a data run)
+    writes its trials inside the outer fit: ``deferred`` took the chained handler for a
+    program's own and let a Ctrl-C cut the write in two (review of 8fb21ba)."""
+    steps = []
+    with pytest.raises(KeyboardInterrupt):
+        with _interrupt_not_swallowed():
+            with interrupts.deferred():
+                signal.raise_signal(signal.SIGINT)
+                steps.append("write finished")
+            steps.append("after the write")  # not reached: raised when the write ended
+    assert steps == ["write finished"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
