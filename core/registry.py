@@ -463,8 +463,8 @@ def _options_rejected(factory: Any, options: Mapping[str, Any], error: TypeError
     """Whether ``error``, raised by ``factory(**options)``, means the options do not fit
     the factory's signature — rather than a bug inside the factory, which must surface
     with its traceback instead of being blamed on the user's options."""
-    if foreign_bound_keywords(factory):
-        return False
+    if partial_binding_error(factory) is not None:
+        return False  # the partial itself cannot build, whatever the options
     try:
         signature = inspect.signature(factory)
     except (TypeError, ValueError):
@@ -511,6 +511,28 @@ def foreign_bound_keywords(factory: Any) -> list[str]:
     function, bound = unwrap_partial(factory)
     taken = factory_options(function) if function is not factory else None
     return [] if taken is None else [name for name in bound if name not in taken]
+
+
+def partial_binding_error(factory: Any) -> str | None:
+    """Why a ``functools.partial`` factory can never build: the arguments it binds do not
+    fit its function (a keyword it does not take, a parameter bound both by position and
+    by keyword); None when they fit, or for no partial or an unreadable signature."""
+    function, keywords = unwrap_partial(factory)
+    if function is factory:
+        return None
+    args: tuple[Any, ...] = ()
+    while isinstance(factory, functools.partial):
+        args = factory.args + args  # an inner partial's come first in the call
+        factory = factory.func
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return None
+    try:
+        signature.bind_partial(*args, **keywords)
+    except TypeError as error:
+        return str(error)
+    return None
 
 
 def factory_options(factory: Any) -> dict[str, Any] | None:

@@ -20,6 +20,7 @@ from ensembo.registry import (
     Registry,
     factory_options,
     foreign_bound_keywords,
+    partial_binding_error,
     registry,
     unwrap_partial,
 )
@@ -147,6 +148,10 @@ def _why_options_unknown(factory: Any) -> str:
         return (f"the factory is a functools.partial of {_name(function)} binding "
                 f"{', '.join(foreign)}, which it does not take: building it fails; "
                 f"{_name(function)}'s options: {', '.join(taken) or 'none'}")
+    if (reason := partial_binding_error(factory)) is not None:  # e.g. bound twice
+        function, _ = unwrap_partial(factory)
+        return (f"the factory is a functools.partial of {_name(function)} whose bound "
+                f"arguments it cannot take ({reason}): building it fails")
     try:
         parameters = inspect.signature(factory).parameters.values()
     except (TypeError, ValueError):
