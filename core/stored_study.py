@@ -361,7 +361,7 @@ def _document_changes(old: Any, new: Any, explained: bool) -> list[str]:
         if old.get(key) != new.get(key)
         and (key not in ("params", "impute", "forbidden") or not explained)
     ]
-    return [f"its {', '.join(keys)} differ"] if keys else []
+    return [f"its document differs in {', '.join(keys)}"] if keys else []
 
 
 def _hyperparameter_change(name: str, old: dict | None, new: dict | None) -> str:

@@ -65,3 +65,11 @@ def test_an_options_description_is_a_label_too(tmp_path):
     described = {"params": {"k": {"type": "choice", "options": {
         "a": {"description": "the first"}, "b": {}}}}}
     Study(described, surrogate=None, seed=0, storage=path).close()
+
+
+def test_a_changed_document_key_is_named_in_a_sentence(tmp_path):
+    """'its estimator differ' read as broken English (and 'its rename differ')."""
+    path = tmp_path / "svm.db"
+    Study({**SPACE, "estimator": "sklearn.svm.SVC"}, surrogate=None, seed=0, storage=path).close()
+    message = _refusal(path, {**SPACE, "estimator": "sklearn.svm.LinearSVC"})
+    assert "another space (its document differs in estimator)" in message
