@@ -201,7 +201,7 @@ def unwritable(value: Any, where: str) -> str | None:
     if isinstance(value, Mapping):
         for key, item in value.items():
             if not isinstance(key, str | int | float | bool) and key is not None:
-                return f"{where} key {key!r} (a {type(key).__name__})"
+                return f"{where} key {key!r} ({_a(type(key).__name__)})"
             found = unwritable(item, f"{where}[{key!r}]")
             if found is not None:
                 return found
@@ -211,7 +211,12 @@ def unwritable(value: Any, where: str) -> str | None:
                      if (found := unwritable(item, f"{where}[{i}]")) is not None), None)
     if value is None or isinstance(value, str | bool | int | float | np.generic | np.ndarray):
         return None
-    return f"{where} (a {type(value).__name__}: {value!r:.80})"
+    return f"{where} ({_a(type(value).__name__)}: {value!r:.80})"
+
+
+def _a(noun: str) -> str:
+    """'a set', 'an object'."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
 def json_form(info: Mapping[str, Any]) -> dict[str, Any]:

@@ -43,7 +43,7 @@ def test_a_study_stored_without_the_spaces_meta_is_continued_with_it(tmp_path):
 
 
 @pytest.mark.parametrize(("meta", "x_meta", "place"), [
-    ({"made": object()}, None, r"the space's meta\['made'\] \(a object"),
+    ({"made": object()}, None, r"the space's meta\['made'\] \(an object"),
     (None, {"unit": {1, 2}}, r"x\.meta\['unit'\] \(a set"),
 ])
 def test_a_meta_a_study_file_cannot_keep_is_named_before_the_file_is_made(
