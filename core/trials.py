@@ -23,6 +23,7 @@ import attrs
 import numpy as np
 
 from ensembo.errors import TrialError
+from ensembo.read_only import ReadOnlyDict, plain_copy, read_only, read_only_config
 
 
 # Not enum.StrEnum: its str()/format() give the value ("complete") where this public enum
@@ -64,102 +65,6 @@ def _optional_array(value: Any) -> np.ndarray | None:
     return array
 
 
-_READ_ONLY_ADVICE = ("a trial's config and info are the study's records and read-only; "
-                     "for a copy you can change, use dict(trial.config) or dict(trial.info)")
-
-
-def _refusal(kind: str) -> Callable[..., Any]:
-    """A mutating method of a read-only record that raises, naming what was tried."""
-    def refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
-        key = f" {args[0]!r}" if kind in ("set", "delete") and args else ""
-        raise TypeError(f"cannot {kind}{key}: {_READ_ONLY_ADVICE}")
-    refuse.__name__ = f"refuse_{kind}"
-    return refuse
-
-
-class ReadOnlyDict(dict):
-    """A trial's ``config`` or ``info``: a dict (JSON, ``==``, pickling and copies as a
-    dict's) that cannot be changed in place. ``study.best_trial.config`` is the study's
-    own record, and changing it changed the best trial, the surrogate's data and
-    ``trials_dataframe()`` but never the study file. ``dict(record)`` and
-    ``record.copy()`` are plain dicts to change; ``copy.copy`` and ``copy.deepcopy``
-    keep it read-only, as a copied trial's record."""
-
-    __slots__ = ()
-    __setitem__ = _refusal("set")
-    __delitem__ = _refusal("delete")
-    __ior__ = _refusal("update (|=)")
-    update = _refusal("update")
-    pop = _refusal("pop")
-    popitem = _refusal("popitem")
-    clear = _refusal("clear")
-    setdefault = _refusal("setdefault")
-
-    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
-        # A dict subclass otherwise unpickles (and copies) through __setitem__.
-        return type(self), (dict(self),)
-
-    @classmethod
-    def fromkeys(cls, keys: Iterable[Any], value: Any = None) -> ReadOnlyDict:
-        return cls(dict.fromkeys(keys, value))
-
-
-class ReadOnlyList(list):
-    """A list nested in a trial's ``info`` (``info["tags"]``), read-only as the info is;
-    equal to the list it was made from and written as one. ``list(record)`` is a plain
-    list to change."""
-
-    __slots__ = ()
-    __setitem__ = _refusal("set")
-    __delitem__ = _refusal("delete")
-    __iadd__ = _refusal("extend (+=)")
-    __imul__ = _refusal("repeat (*=)")
-    append = _refusal("append")
-    extend = _refusal("extend")
-    insert = _refusal("insert")
-    remove = _refusal("remove")
-    pop = _refusal("pop")
-    clear = _refusal("clear")
-    sort = _refusal("sort")
-    reverse = _refusal("reverse")
-
-    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
-        # A list subclass otherwise unpickles (and copies) through append/extend.
-        return type(self), (list(self),)
-
-
-def _register_yaml_representers() -> None:
-    """``yaml.safe_dump(trial.config)`` writes a mapping as for a dict (PyYAML's safe
-    dumper refuses a dict subclass it does not know)."""
-    import yaml  # a dependency, imported by ensembo already
-
-    dumpers = [yaml.SafeDumper, yaml.Dumper]
-    dumpers += [getattr(yaml, name) for name in ("CSafeDumper", "CDumper") if hasattr(yaml, name)]
-    for dumper in dumpers:
-        dumper.add_representer(ReadOnlyDict, yaml.representer.SafeRepresenter.represent_dict)
-        dumper.add_representer(ReadOnlyList, yaml.representer.SafeRepresenter.represent_list)
-
-
-_register_yaml_representers()
-
-
-def _read_only_config(value: Mapping[str, Any]) -> ReadOnlyDict:
-    """A read-only private copy (a read-only one is shared, as nothing can change it), so
-    neither a caller mutating its own dict nor one mutating the trial's changes a
-    stored trial."""
-    return value if type(value) is ReadOnlyDict else ReadOnlyDict(value)
-
-
-def _read_only(value: Any) -> Any:
-    """``value`` with its dicts and lists, nested too, read-only; anything else (a tuple,
-    a set, an object) as it is."""
-    if type(value) in (dict, ReadOnlyDict):
-        return ReadOnlyDict({key: _read_only(item) for key, item in value.items()})
-    if type(value) in (list, ReadOnlyList):
-        return ReadOnlyList([_read_only(item) for item in value])
-    return value
-
-
 def _info_dict(value: Mapping[Any, Any]) -> dict[str, Any]:
     """A private copy with text keys, as storage keeps them (JSON): ``{3: 4}`` came back
     from a resumed study as ``{"3": 4}``, so one study saw both."""
@@ -171,7 +76,7 @@ def _info_dict(value: Mapping[Any, Any]) -> dict[str, Any]:
 
 def _read_only_info(value: Mapping[Any, Any]) -> ReadOnlyDict:
     """A trial's info: :func:`_info_dict`, read-only down to nested dicts and lists."""
-    return _read_only(_info_dict(value))
+    return read_only(_info_dict(value))
 
 
 def _json_default(value: Any) -> Any:
@@ -278,7 +183,7 @@ class Trial:
     """
 
     number: int = attrs.field(validator=attrs.validators.ge(0))
-    config: dict[str, Any] = attrs.field(converter=_read_only_config)
+    config: dict[str, Any] = attrs.field(converter=read_only_config)
     state: TrialState = attrs.field(default=TrialState.PENDING, converter=TrialState)
     loss: float | None = None
     predictions: np.ndarray | None = attrs.field(default=None, converter=_optional_array, eq=False)
@@ -371,7 +276,7 @@ def private_copy(trial: Trial) -> Trial:
     object.__setattr__(copy, "config", ReadOnlyDict(trial.config))
     info = trial.info  # a read-only one is read-only down to its nested lists already
     object.__setattr__(copy, "info", ReadOnlyDict(info) if type(info) is ReadOnlyDict
-                       else _read_only(dict(info)))
+                       else read_only(dict(info)))
     return copy
 
 
@@ -383,17 +288,8 @@ def handed_out(trial: Trial) -> Trial:
     for name in _TRIAL_FIELDS:
         object.__setattr__(copy, name, getattr(trial, name))
     object.__setattr__(copy, "config", dict(trial.config))
-    object.__setattr__(copy, "info", _plain(trial.info))
+    object.__setattr__(copy, "info", plain_copy(trial.info))
     return copy
-
-
-def _plain(value: Any) -> Any:
-    """``value`` with its read-only dicts and lists, nested too, as plain ones."""
-    if type(value) in (dict, ReadOnlyDict):
-        return {key: _plain(item) for key, item in value.items()}
-    if type(value) in (list, ReadOnlyList):
-        return [_plain(item) for item in value]
-    return value
 
 
 _TRIAL_FIELDS = tuple(field.name for field in attrs.fields(Trial))
