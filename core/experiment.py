@@ -32,6 +32,7 @@ import yaml
 from ensembo import checks
 from ensembo.errors import ExperimentError, SpaceError, StorageError
 from ensembo.execution.settings import ExecutionSettings
+from ensembo.storage import keeps_in_memory
 
 logger = logging.getLogger(__name__)
 
@@ -86,11 +87,14 @@ class Experiment:
     def storage_path(self, override: str | None = None) -> Path | None:
         """The study file: ``--storage`` as given, else ``storage:`` relative to the
         experiment file. A folder is refused naming the option or key that gave it
-        (``Path`` drops a trailing slash: ``--storage runs/`` made a file ``runs``)."""
+        (``Path`` drops a trailing slash: ``--storage runs/`` made a file ``runs``).
+        SQLite's spellings are read as ``Study(storage=...)`` reads them: ``:memory:``
+        and ``sqlite://`` keep the study in memory (None), ``sqlite:///PATH`` is PATH
+        (they made a file ``:memory:``, a folder ``sqlite:``, or were called a folder)."""
         raw = override or self.source.get("storage")
-        if raw is None:
+        if raw is None or keeps_in_memory(raw):
             return None
-        path = Path(raw).expanduser()
+        path = Path(raw.removeprefix("sqlite:///")).expanduser()  # as storage._path reads it
         if not override and not path.is_absolute():
             path = self.base_dir / path
         if raw.endswith(("/", os.sep)) or path.is_dir():
