@@ -205,7 +205,9 @@ def read_document_and_duplicates(path: str | Path) -> tuple[Any, list[SpaceError
 
 def _text(path: Path) -> str:
     """The text of ``path``; a file that is not UTF-8 is named with the first bad byte
-    and its line (it failed as a UnicodeDecodeError taken for a bug in ensembo)."""
+    and its line (it failed as a UnicodeDecodeError taken for a bug in ensembo). A
+    leading byte order mark is dropped: editors (Notepad) write it in UTF-8 files, and
+    the JSON and TOML readers refused it ('Unexpected UTF-8 BOM', 'Invalid statement')."""
     try:
         data = path.read_bytes()
     except OSError as error:
@@ -220,6 +222,7 @@ def _text(path: Path) -> str:
             f"not UTF-8 text (byte {byte:#04x} at position {error.start}, line {line}); "
             "save the file as UTF-8",
         ) from None
+    text = text.removeprefix("\ufeff")
     return io.StringIO(text, newline=None).read()  # \r\n and \r as \n, as read_text() gave
 
 
