@@ -226,6 +226,10 @@ def _condition_problem(condition: Compare, parent, error: Exception) -> str:
         if any(isinstance(v, float) and not v.is_integer() for v in values):
             return (f"{condition.parent!r} is an integer in [{parent.lower}, {parent.upper}]: "
                     f"'{condition.op}' needs whole numbers, got {condition.value!r}")
+    if isinstance(parent, CategoricalHyperparameter) and condition.op in ("gt", "ge", "lt", "le"):
+        return (f"{condition.parent!r} is a categorical, whose values have no order: "
+                f"'{condition.op}' needs a number or an ordinal; use 'in' with the values "
+                f"meant ({_legal_values(parent)})")
     return (f"invalid condition on {condition.parent!r}: {error}; "
             f"legal values: {_legal_values(parent)}")
 
