@@ -161,6 +161,9 @@ def _number(raw: Mapping, key: str, path: str, problems: Problems, integer: bool
     wanted = int if integer else int | float
     if isinstance(value, bool) or not isinstance(value, wanted):
         kind = "an integer" if integer else "a number"
+        if key not in raw:  # "got None" read as if a null had been written
+            problems.add(f"{path}.{key}", f"'{key}' is missing: give {kind}")
+            return None
         hint = f" (write {int(value)})" if isinstance(value, float) and value.is_integer() else ""
         problems.add(f"{path}.{key}", f"'{key}' must be {kind}, got {value!r}{hint}")
         return None
@@ -298,6 +301,9 @@ class _Parser:
 
     def _values(self, raw, key, path) -> tuple | None:
         values = raw.get(key)
+        if key not in raw:
+            self.problems.add(f"{path}.{key}", f"'{key}' is missing: give a non-empty list")
+            return None
         if not isinstance(values, list) or not values:
             self.problems.add(f"{path}.{key}", f"'{key}' must be a non-empty list, got {values!r}")
             return None
