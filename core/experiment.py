@@ -32,6 +32,7 @@ import yaml
 from ensembo import checks
 from ensembo.errors import ExperimentError, SpaceError, StorageError
 from ensembo.execution.settings import ExecutionSettings
+from ensembo.spaces.document import utf8_text
 from ensembo.storage import keeps_in_memory
 
 logger = logging.getLogger(__name__)
@@ -293,19 +294,13 @@ def _read_text(path: Path) -> str:
     """The file as UTF-8, whatever the locale (which ``read_text()`` follows); another
     encoding is the user's to fix, named with the file, where it failed as a bug."""
     try:
-        data = path.read_bytes()
+        return utf8_text(path.read_bytes())
     except OSError as error:
         raise ExperimentError(
             str(path), f"cannot read experiment file ({error.strerror})"
         ) from error
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise ExperimentError(
-            str(path), f"not UTF-8 text (byte 0x{data[error.start]:02x} at position "
-            f"{error.start}, line {line}); re-save it as UTF-8"
-        ) from None
+    except ValueError as error:
+        raise ExperimentError(str(path), str(error)) from None
 
 
 def import_callable(reference: Any, key: str, base_dir: Path | None = None) -> Callable[..., Any]:

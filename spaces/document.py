@@ -204,23 +204,28 @@ def read_document_and_duplicates(path: str | Path) -> tuple[Any, list[SpaceError
 
 
 def _text(path: Path) -> str:
-    """The text of ``path``; a file that is not UTF-8 is named with the first bad byte
-    and its line (it failed as a UnicodeDecodeError taken for a bug in ensembo). A
-    leading byte order mark is dropped: editors (Notepad) write it in UTF-8 files, and
-    the JSON and TOML readers refused it ('Unexpected UTF-8 BOM', 'Invalid statement')."""
+    """The text of ``path`` (:func:`utf8_text`), a problem named with the file."""
     try:
-        data = path.read_bytes()
+        return utf8_text(path.read_bytes())
     except OSError as error:
         raise SpaceError(str(path), f"cannot read: {error.strerror or error}") from None
+    except ValueError as error:
+        raise SpaceError(path.name, str(error)) from None
+
+
+def utf8_text(data: bytes) -> str:
+    """``data`` as UTF-8 text, whatever the locale; bytes that are not UTF-8 raise a
+    ValueError naming the first bad byte and its line (they failed as a
+    UnicodeDecodeError taken for a bug in ensembo). A leading byte order mark is
+    dropped: editors (Notepad) write it in UTF-8 files, and the JSON and TOML readers
+    refused it ('Unexpected UTF-8 BOM', 'Invalid statement')."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        byte = data[error.start]
         line = data.count(b"\n", 0, error.start) + 1
-        raise SpaceError(
-            path.name,
-            f"not UTF-8 text (byte {byte:#04x} at position {error.start}, line {line}); "
-            "save the file as UTF-8",
+        raise ValueError(
+            f"not UTF-8 text (byte {data[error.start]:#04x} at position {error.start}, "
+            f"line {line}); save the file as UTF-8"
         ) from None
     text = text.removeprefix("\ufeff")
     return io.StringIO(text, newline=None).read()  # \r\n and \r as \n, as read_text() gave
