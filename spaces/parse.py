@@ -10,6 +10,7 @@ ConfigSpace or the estimator classes can tell is checked in ``compile.py`` and
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -253,6 +254,8 @@ class _Parser:
         high = _number(raw, "high", path, self.problems, integer)
         if low is None or high is None:
             return None
+        if not (math.isfinite(low) and math.isfinite(high)):
+            return None  # named as no finite number already: its range would say it again
         if low >= high:
             self.problems.add(path, f"empty range: low {low!r} must be below high {high!r}")
             return None

@@ -117,3 +117,12 @@ def test_an_off_grid_default_is_reported_with_the_files_other_problems(tmp_path)
          "values are 0.25 and 0.5"),
         "space.yaml: params.k: empty range: low 5 must be below high 1",
     ]
+
+
+def test_an_infinite_low_is_not_also_reported_as_an_empty_range(tmp_path):
+    """'params.b: empty range: low inf must be below high 0.9' said the infinity again, at
+    the hyperparameter's own path, which the filter of repeated messages did not cover."""
+    path = _write(tmp_path, "params:\n  b: {type: float, low: .inf, high: 0.9}\n")
+    expected = ("space.yaml: params.b.low: inf is not a finite number; bounds must be finite: "
+                "write the smallest value worth searching")
+    assert [str(p) for p in spaces.problems_in(path)] == [expected]
