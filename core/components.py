@@ -13,6 +13,7 @@ from typing import Any
 
 from ensembo.errors import ComponentOptionError, ExperimentError, PluginContractError
 from ensembo.registry import Registry, check_protocol, registry
+from ensembo.trials import unwritable
 
 # The experiment-file key of each component kind, where the two differ.
 EXPERIMENT_KEYS = {"ensemble_strategy": "ensemble"}
@@ -73,6 +74,23 @@ def describe_for_storage(kind: str, spec: Any) -> dict[str, Any] | None:
     if described is None and spec is not None:
         return {LIVE: type(spec).__qualname__}
     return described
+
+
+def check_storable_specs(specs: Mapping[str, Any]) -> None:
+    """A study file records each component spec, so an option it cannot write (a loss
+    object as ``ensemble.loss``) is refused, named, before the file is made: it failed
+    in the JSON encoder as 'cannot store LogLoss in a trial record', leaving an empty
+    study file behind."""
+    for kind, spec in specs.items():
+        key = EXPERIMENT_KEYS.get(kind, kind)
+        for option, value in (describe(kind, spec) or {}).items():
+            place = unwritable(value, "its value")
+            if place is not None:
+                raise ExperimentError(
+                    f"{key}.{option}", f"a study file cannot keep {place}: give components "
+                    "and losses by registry name or as a mapping with a 'name' key and its "
+                    "options, or keep the study in memory"
+                )
 
 
 def live_object_name(spec: Any) -> str | None:

@@ -209,6 +209,7 @@ class Study:
         if not keeps_in_memory(storage):  # refused before the file is made
             json_text(self.metadata, label="metadata")
             check_storable_loss(loss)
+            components.check_storable_specs(self._specs)
             stored_study.check_storable_space(self.space)
         self.storage = open_storage(storage)  # only once every argument is known to be good
         try:
