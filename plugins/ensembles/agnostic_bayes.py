@@ -87,8 +87,16 @@ class AgnosticBayes:
         return {"loss": self.loss}
 
     def check_loss(self, option: str, loss: Any, context: EnsembleContext) -> None:
-        """The Dirichlet prior (``alpha`` > 0) is over right/wrong patterns: refuse, before
-        any trial, a loss that scores a wrong prediction other than 1."""
+        """The posterior needs a loss per example, even when tuning rho scores whole
+        ensembles (the C-bound passed as a combining loss, then failed after the first
+        trial). The Dirichlet prior (``alpha`` > 0) is over right/wrong patterns: refuse,
+        before any trial, a loss that scores a wrong prediction other than 1."""
+        if not getattr(loss, "per_example", True):
+            raise ValueError(
+                f"the loss ({type(loss).__name__}) is defined on whole ensembles only, and "
+                "agnostic-bayes's posterior needs a loss per example (use it as the loss of "
+                "'eo' or 'posthoc')"
+            )
         if self.sampler != "dirichlet" or self.alpha <= 0 or context.y_true is None:
             return
         y = np.asarray(context.y_true)

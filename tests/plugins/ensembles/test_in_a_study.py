@@ -80,6 +80,19 @@ def test_the_c_bound_is_an_ensemble_loss_of_eo_and_posthoc(ensemble):
               validation_targets=y, task="classification")
 
 
+@pytest.mark.parametrize("rho", ["tune", 1.0])
+def test_the_c_bound_is_refused_by_agnostic_bayes_before_the_first_trial(rho):
+    """Tuning rho scores whole ensembles, so the C-bound passed the up-front check as a
+    combining loss; the posterior needs a loss per example, and the study stopped after
+    its first trial with the loss's own error, naming no option (audit)."""
+    y = np.array([0, 1, 0, 1, 1])
+    space = ConfigurationSpace(space={"x": (0.1, 3.0)})
+    with pytest.raises(ExperimentError, match=r"^ensemble\.loss: .*(whole ensembles? only|"
+                                              r"defined on a whole ensemble)"):
+        Study(space, surrogate=None, loss="zero-one", validation_targets=y,
+              ensemble={"name": "agnostic-bayes", "rho": rho, "loss": "c-bound"})
+
+
 @pytest.mark.parametrize("ensemble", ["posthoc", "agnostic-bayes", "esmbo", "eo", "segor"])
 def test_a_strategy_that_combines_predictions_needs_the_task(ensemble):
     """Without task= or a loss the strategies guessed it from each trial's predictions:
