@@ -53,6 +53,7 @@ def check_loss_fits_task(
         raise ExperimentError(
             "loss",
             f"loss {name!r} does not fit a {task} task, whose predictions are {expected}: "
+            f"tried on {len(sample)} perfect predictions made up for this check, it raised: "
             f"{error} (the {task} default is {suggestion!r})",
         ) from error
 

@@ -86,7 +86,8 @@ def require_zero_one(losses: np.ndarray) -> None:
     if other.size:
         raise ComponentOptionError(
             "agnostic-bayes: sampler 'dirichlet' with alpha > 0 needs zero-one losses (its "
-            f"prior is over the 2^d right/wrong patterns), but found a loss of {other[0]:g}; use "
+            f"prior is over the 2^d right/wrong patterns), but its loss scores a prediction "
+            f"{other[0]:g}, not 0 or 1; use "
             "loss: zero-one, alpha: 0 (the Bayesian bootstrap, any loss) or sampler: student-t"
         )
 
