@@ -76,7 +76,18 @@ def _info_dict(value: Mapping[Any, Any]) -> dict[str, Any]:
 
 def _read_only_info(value: Mapping[Any, Any]) -> ReadOnlyDict:
     """A trial's info: :func:`_info_dict`, read-only down to nested dicts and lists."""
-    return read_only(_info_dict(value))
+    return _read_only_as_far_as_it_goes(_info_dict(value))
+
+
+def _read_only_as_far_as_it_goes(info: dict[str, Any]) -> ReadOnlyDict:
+    """``info`` read-only down to its nested dicts and lists; only at its top when they
+    hold themselves or nest too deep to copy, as an in-memory study keeps info with no
+    JSON form as given (copying them raised RecursionError out of ``tell`` and
+    ``optimize``)."""
+    try:
+        return read_only(info)
+    except RecursionError:
+        return ReadOnlyDict(info)
 
 
 def _json_default(value: Any) -> Any:
@@ -276,7 +287,7 @@ def private_copy(trial: Trial) -> Trial:
     object.__setattr__(copy, "config", ReadOnlyDict(trial.config))
     info = trial.info  # a read-only one is read-only down to its nested lists already
     object.__setattr__(copy, "info", ReadOnlyDict(info) if type(info) is ReadOnlyDict
-                       else read_only(dict(info)))
+                       else _read_only_as_far_as_it_goes(dict(info)))
     return copy
 
 

@@ -124,3 +124,37 @@ def test_a_history_keeps_read_only_records_of_trials_made_with_plain_dicts():
         history[0].config["x"] = 0.75
     with pytest.raises(TypeError, match="read-only"):
         history[0].info["tags"].append("b")
+
+
+def _holding_itself():
+    cycle = []
+    cycle.append(cycle)
+    return cycle
+
+
+def _nested(depth):
+    outer = inner = []
+    for _ in range(depth):
+        inner.append([])
+        inner = inner[0]
+    return outer
+
+
+@pytest.mark.parametrize("value", [_holding_itself(), _nested(5000)], ids=["cycle", "deep"])
+def test_info_holding_itself_or_nested_too_deep_is_kept_as_given_by_an_in_memory_study(value):
+    """Info with no JSON form is kept as given by an in-memory study (ask-tell guide);
+    making it read-only all the way down raised RecursionError out of tell."""
+    study = ensembo.Study(SPACE, surrogate=None, seed=0)
+    trial = study.ask()
+    told = study.tell(trial, {"loss": 0.5, "info": {"value": value, "tag": "t"}})
+    assert told.state is TrialState.COMPLETE and study.trials[0].info["value"] is value
+    with pytest.raises(TypeError, match="read-only"):
+        study.trials[0].info["tag"] = "changed"
+
+
+def test_an_objective_returning_info_that_holds_itself_completes_its_trial():
+    def objective(config):
+        return {"loss": config["x"], "info": {"value": _holding_itself()}}
+
+    study = ensembo.Study(SPACE, surrogate=None, seed=0).optimize(objective, n_trials=2)
+    assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 2
