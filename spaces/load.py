@@ -152,7 +152,7 @@ def load(source: Any, *, registry: Any = None, **options: Any) -> Space:
     if isinstance(source, ConfigurationSpace):
         return Space.from_configspace(source, **options)
     if isinstance(source, Mapping):
-        return _from_mapping(source, str(source.get("name", "")), options)
+        return _from_mapping(source, str(source.get("name") or ""), options)
     if isinstance(source, str | Path):
         path = Path(source)
         if path.suffix or path.exists():  # "space.ymal" is a mistyped file, not a name
@@ -200,7 +200,10 @@ def _from_mapping(source: Mapping, name: str, options: dict[str, Any]) -> Space:
             raise SpaceError(
                 name, f"not a valid serialized ConfigSpace: {with_cause(error)}"
             ) from error
-        return Space.from_configspace(configspace, **options)
+        # an unnamed one takes its file's name, as a document does: its problems read
+        # "space: ..." as if the experiment's space: key were wrong
+        return Space.from_configspace(configspace, name=configspace.name or name or None,
+                                      **options)
     return Space.from_document(source, source=name, **options)
 
 
