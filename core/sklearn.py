@@ -55,6 +55,7 @@ from ensembo.ml.stored_search import (
     check_same_data,
     data_fingerprint,
     described,
+    holds_question_mark_cells,
     stored_scoring,
 )
 from ensembo.ml.task import Task
@@ -282,6 +283,7 @@ class _EnsemboSearch(BaseEstimator):
         limits = execution.trial_limits(self.trial_timeout, self.memory_limit)
         self._forget_fit()
         self.text_columns_ = TextColumns.learn(X)
+        question_marks = holds_question_mark_cells(X, self.text_columns_)
         X, y = validate_data(
             self, self._encoded(X), y, ensure_all_finite="allow-nan",
             y_numeric=self._task_type == "regression",
@@ -296,7 +298,7 @@ class _EnsemboSearch(BaseEstimator):
         task = self._build_task(X, y, groups, space)
         fingerprint = data_fingerprint(X, y, task.groups_all)
         check_same_data(self.storage, (X, y, task.groups_all), task.validation_targets(),
-                        text_columns=self.text_columns_ is not None)
+                        question_mark_cells=question_marks)
         _check_fixed_validation(self.ensemble, task.validation_targets())
         created = _new_study_file(self.storage)
         study = Study(

@@ -16,6 +16,7 @@ from typing import Any
 import joblib
 import numpy as np
 
+from ensembo.datasets import is_missing_value
 from ensembo.errors import StorageError
 from ensembo.storage import Storage, open_existing_storage, study_file_path
 from ensembo.stored_study import SCORING
@@ -85,12 +86,12 @@ def _stored_meta(storage: Any) -> dict[str, Any] | None:
             close()
 
 
-def _data_differs(storage: Any, text_columns: bool) -> StorageError:
+def _data_differs(storage: Any, question_mark_cells: bool) -> StorageError:
     """The refusal, with the way out: a new path, or deleting the old study.
 
-    The cause that cells '?' are missing now is named only for a fit on text columns:
-    the same data as stored then has them too, so otherwise it cannot be the cause (it
-    was named after every fit on plain arrays)."""
+    The cause that cells '?' are missing now is named only for a fit whose text columns
+    hold such cells: the same data as stored is read as before otherwise, so it cannot
+    be the cause (it was named after every fit on plain arrays, then on any text)."""
     path = study_file_path(storage)
     if path is None:
         way_out = "pass a new storage"
@@ -99,7 +100,7 @@ def _data_differs(storage: Any, text_columns: bool) -> StorageError:
         also = f" and {models}/" if models.is_dir() else ""
         way_out = f"give this fit a new storage path, or delete {path}{also} to start over"
     question_marks = (", or a DataFrame's text cells '?', missing since 28 Nov 2026, were "
-                      "a level when it was stored" if text_columns else "")
+                      "a level when it was stored" if question_mark_cells else "")
     return StorageError(
         f"storage {storage} holds a search fitted on different data (X, y or groups differ "
         f"from this fit's{question_marks}), whose trials cannot be reused: {way_out}"
@@ -120,13 +121,27 @@ def described(value: Any) -> Any:
     return repr(dict(sorted(value.items())) if isinstance(value, Mapping) else value)
 
 
+def holds_question_mark_cells(X: Any, text_columns: Any) -> bool:
+    """Whether a text column of the fit's ``X`` (its ``TextColumns``, None without any)
+    has a cell '?': missing since 28 Nov 2026 and a level before, so that the same
+    DataFrame is other data for a search stored before then."""
+    if text_columns is None:
+        return False
+    return any(
+        not is_missing_value(cell) and str(cell).strip() == "?"
+        for column in text_columns.levels
+        for cell in X[column]
+    )
+
+
 def check_same_data(
     storage: Any, data: tuple[np.ndarray, np.ndarray, np.ndarray | None], validation_targets: Any,
-    text_columns: bool = False,
+    question_mark_cells: bool = False,
 ) -> None:
     """Refuse, before any trial, to resume a stored search on other ``data`` (X, y,
-    groups); ``text_columns``: the fit's X is a DataFrame with text columns (encoded in
-    ``data``), which the refusal then names as a possible cause.
+    groups); ``question_mark_cells``: a text column of the fit's X (a DataFrame, encoded
+    in ``data``) holds cells '?' (:func:`holds_question_mark_cells`), which the refusal
+    then names as a possible cause.
 
     The stored digest of the data decides (the current one, or the one studies stored
     before it kept); a study stored without one (not started by these estimators) is
@@ -143,7 +158,7 @@ def check_same_data(
             targets is None or np.array_equal(np.asarray(targets), validation_targets)
         )
     if not same:
-        raise _data_differs(storage, text_columns)
+        raise _data_differs(storage, question_mark_cells)
 
 
 def stored_scoring(storage: Any, key: str) -> Any:

@@ -1,6 +1,7 @@
 """The refusal of a stored search fitted on other data names the cause that text cells
-'?' are missing now only where it can apply: a fit on a DataFrame with text columns.
-It was appended after every fit, plain arrays too."""
+'?' are missing now only where it can apply: a fit on a DataFrame whose text columns
+hold such cells. It was appended after every fit, plain arrays too, then after every
+fit on text columns."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import pytest
 from sklearn.datasets import make_classification
 
 from ensembo.errors import StorageError
+from ensembo.ml.stored_search import holds_question_mark_cells
+from ensembo.ml.text_columns import TextColumns
 from ensembo.sklearn import EnsemboClassifier
 
 QUESTION_MARKS = "text cells '?'"
@@ -46,3 +49,25 @@ def test_a_fit_on_a_dataframe_with_text_columns_is_told_about_text_cells(
     with pytest.raises(StorageError, match="holds a search fitted on different data") as error:
         _model(tree_space, path).fit(frame.iloc[:45], y[:45])
     assert f"{QUESTION_MARKS}, missing since 28 Nov 2026, were a level" in str(error.value)
+
+
+def test_a_fit_on_text_columns_without_question_marks_is_not_told_about_them(
+    tmp_path, tree_space, data
+):
+    """The same DataFrame without cells '?' is read as it was before 28 Nov 2026."""
+    X, y = data
+    frame = pd.DataFrame(X, columns=list("abcd")).assign(
+        colour=np.where(X[:, 0] > 0, "red", "blue"))
+    path = tmp_path / "skl.db"
+    _model(tree_space, path).fit(frame, y)
+    with pytest.raises(StorageError, match="holds a search fitted on different data") as error:
+        _model(tree_space, path).fit(frame.iloc[:45], y[:45])
+    assert QUESTION_MARKS not in str(error.value)
+
+
+def test_a_padded_question_mark_in_a_category_column_counts_and_a_missing_cell_does_not():
+    frame = pd.DataFrame({"colour": pd.Categorical(["red", " ? ", None])})
+    assert holds_question_mark_cells(frame, TextColumns.learn(frame))
+    frame = pd.DataFrame({"colour": ["red", None, np.nan, ""], "n": [1.0, 2.0, 3.0, 4.0]})
+    assert not holds_question_mark_cells(frame, TextColumns.learn(frame))
+    assert not holds_question_mark_cells(np.zeros((2, 2)), None)
