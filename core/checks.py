@@ -26,6 +26,22 @@ def whole_number(name: str, value: Any, minimum: int) -> int:
     return int(value)
 
 
+MAX_LEARNER_SEED = 2**32 - 1
+"""scikit-learn's ``random_state`` is below 2**32; a seed that becomes one must be too."""
+
+
+def learner_seed(name: str, value: Any, where: str) -> int:
+    """A seed that becomes scikit-learn's ``random_state``: a larger one failed every
+    trial, or escaped as scikit-learn's own error naming ``random_state``."""
+    seed = whole_number(name, value, 0)
+    if seed > MAX_LEARNER_SEED:
+        raise ExperimentError(
+            name, f"must be at most {MAX_LEARNER_SEED} (2**32 - 1) {where}, where it seeds "
+            f"scikit-learn's random_state; got {seed}"
+        )
+    return seed
+
+
 def positive_seconds(name: str, value: Any) -> float:
     """``value`` as a positive, finite number of seconds."""
     if (

@@ -240,7 +240,7 @@ class _EnsemboSearch(BaseEstimator):
             or self.n_trials < 1
         ):
             raise ExperimentError("n_trials", f"must be a positive integer, got {self.n_trials!r}")
-        checks.whole_number("seed", self.seed, 0)
+        checks.learner_seed("seed", self.seed, "for an estimator")
         if self.timeout is not None:
             checks.positive_seconds("timeout", self.timeout)
         if not isinstance(self.refit, bool | np.bool_):

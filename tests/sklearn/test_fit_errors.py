@@ -192,3 +192,18 @@ def test_a_single_class_is_a_value_error_about_classes(tree_space):
         EnsemboClassifier(tree_space, n_trials=2, cv=2).fit(X, np.ones(30, dtype=int))
     with pytest.raises(ValueError, match="only 1 class: 'yes'"):
         EnsemboClassifier(tree_space, n_trials=2, cv=2).fit(X, np.array(["yes"] * 30))
+
+
+@pytest.mark.parametrize("selection_split", [None, 0.2])
+def test_a_seed_beyond_scikit_learns_random_state_is_refused_before_any_trial(
+    tree_space, data, selection_split
+):
+    """Accepted, 2**32 failed every trial (the learners' random_state) or escaped as
+    scikit-learn's InvalidParameterError from train_test_split, naming no parameter."""
+    X, y = data
+    model = EnsemboClassifier(tree_space, n_trials=2, cv=3, seed=2**32,
+                              selection_split=selection_split)
+    with pytest.raises(ExperimentError, match=r"^seed: must be at most 4294967295 \(2\*\*32 - 1\) "
+                                              "for an estimator"):
+        model.fit(X, y)
+    assert not hasattr(model, "study_")
