@@ -49,6 +49,9 @@ def check_loss_fits_task(
             if whole_ensembles_only:
                 loss.ensemble_loss(sample, totals, 1)
     except Exception as error:  # whatever the loss raises, the user must hear which loss
+        if not of_ensembles and not getattr(loss, "per_example", True):
+            # the C-bound is a classification loss: "does not fit a task" misled
+            raise ExperimentError("loss", str(error)) from error
         suggestion = DEFAULT_LOSS[task]
         raise ExperimentError(
             "loss",

@@ -149,3 +149,16 @@ def test_a_study_loss_given_as_a_mapping_builds_what_its_name_builds(ensemble, l
         return study.ensemble
 
     assert built({"name": loss}) == built(loss)
+
+
+@pytest.mark.parametrize(("options", "key"), [
+    ({"ensemble": {"name": "esmbo", "loss": "c-bound"}}, "ensemble.loss"),
+    ({"loss": "c-bound"}, "loss"),
+])
+def test_the_c_bound_as_a_per_example_loss_is_refused_for_what_it_is(options, key):
+    """It opened with "does not fit a classification task", though it is one (audit)."""
+    y = np.array([0, 1, 0, 1, 1])
+    space = ConfigurationSpace(space={"x": (0.1, 3.0)})
+    with pytest.raises(ExperimentError) as refused:
+        Study(space, surrogate=None, validation_targets=y, task="classification", **options)
+    assert str(refused.value).startswith(f"{key}: loss 'c-bound' is defined on a whole ensemble")
