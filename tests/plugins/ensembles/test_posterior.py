@@ -131,7 +131,8 @@ def test_prior_mass_is_alpha_times_the_states_up_to_the_data_mass():
 
 def test_dirichlet_prior_refuses_losses_other_than_zero_one():
     losses = np.array([[0.0, 0.25], [1.0, 0.5], [0.0, 1.0]])
-    with pytest.raises(ComponentOptionError, match="needs zero-one losses.*scores a prediction 0.25, not 0 or 1"):
+    with pytest.raises(ComponentOptionError,
+                       match="needs zero-one losses.*scores a prediction 0.25, not 0 or 1"):
         sample_risks(losses, 10, np.random.default_rng(0), sampler="dirichlet", alpha=0.1)
     plain = sample_risks(losses, 10, np.random.default_rng(0), sampler="dirichlet", alpha=0.0)
     assert plain.shape == (10, 2)  # the Bayesian bootstrap (α̃ = 0) takes any loss
