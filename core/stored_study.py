@@ -575,8 +575,12 @@ def discard_if_nothing_ran(study: Any, path: Path) -> bool:
     settings of a run that was refused or stopped before its first trial would refuse
     the corrected run as another study. Only for a file the caller created: one that
     existed before is never deleted. (The ``.lock`` file stays: deleting a lock another
-    process may be taking is unsafe.)"""
-    if study.history.in_state(TrialState.RUNNING, TrialState.COMPLETE, TrialState.FAILED):
+    process may be taking is unsafe.)
+
+    An interrupted trial ran: a Ctrl-C during the first trial deleted the file that
+    ``ensembo resume`` was told to continue, with whatever the trial had cost."""
+    ran = (TrialState.RUNNING, TrialState.COMPLETE, TrialState.FAILED, TrialState.INTERRUPTED)
+    if study.history.in_state(*ran):
         return False
     study.close()
     for name in (path.name, path.name + "-wal", path.name + "-shm"):
