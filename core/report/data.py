@@ -181,7 +181,9 @@ def replay_ensembles(
                 state=trial.state,
                 loss=trial.loss,
                 best_so_far=best,
-                ensemble_loss=ensemble_loss(history, ensemble, context),
+                # not told yet (running, queued): no ensemble loss "when told"
+                ensemble_loss=ensemble_loss(history, ensemble, context)
+                if trial.state.finished else None,
                 ensemble=ensemble,
             )
         )

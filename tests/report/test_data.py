@@ -264,3 +264,15 @@ def test_the_replay_does_not_warn_the_strategys_run_time_advice_again(short_eo_s
     assert not [w for w in caught if "budget" in str(w.message)]
     assert len(data.strategy_advice) == 1 and "at least 60" in data.strategy_advice[0]
     assert data.members  # the replay itself ran
+
+
+def test_trials_not_told_yet_have_no_ensemble_loss():
+    """A running or queued trial's row showed the ensemble loss of the trials before it,
+    though the column is the ensemble's loss when the trial's result was told (audit)."""
+    y = np.array([0.0, 0.0])
+    trials = [_trial(0, 1.0, [1.0, -1.0]),
+              Trial(number=1, config={}, state="running"),
+              Trial(number=2, config={}, state="pending")]
+    context = EnsembleContext(y_true=y, loss="mse", task="regression")
+    points = replay_ensembles(trials, BestSingle(), context)
+    assert [p.ensemble_loss for p in points] == [pytest.approx(1.0), None, None]
