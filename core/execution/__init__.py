@@ -15,6 +15,7 @@ from ensembo.execution.futures import ExecutorBackend, ProcessBackend
 from ensembo.execution.loop import record, run_trials
 from ensembo.execution.outcome import (
     ObjectiveError,
+    ObjectiveExit,
     Outcome,
     OutcomeKind,
     with_remote_traceback,
@@ -31,6 +32,7 @@ __all__ = [
     "ExecutorBackend",
     "InlineBackend",
     "ObjectiveError",
+    "ObjectiveExit",
     "Outcome",
     "OutcomeKind",
     "ProcessBackend",

@@ -39,7 +39,14 @@ from typing import Any
 import attrs
 
 from ensembo import interrupts
-from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception, portable, raised
+from ensembo.execution.outcome import (
+    Outcome,
+    OutcomeKind,
+    describe_exception,
+    exited,
+    portable,
+    raised,
+)
 from ensembo.execution.process_group import (
     end_timed_out,
     exit_description,
@@ -54,8 +61,6 @@ _HEADER = struct.Struct("<Q")
 """The payload's length in bytes, written before it."""
 _EXIT_POLL = 0.05
 """Seconds between checks that the child exited, where there is no pidfd."""
-_PROPAGATED = (KeyboardInterrupt, SystemExit)
-"""What an objective may raise to stop the run rather than fail its trial."""
 
 
 @attrs.frozen(kw_only=True)
@@ -92,17 +97,26 @@ def evaluate(
     This is the function shipped to workers: ``ship=True`` where the outcome is then
     pickled back to the driver (a process pool, Dask), so that what cannot make the
     trip is replaced here (:func:`portable`). In the driver's own process the outcome
-    is kept as it is: a model holding a lock is fine there. KeyboardInterrupt and
-    SystemExit propagate, from the child process too, so that Ctrl-C stops a serial
-    run; every other exception becomes an outcome.
+    is kept as it is: a model holding a lock is fine there. KeyboardInterrupt
+    propagates, from the child process too, so that Ctrl-C stops a serial run; every
+    exception becomes an outcome, and so does the objective's ``sys.exit()``
+    (:func:`~ensembo.execution.outcome.exited`): a failure of its trial, not the run's end.
     """
     if limits.any:
         return evaluate_in_child(objective, config, limits)
-    try:
-        outcome = Outcome(kind=OutcomeKind.RETURNED, value=objective(dict(config)))
-    except Exception as error:
-        outcome = raised(error)
+    outcome = _call(objective, config)
     return portable(outcome) if ship else outcome
+
+
+def _call(objective: Callable[[dict[str, Any]], Any], config: dict[str, Any]) -> Outcome:
+    """``objective(config)`` as an outcome; only the objective's own SystemExit is
+    caught as a failure, so one raised by the driver's code still ends the run."""
+    try:
+        return Outcome(kind=OutcomeKind.RETURNED, value=objective(dict(config)))
+    except SystemExit as sys_exit:
+        return exited(sys_exit)
+    except Exception as error:
+        return raised(error)
 
 
 def evaluate_in_child(
@@ -172,18 +186,19 @@ def evaluate_in_child(
                 kind=OutcomeKind.RAISED,
                 message=f"unreadable result from the child: {describe_exception(error)}",
             )
-        return _propagating_interrupts(outcome)
+        return _propagating_interrupt(outcome)
     return Outcome(
         kind=OutcomeKind.CRASHED,
         message=f"crashed: the evaluation process {exit_description(status)}",
     )
 
 
-def _propagating_interrupts(outcome: Outcome) -> Outcome:
-    """The child's outcome, but its KeyboardInterrupt or SystemExit raised here, as
-    :func:`evaluate` lets them through in-process: the run stops and records the trial
-    INTERRUPTED, to be run again (as a failure it was never retried)."""
-    if outcome.kind is OutcomeKind.RAISED and isinstance(outcome.error, _PROPAGATED):
+def _propagating_interrupt(outcome: Outcome) -> Outcome:
+    """The child's outcome, but its KeyboardInterrupt raised here, as :func:`evaluate`
+    lets it through in-process: the run stops and records the trial INTERRUPTED, to be
+    run again (as a failure it was never retried). The objective's ``sys.exit()`` came
+    back as a failure (:func:`_run`), not as an interrupt."""
+    if outcome.kind is OutcomeKind.RAISED and isinstance(outcome.error, KeyboardInterrupt):
         raise outcome.error
     return outcome
 
@@ -216,6 +231,8 @@ def _child_main(objective, config, limits: TrialLimits, write_end: int, parent: 
 def _run(objective, config, limits: TrialLimits) -> Outcome:
     try:
         return Outcome(kind=OutcomeKind.RETURNED, value=objective(dict(config)))
+    except SystemExit as sys_exit:  # the objective's: a failure, as in-process (:func:`_call`)
+        return exited(sys_exit)
     except MemoryError as error:
         if limits.memory is None:  # no limit of ours was exceeded: an error like any other
             return raised(error)

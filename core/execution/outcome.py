@@ -64,6 +64,25 @@ class ObjectiveError(ExecutionError):
         )
 
 
+class ObjectiveExit(ExecutionError):
+    """The objective called ``sys.exit()`` (a library's argparse or click does so on an
+    argument it refuses): a failure of its trial, matched against ``catch`` as any
+    exception. Let through as SystemExit, it ended the run, often with status 0, and
+    left the trial interrupted, to be run first, and exit again, at every resume."""
+
+    def __init__(self, code: Any = None):
+        super().__init__(code)
+        self.code = code
+
+    def __str__(self) -> str:
+        if self.code is None:  # sys.exit(): SystemExit(None) would say "SystemExit: None"
+            return "the objective called sys.exit() (SystemExit)"
+        return (
+            f"the objective called sys.exit({self.code!r}) "
+            f"({describe_exception(SystemExit(self.code))})"
+        )
+
+
 class RemoteTraceback(Exception):
     """Set as ``__cause__`` of an exception re-raised from another process, whose own
     traceback was lost in pickling, so the user still sees where it was raised (as
@@ -110,6 +129,17 @@ def raised(error: BaseException) -> Outcome:
         error=error,
         message=describe_exception(error),
         traceback=traceback_text(error),
+    )
+
+
+def exited(sys_exit: SystemExit) -> Outcome:
+    """The outcome of an objective that called ``sys.exit()``: it raised
+    :class:`ObjectiveExit`, with the SystemExit's traceback (where it was called)."""
+    error = ObjectiveExit(sys_exit.code)
+    error.__cause__ = sys_exit
+    return Outcome(
+        kind=OutcomeKind.RAISED, error=error, message=str(error),
+        traceback=traceback_text(sys_exit),
     )
 
 
