@@ -8,7 +8,8 @@ wrong shape: a ``PluginContractError`` noted "while calling ...") is such a bug,
 user's mistake. Every error is followed by its notes, one per line: they name the
 component whose method raised. ``-v`` adds the full traceback, causes included. A
 reader that closes the pipe (``| head``) ends the command quietly, as with other Unix
-tools.
+tools. Ctrl-C exits 130; SIGTERM (a batch system or container stopping the job) stops
+the run the same way, so its trials' process groups are ended too, and exits 143.
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ import argparse
 import logging
 import os
 import sys
+import threading
 import traceback
 import warnings
 from collections.abc import Sequence
 
-from ensembo import __version__
+from ensembo import __version__, interrupts
 from ensembo.attribution import CALL_NOTE
 from ensembo.cli import bench_command, plugins_command, report_command, run_command, space_command
 from ensembo.errors import EnsemboError, PluginContractError
@@ -30,6 +32,8 @@ COMMANDS = [plugins_command, run_command, report_command, bench_command, space_c
 USAGE_ERROR = 2
 INTERNAL_ERROR = 1
 BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool stopped by `| head`
+INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C
+TERMINATED = 143  # 128 + SIGTERM: scancel, docker stop, systemctl stop
 PLUGIN_BUG = "a bug in the component named first above, not a mistake in the experiment"
 
 
@@ -73,6 +77,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     _configure_logging(args.verbose, args.quiet)
+    with interrupts.sigterm_as_interrupt() as terminated:
+        return _handle(args, terminated)
+
+
+def _handle(args: argparse.Namespace, terminated: threading.Event) -> int:
+    """Run the command; its errors become an exit status and a message."""
     try:
         code = int(args.handler(args) or 0)
         sys.stdout.flush()  # so a closed pipe shows here, not in Python's flush at exit
@@ -86,8 +96,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         _report_mistake(error, verbose=args.verbose)
         return USAGE_ERROR
     except KeyboardInterrupt:
+        if terminated.is_set():
+            print("ensembo: terminated (SIGTERM); finished trials are saved", file=sys.stderr)
+            return TERMINATED
         print("ensembo: interrupted; finished trials are saved", file=sys.stderr)
-        return 130
+        return INTERRUPTED
     except Exception as error:
         _report_unexpected(error, verbose=args.verbose)
         return INTERNAL_ERROR
