@@ -24,26 +24,48 @@ def _raises_like_python(handler: object) -> bool:
     return handler is signal.default_int_handler
 
 
+def _held(number: int) -> bool:
+    """Whether :func:`deferred` holds signal ``number`` back: SIGINT when its handler
+    raises like Python's; SIGTERM when :func:`sigterm_as_interrupt` turned it into a
+    Ctrl-C that no SIGINT handler takes (SIGINT ignored, as in a batch script's
+    background job), since it would raise ``KeyboardInterrupt`` mid-write itself."""
+    if number == signal.SIGINT:
+        return _raises_like_python(signal.getsignal(signal.SIGINT))
+    return _takes_sigterm_as_ctrl_c(signal.getsignal(signal.SIGTERM)) and not callable(
+        signal.getsignal(signal.SIGINT)
+    )
+
+
 @contextlib.contextmanager
 def deferred() -> Iterator[None]:
     """Raise a Ctrl-C that arrives inside the block when the block ends. Only the main
     thread gets signals, and only Python's own handler (or one chained to it) is
     replaced: a program that installed its own keeps it, and a block inside another
     leaves the outer one to raise. The noted Ctrl-C is handed to the handler the block
-    found, so one chained to Python's notes it too."""
-    previous = signal.getsignal(signal.SIGINT)
+    found, so one chained to Python's notes it too. A SIGTERM taken as a Ctrl-C
+    (:func:`sigterm_as_interrupt`) waits too, also with SIGINT ignored."""
     main = threading.current_thread() is threading.main_thread()
-    if not main or not _raises_like_python(previous):
+    held = [number for number in (signal.SIGINT, signal.SIGTERM) if main and _held(number)]
+    if not held:
         yield
         return
+    found = {number: signal.getsignal(number) for number in held}
     caught: list[int] = []
-    signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
+
+    def note(number: int, frame: object) -> None:
+        caught.append(number)
+
+    if signal.SIGTERM in found:  # a child forked inside still gets SIGTERM's own action
+        note.previous_sigterm_action = found[signal.SIGTERM].previous_sigterm_action
+    for number in held:
+        signal.signal(number, note)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in found.items():
+            signal.signal(number, handler)
     if caught:
-        previous(signal.SIGINT, None)
+        found[caught[0]](caught[0], None)
         raise KeyboardInterrupt  # a chained handler that let it pass
 
 
@@ -72,12 +94,28 @@ def sigterm_as_interrupt() -> Iterator[threading.Event]:
             raise KeyboardInterrupt
         on_interrupt(signal.SIGINT, frame)
 
-    interrupt.previous_sigterm_action = previous if previous is not None else signal.SIG_DFL
+    interrupt.previous_sigterm_action = _action_before_any(previous)
+    interrupt.takes_sigterm_as_ctrl_c = True
     signal.signal(signal.SIGTERM, interrupt)
     try:
         yield received
     finally:
-        signal.signal(signal.SIGTERM, interrupt.previous_sigterm_action)
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
+def _takes_sigterm_as_ctrl_c(handler: object) -> bool:
+    """Whether ``handler`` is the SIGTERM handler of a :func:`sigterm_as_interrupt`
+    (not the one of a :func:`deferred` holding it, which only notes it)."""
+    return getattr(handler, "takes_sigterm_as_ctrl_c", False)
+
+
+def _action_before_any(handler: object) -> object:
+    """SIGTERM's action before any :func:`sigterm_as_interrupt`: inside nested blocks
+    the inner one's previous handler is the outer one's, which a forked child must not
+    get back (it would take SIGTERM as a Ctrl-C instead of dying of it)."""
+    if hasattr(handler, "previous_sigterm_action"):
+        return handler.previous_sigterm_action
+    return handler if handler is not None else signal.SIG_DFL
 
 
 def _previous_sigterm_action_in_child() -> None:
