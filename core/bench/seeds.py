@@ -11,6 +11,8 @@ from collections.abc import Iterable, Iterator
 
 import attrs
 
+from ensembo.checks import MAX_LEARNER_SEED
+
 
 @attrs.frozen
 class Seeds:
@@ -29,24 +31,42 @@ class Seeds:
         return self.text
 
 
+MAX_SEEDS = 100_000
+"""More seeds than any benchmark runs: a typo's count (``--seeds 50000000``) is refused
+before the set of them is built."""
+
+
 def parse_seeds(text: str) -> Seeds:
-    """``"5"`` → 0..4; ``"0,5-9"`` → 0, 5, 6, 7, 8, 9 (sorted, without repeats)."""
+    """``"5"`` → 0..4; ``"0,5-9"`` → 0, 5, 6, 7, 8, 9 (sorted, without repeats). Seeds
+    are below 2**32, which the anchors and scikit-learn take (a larger one was accepted,
+    and the runs of four of six optimizers failed); an open range (``3-``) is refused
+    (it was read as seed 3)."""
     text = text.strip()
+    ranges: list[tuple[int, int]] = []
     try:
         if text.isdigit():
-            values = set(range(int(text)))
+            ranges.append((0, int(text) - 1))
         else:
-            values = set()
             for item in text.split(","):
-                first, _, last = item.strip().partition("-")
+                first, dash, last = item.strip().partition("-")
+                if dash and not last.strip():
+                    raise ValueError(item)
                 low, high = int(first), int(last or first)
                 if low < 0 or high < low:
                     raise ValueError(item)
-                values.update(range(low, high + 1))
+                ranges.append((low, high))
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"{text!r}: expected a count N (seeds 0..N-1) or a list such as 0,5-9"
         ) from None
+    if any(high > MAX_LEARNER_SEED for _, high in ranges):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: seeds are at most {MAX_LEARNER_SEED} (2**32 - 1), which the anchors "
+            "and scikit-learn's random_state take"
+        )
+    if sum(high - low + 1 for low, high in ranges) > MAX_SEEDS:
+        raise argparse.ArgumentTypeError(f"{text!r}: more than {MAX_SEEDS} seeds")
+    values = {seed for low, high in ranges for seed in range(low, high + 1)}
     if not values:
         raise argparse.ArgumentTypeError(f"{text!r}: no seeds")
     return Seeds(tuple(sorted(values)), text)

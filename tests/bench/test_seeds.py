@@ -31,3 +31,18 @@ def test_bad_seeds_are_refused_with_the_expected_forms(text):
 
 def test_the_python_api_keeps_taking_a_count():
     assert seed_list(3) == [0, 1, 2] and seed_list(parse_seeds("2-3")) == [2, 3]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("5000000000-5000000000", "seeds are at most 4294967295"),  # four optimizers' runs failed
+    ("4294967296", "more than 100000 seeds"),
+    ("3-", "expected a count N"),  # read as seed 3
+    ("0,7- ", "expected a count N"),
+])
+def test_seeds_the_optimizers_cannot_take_and_open_ranges_are_refused(text, message):
+    with pytest.raises(argparse.ArgumentTypeError, match=message):
+        parse_seeds(text)
+
+
+def test_the_largest_seed_the_optimizers_take_is_accepted():
+    assert list(parse_seeds("4294967290-4294967295")) == list(range(4294967290, 4294967296))
