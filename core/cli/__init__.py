@@ -86,6 +86,8 @@ def _handle(args: argparse.Namespace, terminated: threading.Event) -> int:
     try:
         code = int(args.handler(args) or 0)
         sys.stdout.flush()  # so a closed pipe shows here, not in Python's flush at exit
+        if code == INTERRUPTED and terminated.is_set():  # a command that caught it (bench)
+            return TERMINATED
         return code
     except BrokenPipeError:
         return _reader_gone()

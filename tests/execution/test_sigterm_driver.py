@@ -124,3 +124,18 @@ def test_the_previous_sigterm_action_is_back_after_the_block_and_in_forked_child
             os._exit(0 if signal.getsignal(signal.SIGTERM) == before else 1)
         assert os.waitpid(pid, 0)[1] == 0
     assert signal.getsignal(signal.SIGTERM) == before
+
+
+def test_a_command_that_catches_the_interrupt_itself_exits_143_on_sigterm():
+    """``ensembo bench`` catches KeyboardInterrupt to say how to resume and returned 130
+    on SIGTERM too, where the CLI promises 143 (audit)."""
+    import argparse
+    import threading
+
+    from ensembo import cli
+
+    caught_it_itself = argparse.Namespace(handler=lambda args: cli.INTERRUPTED, verbose=False)
+    terminated = threading.Event()
+    assert cli._handle(caught_it_itself, terminated) == cli.INTERRUPTED  # a Ctrl-C
+    terminated.set()
+    assert cli._handle(caught_it_itself, terminated) == cli.TERMINATED
