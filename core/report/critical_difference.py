@@ -282,6 +282,26 @@ def other_records(folder: Path) -> list[str]:
     return sorted(found)
 
 
+def methods_without_a_complete_run(
+    folder: Path, budget: int | None, ranked: Sequence[str]
+) -> dict[str, list[str]]:
+    """Optimizers with run records under ``folder`` (of ``budget``, if given) but no
+    complete run, by the states their records are in (skipped, failed): a report
+    ranked the others without a word of them."""
+    states: dict[str, set[str]] = defaultdict(set)
+    for path in sorted(Path(folder).rglob("seed-*.json")):
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict) and "optimizer" in record and (
+            budget is None or record.get("budget") == budget
+        ):
+            states[str(record["optimizer"])].add(str(record.get("status")))
+    return {method: sorted(found) for method, found in sorted(states.items())
+            if method not in ranked}
+
+
 def _top_folder(folder: Path, path: Path) -> str:
     parts = path.relative_to(folder).parts
     return str(folder / parts[0]) if len(parts) > 1 else str(path)

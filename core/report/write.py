@@ -81,6 +81,7 @@ def write_benchmark_report(
     """
     from ensembo.report.critical_difference import (
         compare_methods,
+        methods_without_a_complete_run,
         other_records,
         read_bench_records,
         read_results_csv,
@@ -90,7 +91,8 @@ def write_benchmark_report(
     left_out = ""
     if source.is_dir():
         data = read_bench_records(source, budget)
-        left_out = _left_out_note(other_records(source))
+        left_out = _left_out_note(other_records(source)) + _unranked_note(
+            methods_without_a_complete_run(source, budget, data.methods))
     elif budget is not None:
         raise ExperimentError(
             str(source), "a budget selects runs of an 'ensembo bench' folder; a results "
@@ -179,6 +181,15 @@ def _left_out_note(folders: list[str]) -> str:
         "its own protocol, e.g. `ensembles`, `estimators` or `overfitting`, not optimizer "
         "runs; see the report.md next to them).\n\n"
     )
+
+
+def _unranked_note(unranked: dict[str, list[str]]) -> str:
+    """Optimizers with no complete run are not ranked; say so, and what their runs are."""
+    if not unranked:
+        return ""
+    listed = ", ".join(f"`{method}` ({', '.join(states)})"
+                       for method, states in unranked.items())
+    return f"Not ranked, no complete run: {listed}.\n\n"
 
 
 def _pair_comparison(matrix, methods: list[str]) -> str:

@@ -209,3 +209,27 @@ def test_seeds_beyond_float_precision_stay_apart(tmp_path):
     rows = [("p1", "x", str(big), 1.0), ("p1", "x", str(big + 1), 3.0),
             ("p1", "y", str(big), 1.0), ("p1", "y", str(big + 1), 1.0)]
     read_results_csv(_results(tmp_path / "r.csv", rows))  # two seeds, not one repeated
+
+
+def test_a_method_without_a_complete_run_is_named_as_not_ranked(tmp_path):
+    """A method whose runs were all skipped (optuna-gp without torch) or failed was left
+    out of ranks.md without a word, though the bench's own report named it (audit)."""
+    import json
+
+    def record(problem, optimizer, status, regret=1.0):
+        path = tmp_path / "synthetic" / problem / optimizer / "seed-0.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({
+            "suite": "synthetic", "problem": problem, "optimizer": optimizer, "seed": 0,
+            "status": status, "final_regret": regret, "final_loss": regret, "budget": 5}))
+
+    for problem in ("branin", "levy5"):
+        record(problem, "random", "complete", 1.0)
+        record(problem, "optuna-tpe", "complete", 0.5)
+        record(problem, "optuna-gp", "skipped")
+    record("branin", "smac-bb", "failed")
+    from ensembo.report.write import write_benchmark_report
+
+    write_benchmark_report(tmp_path, tmp_path / "out", plots=False)
+    text = (tmp_path / "out" / "ranks.md").read_text()
+    assert "Not ranked, no complete run: `optuna-gp` (skipped), `smac-bb` (failed)." in text
