@@ -26,6 +26,18 @@ def test_an_unknown_plugin_option_is_refused_before_any_run(tmp_path, capsys):
     assert not (tmp_path / "synthetic").exists()
 
 
+def test_a_plugin_option_value_the_plugin_refuses_is_refused_before_any_run(tmp_path, capsys):
+    """ensembo:gp:noise_floor=abc passed the names' check, then every run of it failed,
+    after the anchors' runs (audit)."""
+    code = main([*BRANIN, "--optimizers", "random,ensembo:gp:noise_floor=abc", "--budget", "3",
+                 "--out", str(tmp_path), "--report-only"])
+    assert code == 2
+    error = capsys.readouterr().err
+    assert "--optimizers: ensembo:gp:noise_floor=abc: surrogate: surrogate 'gp'" in error
+    assert "noise_floor must be a finite number > 0, got 'abc'" in error
+    assert not (tmp_path / "synthetic").exists()
+
+
 def test_known_plugin_options_pass_the_check():
     from ensembo.bench.benchmark import check_optimizers
 

@@ -16,10 +16,10 @@ from typing import Any
 import attrs
 import yaml
 
-from ensembo import defaults
+from ensembo import components, defaults
 from ensembo.bench.optimizers.base import Objective
 from ensembo.bench.problem import Problem
-from ensembo.errors import ExperimentError, UnknownComponentError
+from ensembo.errors import EnsemboError, ExperimentError, UnknownComponentError
 from ensembo.registry import factory_options, registry
 
 PREFIX = "ensembo:"
@@ -118,6 +118,10 @@ class EnsemboOptimizer:
                 f"{self.name}: {kind.replace('_', ' ')} {part.split(OPTION)[0]!r} has no "
                 f"option {', '.join(unknown)}; its options: {', '.join(accepted) or 'none'}",
             )
+        try:  # a value the plugin refuses (noise_floor=abc) failed every run, after the anchors'
+            components.build(kind, spec, registry())
+        except EnsemboError as error:
+            raise ExperimentError("--optimizers", f"{self.name}: {error}") from None
 
     def prepare(self) -> None:
         """Plugin discovery is once per process, like an import: not part of overhead."""
