@@ -14,11 +14,12 @@ import os
 import signal
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 
 def _raises_like_python(handler: object) -> bool:
     """Whether ``handler`` is Python's own, or one chained in front of it that marks
-    what it wraps (``__wrapped__``, as the fits of ``ensembo.ml.task`` do)."""
+    what it wraps (``__wrapped__``, as :func:`interrupt_not_swallowed` does)."""
     while handler is not signal.default_int_handler and hasattr(handler, "__wrapped__"):
         handler = handler.__wrapped__
     return handler is signal.default_int_handler
@@ -67,6 +68,44 @@ def deferred() -> Iterator[None]:
     if caught:
         found[caught[0]](caught[0], None)
         raise KeyboardInterrupt  # a chained handler that let it pass
+
+
+@contextlib.contextmanager
+def interrupt_not_swallowed() -> Iterator[None]:
+    """Raise ``KeyboardInterrupt`` when the block ends if a Ctrl-C inside it raised one
+    that the block swallowed: some learners catch it in ``fit`` themselves
+    (``MLPClassifier`` only warns "Training interrupted by user." and returns a
+    half-trained model), so the trial would be stored complete and the run go on.
+
+    The SIGINT handler in place still runs first (a learner that lets the interrupt
+    through stops at once; a program's own handler that does not raise keeps its
+    meaning). Only the main thread gets signals, so elsewhere the block runs as it is;
+    a block inside another leaves both to raise."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+        yield
+        return
+    raised: list[int] = []
+
+    def chained(number: int, frame: Any) -> None:
+        try:
+            previous(number, frame)
+        except KeyboardInterrupt:
+            raised.append(number)
+            raise
+
+    chained.__wrapped__ = previous  # so deferred() still holds writes
+    signal.signal(signal.SIGINT, chained)
+    try:
+        yield
+    except Exception as error:  # a learner that turned the interrupt into an error
+        if raised:
+            raise KeyboardInterrupt from error
+        raise
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if raised:
+        raise KeyboardInterrupt
 
 
 @contextlib.contextmanager

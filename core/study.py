@@ -45,6 +45,7 @@ from ensembo.objective import (
 from ensembo.progress import ProgressBar
 from ensembo.protocols import Proposer
 from ensembo.registry import Registry
+from ensembo.space_comparison import check_storable_space
 from ensembo.storage import (
     Storage,
     claim_for_writing,
@@ -210,7 +211,7 @@ class Study:
             json_text(self.metadata, label="metadata")
             check_storable_loss(loss)
             components.check_storable_specs(self._specs)
-            stored_study.check_storable_space(self.space)
+            check_storable_space(self.space)
         self.storage = open_storage(storage)  # only once every argument is known to be good
         try:
             self._continue_stored()

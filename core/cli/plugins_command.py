@@ -12,18 +12,15 @@ from functools import partial
 from typing import Any
 
 from ensembo.errors import EnsemboError, close_names
-from ensembo.plugin_checks import article
-from ensembo.registry import (
+from ensembo.factory_signatures import (
     NO_DEFAULT,
-    PluginConflict,
-    PluginEntry,
-    Registry,
     factory_options,
     foreign_bound_keywords,
     partial_binding_error,
-    registry,
     unwrap_partial,
 )
+from ensembo.plugin_checks import article
+from ensembo.registry import PluginConflict, PluginEntry, Registry, registry
 from ensembo.spaces.components import LazyEstimator, import_path
 
 KIND_TITLES = {

@@ -22,12 +22,9 @@ split holds out whole groups too.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import signal
-import threading
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import joblib
@@ -36,7 +33,7 @@ from sklearn.base import is_classifier, is_regressor
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GroupShuffleSplit, train_test_split
 
-from ensembo import components
+from ensembo import components, interrupts
 from ensembo.errors import ExperimentError
 from ensembo.loss_fit import DEFAULT_LOSS, check_loss_fits_task
 from ensembo.ml.fitted_ensemble import FittedEnsemble
@@ -100,44 +97,6 @@ def _as_groups(groups: Any, n_rows: int) -> np.ndarray | None:
         row = int(np.argmax(missing))
         raise ExperimentError("groups", f"row {row} has no group (NaN or None); each row needs one")
     return labels
-
-
-@contextlib.contextmanager
-def _interrupt_not_swallowed() -> Iterator[None]:
-    """Raise ``KeyboardInterrupt`` when the block ends if a Ctrl-C inside it raised one
-    that the block swallowed: some learners catch it in ``fit`` themselves
-    (``MLPClassifier`` only warns "Training interrupted by user." and returns a
-    half-trained model), so the trial would be stored complete and the run go on.
-
-    The SIGINT handler in place still runs first (a learner that lets the interrupt
-    through stops at once; a program's own handler that does not raise keeps its
-    meaning). Only the main thread gets signals, so elsewhere the block runs as it is;
-    a block inside another leaves both to raise."""
-    previous = signal.getsignal(signal.SIGINT)
-    if threading.current_thread() is not threading.main_thread() or not callable(previous):
-        yield
-        return
-    raised: list[int] = []
-
-    def chained(number: int, frame: Any) -> None:
-        try:
-            previous(number, frame)
-        except KeyboardInterrupt:
-            raised.append(number)
-            raise
-
-    chained.__wrapped__ = previous  # so ensembo.interrupts.deferred still holds writes
-    signal.signal(signal.SIGINT, chained)
-    try:
-        yield
-    except Exception as error:  # a learner that turned the interrupt into an error
-        if raised:
-            raise KeyboardInterrupt from error
-        raise
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if raised:
-        raise KeyboardInterrupt
 
 
 def _builder(
@@ -427,7 +386,7 @@ class Task:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
             model = self.build(config)
-            with limited_threads(self.threads), _interrupt_not_swallowed():
+            with limited_threads(self.threads), interrupts.interrupt_not_swallowed():
                 model.fit(X, y)
         for warning in caught:
             if not issubclass(warning.category, ConvergenceWarning):

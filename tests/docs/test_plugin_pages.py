@@ -55,7 +55,7 @@ def _documentation_of(text: str, name: str) -> str:
 
 @pytest.mark.parametrize("kind", sorted(PAGE_OF_KIND))
 def test_every_declared_option_is_documented_with_its_component(kind):
-    from ensembo.registry import factory_options
+    from ensembo.factory_signatures import factory_options
 
     text = (PAGES / PAGE_OF_KIND[kind]).read_text()
     missing = {}

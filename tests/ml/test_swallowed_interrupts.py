@@ -16,7 +16,6 @@ from ensembo import Study, TrialState, interrupts
 from ensembo.cli import main
 from ensembo.ml import Task, run_task
 from ensembo.ml.final import refitted_model
-from ensembo.ml.task import _interrupt_not_swallowed
 
 CONFIG = {"behaviour": "fit", "depth": 2}
 
@@ -153,7 +152,7 @@ def test_a_write_inside_an_in_process_fit_is_still_held_back_from_ctrl_c(python_
     program's own and let a Ctrl-C cut the write in two (review of 8fb21ba)."""
     steps = []
     with pytest.raises(KeyboardInterrupt):
-        with _interrupt_not_swallowed():
+        with interrupts.interrupt_not_swallowed():
             with interrupts.deferred():
                 signal.raise_signal(signal.SIGINT)
                 steps.append("write finished")

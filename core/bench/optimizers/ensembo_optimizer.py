@@ -20,7 +20,8 @@ from ensembo import components, defaults
 from ensembo.bench.optimizers.base import Objective
 from ensembo.bench.problem import Problem
 from ensembo.errors import EnsemboError, ExperimentError, UnknownComponentError
-from ensembo.registry import factory_options, registry
+from ensembo.factory_signatures import factory_options
+from ensembo.registry import registry
 
 PREFIX = "ensembo:"
 KINDS = ("surrogate", "acquisition", "acquisition_optimizer")
