@@ -9,23 +9,11 @@ values, and — for spaces declared in the DSL with estimators — ``build(confi
 from __future__ import annotations
 
 import difflib
-import enum
-import math
-import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from ConfigSpace import Configuration, ConfigurationSpace
-from ConfigSpace.exceptions import ActiveHyperparameterNotSetError, InactiveHyperparameterSetError
-from ConfigSpace.hyperparameters import (
-    CategoricalHyperparameter,
-    Constant,
-    FloatHyperparameter,
-    IntegerHyperparameter,
-    NumericalHyperparameter,
-    OrdinalHyperparameter,
-)
 from ConfigSpace.util import deactivate_inactive_hyperparameters
 
 from ensembo.errors import SpaceError
@@ -33,35 +21,19 @@ from ensembo.spaces import impute as imputation
 from ensembo.spaces.activity import deactivate, in_activation_order
 from ensembo.spaces.configspace_checks import checked_configspace
 from ensembo.spaces.encoder import ENCODINGS, ColumnLayout
-from ensembo.spaces.quantize import as_stored, off_grid, quantize, step_of
+from ensembo.spaces.quantize import off_grid, quantize, step_of
 from ensembo.spaces.sampling import CANDIDATES_PER_CONFIG, MAX_CANDIDATES, prior_vectors
 from ensembo.spaces.spec import SpaceSpec
+from ensembo.spaces.values import (
+    configuration_error,
+    illegal_value,
+    plain,
+    plain_data,
+    stored_value,
+    whole,
+    wrong_kind_of_number,
+)
 from ensembo.spaces.vectors import VectorForms
-
-
-def _plain(value: Any) -> Any:
-    """Numpy scalars -> Python scalars, and the member of an ``IntEnum`` or ``StrEnum``
-    (any enum that is also a number or a string) -> the plain int or str, so configs
-    serialize and compare cleanly: a sampled configuration held the plain value, the
-    default one (the ``default`` design's first trial) the member."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, enum.Enum):
-        for kind in (int, float, str):
-            if isinstance(value, kind):
-                return kind.__str__(value) if kind is str else kind(value)
-    return value
-
-
-def _plain_data(data: Any) -> Any:
-    """``data`` with every numpy scalar a Python one, as a study file keeps it: choices
-    made with ``np.arange`` were stored as numbers, and reopening the study put the
-    definition through ``json``, which refused numpy's int64."""
-    if isinstance(data, Mapping):
-        return {key: _plain_data(value) for key, value in data.items()}
-    if isinstance(data, list | tuple):
-        return [_plain_data(value) for value in data]
-    return _plain(data)
 
 
 class Space(VectorForms):
@@ -142,12 +114,12 @@ class Space(VectorForms):
         into an equal space; studies store it so they can be resumed."""
         definition = {
             "name": self.name,
-            "configspace": _plain_data(self.configspace.to_serialized_dict()),
+            "configspace": plain_data(self.configspace.to_serialized_dict()),
             "impute": dict(self._rules),
             "encoding": self.encoding,
         }
         if self.configspace.meta:  # ConfigSpace's serialization drops it
-            definition["meta"] = _plain_data(self.configspace.meta)
+            definition["meta"] = plain_data(self.configspace.meta)
         if self.document is not None:
             definition["document"] = self.document
         return definition
@@ -263,20 +235,20 @@ class Space(VectorForms):
         self._check_names(config)
         if not snap:
             self._check_on_grid(config)
-        values = {k: _whole(self.configspace[k], quantize(self.configspace[k], v))
+        values = {k: whole(self.configspace[k], quantize(self.configspace[k], v))
                   for k, v in config.items()}
         for name, value in values.items():  # what ConfigSpace would let through
-            problem = _not_a_number_it_takes(self.configspace[name], value)
+            problem = wrong_kind_of_number(self.configspace[name], value)
             if problem:
                 raise SpaceError(f"{self.name}: {name}", problem)
         try:
             return Configuration(self.configspace, values=values)
         except Exception as error:  # ConfigSpace raises several types for bad values
             for name, value in values.items():
-                problem = _illegal_value(self.configspace[name], value)
+                problem = illegal_value(self.configspace[name], value)
                 if problem:
                     raise SpaceError(f"{self.name}: {name}", problem) from error
-            raise _configuration_error(self.name, config, error) from error
+            raise configuration_error(self.name, config, error) from error
 
     def _check_names(self, config: Any) -> None:
         if not isinstance(config, Mapping):
@@ -320,17 +292,17 @@ class Space(VectorForms):
         is a SpaceError.
         """
         self._check_names(partial)
-        partial = {name: _whole(self.configspace[name], value) for name, value in partial.items()}
+        partial = {name: whole(self.configspace[name], value) for name, value in partial.items()}
         full = {hp.name: partial.get(hp.name, hp.default_value) for hp in self._hyperparameters}
         for name, value in partial.items():
-            problem = _illegal_value(self.configspace[name], value)
+            problem = illegal_value(self.configspace[name], value)
             if problem:
                 raise SpaceError(f"{self.name}: {name}", problem)
         self._check_on_grid(partial)
         try:
             active = dict(deactivate_inactive_hyperparameters(full, self.configspace))
         except Exception as error:  # e.g. a forbidden combination
-            raise _configuration_error(self.name, partial, error) from error
+            raise configuration_error(self.name, partial, error) from error
         inactive = sorted(set(partial) - set(active))
         if inactive:
             raise SpaceError(
@@ -377,7 +349,7 @@ class Space(VectorForms):
         for hp in self._hyperparameters:
             if hp.name in config or not only_given:
                 value = config.get(hp.name, hp.default_value)
-                values[hp.name] = _plain(_stored(hp, _stored(hp, value)))
+                values[hp.name] = plain(stored_value(hp, stored_value(hp, value)))
         return values
 
     def _forbidden_rows(self, raw: np.ndarray) -> np.ndarray:
@@ -390,7 +362,7 @@ class Space(VectorForms):
 
     @staticmethod
     def _to_dict(configuration: Configuration) -> dict[str, Any]:
-        return {k: _plain(v) for k, v in dict(configuration).items()}
+        return {k: plain(v) for k, v in dict(configuration).items()}
 
     # --- presentation and execution -----------------------------------------------------
 
@@ -430,79 +402,9 @@ class Space(VectorForms):
         return f"Space(name={self.name!r}, dimension={self.dimension})"
 
 
-def _configuration_error(space: str, config: Mapping[str, Any], error: Exception) -> SpaceError:
-    """ConfigSpace's complaint about ``config`` in one line, naming the hyperparameter."""
-    if isinstance(error, ActiveHyperparameterNotSetError):
-        problem = "is active in this configuration but has no value"
-    elif isinstance(error, InactiveHyperparameterSetError):
-        value = config.get(error.hyperparameter.name, error.value)  # as given, not round-tripped
-        problem = f"has a value ({value!r}) but is not active in this configuration"
-    else:
-        first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
-        return SpaceError(space, f"invalid configuration {dict(config)}: {first_line}")
-    return SpaceError(space, f"invalid configuration {dict(config)}: "
-                             f"{error.hyperparameter.name!r} {problem}")
-
-
 def _active(values: dict[str, Any], vector: np.ndarray) -> dict[str, Any]:
     """The ``values`` (one per hyperparameter, in order) that ``vector`` has active."""
     return {
         name: value for (name, value), x in zip(values.items(), vector, strict=True)
         if not np.isnan(x)
     }
-
-
-def _stored(hp: Any, value: Any) -> Any:
-    """``value`` on ``hp``'s grid, as a ``Configuration`` holds it (floats rounded)."""
-    value = quantize(hp, value)
-    if isinstance(hp, FloatHyperparameter) and not isinstance(value, bool):
-        return float(as_stored(hp, value))
-    return value
-
-
-def _whole(hp: Any, value: Any) -> Any:
-    """A whole float given for an integer hyperparameter as the int it stands for (JSON
-    and arithmetic give 2.0, and the objective's ``range(2.0)`` failed); any other value
-    unchanged, for the legality checks to judge."""
-    if (
-        isinstance(hp, IntegerHyperparameter)
-        and isinstance(value, numbers.Real)
-        and not isinstance(value, bool | numbers.Integral)
-        and math.isfinite(value)
-        and float(value).is_integer()
-    ):
-        return int(value)
-    return value
-
-
-def _not_a_number_it_takes(hp: Any, value: Any) -> str | None:
-    """Why ``value`` is the wrong kind of number for ``hp``, which ConfigSpace accepts:
-    a boolean as 0 or 1, or a fraction (4.0000000001) for an integer."""
-    if isinstance(value, bool) and isinstance(hp, NumericalHyperparameter):
-        return f"{value!r} is a boolean, not a number in [{hp.lower}, {hp.upper}]"
-    if (
-        isinstance(hp, IntegerHyperparameter)
-        and isinstance(value, numbers.Real)
-        and not isinstance(value, numbers.Integral)
-    ):
-        return f"{value!r} is not a whole number in [{hp.lower}, {hp.upper}]"
-    return None
-
-
-def _illegal_value(hp: Any, value: Any) -> str | None:
-    """Why ``value`` is not one ``hp`` takes, in words; ``None`` when it is legal."""
-    problem = _not_a_number_it_takes(hp, _whole(hp, value))
-    if problem:
-        return problem
-    try:
-        if hp.legal_value(value):
-            return None
-    except (TypeError, ValueError):
-        pass
-    if isinstance(hp, CategoricalHyperparameter):
-        return f"{value!r} is not one of {list(hp.choices)}"
-    if isinstance(hp, OrdinalHyperparameter):
-        return f"{value!r} is not one of {list(hp.sequence)}"
-    if isinstance(hp, Constant):
-        return f"{value!r} is not the constant {hp.value!r}"
-    return f"{value!r} is not a number in [{hp.lower}, {hp.upper}]"
