@@ -19,6 +19,11 @@ from ensembo.progress import is_terminal
 
 @attrs.frozen(kw_only=True)
 class BenchmarkResult:
+    """What one invocation did. ``executed`` counts the runs this invocation ran itself;
+    ``skipped_as_finished`` the planned runs it did not run: finished before it started,
+    or ``left_to_others`` (runs that another invocation sharing ``--out`` had finished
+    meanwhile or was running), so that the two add up to the runs it was asked for."""
+
     report_path: Path
     executed: int
     skipped_as_finished: int
@@ -26,6 +31,16 @@ class BenchmarkResult:
     planned: int = 0
     failed: int = 0  # runs executed now that failed (their errors are in the report)
     other_budgets: dict[int, int] = attrs.field(factory=dict)  # budget -> records, not reported
+    left_to_others: int = 0  # in skipped_as_finished: run by another invocation on --out
+
+    def counts(self) -> str:
+        """``"1 runs executed, 2 already finished, 1 run by another invocation ..."``."""
+        before = self.skipped_as_finished - self.left_to_others
+        text = f"{self.executed} runs executed, {before} already finished"
+        if self.left_to_others:
+            text += (f", {self.left_to_others} finished or running in another invocation "
+                     "sharing --out")
+        return text
 
 
 def check_optimizers(optimizers: Sequence[str]) -> None:
@@ -75,10 +90,12 @@ def run_benchmark(
     suite_dir.mkdir(parents=True, exist_ok=True)
     report_path = suite_dir / "report.md"
     report_path.write_text(text)
+    left_to_others = len(pending) - len(done)  # rarely also runs a dying pool never started
     return BenchmarkResult(
         report_path=report_path,
-        executed=len(pending),
-        skipped_as_finished=len(runs) - len(missing),
+        executed=len(done),
+        skipped_as_finished=len(runs) - len(missing) + left_to_others,
+        left_to_others=left_to_others,
         tables=computed,
         planned=len(runs),
         failed=sum(record.get("status") == "failed" for record in done),

@@ -157,7 +157,22 @@ def plan(
     return runs
 
 
+@attrs.frozen(kw_only=True)
+class Outcome:
+    """What a worker did with one run. ``ran_here`` is false when another invocation
+    sharing the output directory had finished the run or was running it: ``record`` is
+    then theirs, and this invocation must not count the run as one it executed."""
+
+    record: dict[str, Any]
+    ran_here: bool
+
+
 def execute(spec: RunSpec) -> dict[str, Any]:
+    """Run one benchmark run in this process and write its record (see :func:`attempt`)."""
+    return attempt(spec).record
+
+
+def attempt(spec: RunSpec) -> Outcome:
     """Run one benchmark run in this process and write its record.
 
     If the file holds a final record (another invocation sharing the output directory
@@ -169,7 +184,7 @@ def execute(spec: RunSpec) -> dict[str, Any]:
     budget = spec.budget or problem.budget
     existing = read_record(Path(spec.path))
     if _is_final(existing) or _running_elsewhere(existing):
-        return existing
+        return Outcome(record=existing, ran_here=False)
     marker = {
         **attrs.asdict(spec),
         "status": "running",
@@ -219,7 +234,7 @@ def execute(spec: RunSpec) -> dict[str, Any]:
             )
         )
     _write_atomically(Path(spec.path), record)
-    return record
+    return Outcome(record=record, ran_here=True)
 
 
 def _load_average() -> float | None:
@@ -271,7 +286,9 @@ def run_all(
     workers: int = 1,
     on_done: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Execute the runs not finished yet, each in a fresh spawned process.
+    """Execute the runs not finished yet, each in a fresh spawned process; return the
+    records of the runs this call executed (not those another invocation sharing the
+    output directory finished or is running: ``on_done`` sees those too).
 
     If a worker process dies (killed, or it could not even import the code, e.g. while
     the tree is being edited), the pool breaks: the run that was inside the dead worker
@@ -310,21 +327,23 @@ def _one_pool(pending, workers, records, attempted, on_done) -> bool:
             max_workers=max(1, workers), mp_context=context, max_tasks_per_child=1
         ) as pool,
     ):
-        futures = {pool.submit(execute, run): run for run in pending}
+        futures = {pool.submit(attempt, run): run for run in pending}
         with stop_on_interrupt(pool):
             for future in as_completed(futures):
                 run = futures[future]
                 try:
-                    record = future.result()
+                    outcome = future.result()
                 except Exception as error:  # the worker process itself died
                     broken = True
                     record = _after_worker_death(run, error)
                     if record is None:
                         continue
+                    outcome = Outcome(record=record, ran_here=True)
                 attempted.add(run.path)
-                records.append(record)
+                if outcome.ran_here:
+                    records.append(outcome.record)
                 if on_done is not None:
-                    on_done(record)
+                    on_done(outcome.record)
     return broken
 
 
