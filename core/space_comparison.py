@@ -2,13 +2,15 @@
 
 A study file keeps its space's definition; continuing it with another space would
 rank losses of two searches together, so it is refused, naming the change (an
-imputation rule, a bound, the conditions). Names and descriptions are labels.
+imputation rule, a bound, the conditions, an option's estimator). Names and
+descriptions are labels.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 from ensembo import spaces
@@ -129,7 +131,6 @@ def another_space(definition: Any, stored: Any, shown: int = 5) -> str:
     return f"another space ({'; '.join(notes[:shown])}{more})"
 
 
-
 def _hyperparameters(loaded: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """A comparable space definition's hyperparameters by name, each with its
     imputation rule and ensembo's ``q`` or the user's ``meta`` entries next to its
@@ -150,8 +151,8 @@ def _hyperparameter_fields(hp: dict[str, Any], rule: Any) -> dict[str, Any]:
 
 
 def _space_changes(old: dict[str, Any], new: dict[str, Any], explained: bool) -> list[str]:
-    """What differs beyond the hyperparameters; the document's ``params`` are named
-    only when nothing else explains the difference (an option's estimator changed)."""
+    """What differs beyond the hyperparameters: the encoding, the clauses, then the
+    document's entries by their path (an option's estimator, a step)."""
     notes = []
     if old.get("encoding") != new.get("encoding"):
         notes.append(f"encoding {old.get('encoding')!r} -> {new.get('encoding')!r}")
@@ -164,17 +165,74 @@ def _space_changes(old: dict[str, Any], new: dict[str, Any], explained: bool) ->
 
 
 def _document_changes(old: Any, new: Any, explained: bool) -> list[str]:
+    """Each differing entry of the document as 'PATH OLD -> NEW', the path as a space
+    file's problems name it. Once the hyperparameters or clauses explain the change,
+    only what they cannot show is named: a component (estimator, fixed, rename, pack)
+    and a top-level key such as ``steps``."""
     declared = {True: "a DSL document", False: "a ConfigSpace or definition"}
     if (old is None) != (new is None):
         return [f"declared as {declared[old is not None]} -> {declared[new is not None]}"]
     if old is None or new is None:
         return []
-    keys = [
-        key for key in sorted(set(old) | set(new))
-        if old.get(key) != new.get(key)
-        and (key not in ("params", "impute", "forbidden") or not explained)
+    return [
+        _difference_text(path, before, after)
+        for path, before, after in _differences(old, new, ())
+        if not explained or _unseen_in_hyperparameters(path)
     ]
-    return [f"its document differs in {', '.join(keys)}"] if keys else []
+
+
+_ABSENT = object()
+SHOWN_CHARACTERS = 60  # a removed option's whole body would drown the message
+
+
+def _differences(old: Any, new: Any, path: tuple[str, ...]) -> Iterator[tuple]:
+    """(path, old, new) for each entry that differs, ``_ABSENT`` where one side lacks it;
+    a choice's options (a list of one-key mappings once normalized) by option name."""
+    old_options, new_options = _by_name(old, path), _by_name(new, path)
+    if old_options is not None and new_options is not None:
+        if list(old_options) != list(new_options) and set(old_options) == set(new_options):
+            yield path, list(old_options), list(new_options)  # the options reordered
+        old, new = old_options, new_options
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in [*old, *(key for key in new if key not in old)]:
+            yield from _differences(old.get(key, _ABSENT), new.get(key, _ABSENT), (*path, key))
+    elif old != new:
+        yield path, old, new
+
+
+def _by_name(options: Any, path: tuple[str, ...]) -> dict[str, Any] | None:
+    """A choice's normalized ``options`` list as a mapping, None for any other value."""
+    if not (path and path[-1] == "options" and isinstance(options, list)):
+        return None
+    if not all(isinstance(option, dict) and len(option) == 1 for option in options):
+        return None
+    named = {name: body for option in options for name, body in option.items()}
+    return named if len(named) == len(options) else None
+
+
+def _unseen_in_hyperparameters(path: tuple[str, ...]) -> bool:
+    """Whether no hyperparameter or clause reflects this entry: a top-level key beside
+    ``params``, ``impute`` and ``forbidden``, or a component key of an option."""
+    if not path or path[0] not in ("params", "impute", "forbidden"):
+        return True
+    return any(
+        key in COMPONENT_KEYS and index >= 2 and path[index - 2] == "options"
+        for index, key in enumerate(path)
+    )
+
+
+def _difference_text(path: tuple[str, ...], old: Any, new: Any) -> str:
+    where = ".".join(str(key) for key in path)
+    if old is _ABSENT:
+        return f"{where} added ({_shown(new)})"
+    if new is _ABSENT:
+        return f"{where} removed (was {_shown(old)})"
+    return f"{where} {_shown(old)} -> {_shown(new)}"
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= SHOWN_CHARACTERS else text[: SHOWN_CHARACTERS - 3] + "..."
 
 
 def _hyperparameter_change(name: str, old: dict | None, new: dict | None) -> str:

@@ -72,4 +72,62 @@ def test_a_changed_document_key_is_named_in_a_sentence(tmp_path):
     path = tmp_path / "svm.db"
     Study({**SPACE, "estimator": "sklearn.svm.SVC"}, surrogate=None, seed=0, storage=path).close()
     message = _refusal(path, {**SPACE, "estimator": "sklearn.svm.LinearSVC"})
-    assert "another space (its document differs in estimator)" in message
+    assert "another space (estimator 'sklearn.svm.SVC' -> 'sklearn.svm.LinearSVC')" in message
+
+
+FOREST = {"estimator": {"by": "algorithm", "options": {
+    "breiman": "sklearn.ensemble.RandomForestClassifier",
+    "extra-trees": "sklearn.ensemble.ExtraTreesClassifier"}},
+    "algorithm": {"type": "categorical", "choices": ["breiman", "extra-trees"]},
+    "n_estimators": {"type": "int", "low": 10, "high": 100}}
+CASH = {"steps": ["classifier"], "params": {"classifier": {"type": "choice", "options": {
+    "svm": {"estimator": "sklearn.svm.SVC",
+            "C": {"type": "float", "low": 0.001, "high": 1000.0, "log": True}},
+    "forest": FOREST}}}}
+
+
+def _cash(svm: dict | None = None, forest: dict | None = None) -> dict:
+    options = CASH["params"]["classifier"]["options"]
+    return {"steps": ["classifier"], "params": {"classifier": {"type": "choice", "options": {
+        "svm": {**options["svm"], **(svm or {})}, "forest": {**FOREST, **(forest or {})}}}}}
+
+
+@pytest.fixture
+def stored_cash(tmp_path):
+    path = tmp_path / "cash.db"
+    Study(CASH, surrogate=None, seed=0, storage=path).close()
+    return path
+
+
+def test_an_options_estimator_is_named_by_its_path_with_both_classes(stored_cash):
+    """It said 'its document differs in params', whichever option's estimator changed."""
+    message = _refusal(stored_cash, _cash(svm={"estimator": "sklearn.svm.LinearSVC"}))
+    assert ("another space (params.classifier.options.svm.estimator 'sklearn.svm.SVC' -> "
+            "'sklearn.svm.LinearSVC')") in message
+
+
+def test_a_by_estimators_option_is_named_by_its_path(stored_cash):
+    by = {"by": "algorithm", "options": {
+        "breiman": "sklearn.ensemble.RandomForestClassifier",
+        "extra-trees": "sklearn.ensemble.RandomForestClassifier"}}
+    message = _refusal(stored_cash, _cash(forest={"estimator": by}))
+    assert ("another space (params.classifier.options.forest.estimator.options.extra-trees "
+            "'sklearn.ensemble.ExtraTreesClassifier' -> "
+            "'sklearn.ensemble.RandomForestClassifier')") in message
+
+
+def test_an_added_fixed_argument_and_changed_steps_are_named(stored_cash):
+    message = _refusal(stored_cash, _cash(forest={"fixed": {"max_depth": 3}}))
+    assert "params.classifier.options.forest.fixed added ({'max_depth': 3})" in message
+    message = _refusal(stored_cash, {**_cash(), "steps": []})
+    assert "another space (steps ['classifier'] -> [])" in message
+
+
+def test_an_estimator_changed_with_a_bound_is_named_beside_it(stored_cash):
+    """The bound's note hid the estimator: the document's params were left out whole."""
+    changed = _cash(svm={"estimator": "sklearn.svm.LinearSVC",
+                         "C": {"type": "float", "low": 0.001, "high": 100.0, "log": True}})
+    message = _refusal(stored_cash, changed)
+    assert "upper 1000.0 -> 100.0" in message
+    assert "params.classifier.options.svm.estimator 'sklearn.svm.SVC' ->" in message
+    assert "params.classifier.options.svm.C" not in message  # the bound is named once
