@@ -1,7 +1,7 @@
 """Which plugins a study uses when the user does not say.
 
-Kept in one place so the choice is easy to read and to change: GP for small
-continuous spaces, the conditional GP for tree spaces, gradient-based acquisition
+Kept in one place so the choice is easy to read and to change: the GP for flat spaces
+(whatever their size), the conditional GP for tree spaces, gradient-based acquisition
 optimization for differentiable surrogates and local search otherwise.
 """
 

@@ -12,13 +12,6 @@ import numpy as np
 from ensembo.trials import History, PutWatch, Trial, TrialState
 
 
-def failures_as_worst(history: History, targets: np.ndarray) -> tuple[History, np.ndarray]:
-    """The history the proposer models: failed trials count as completed with the
-    worst target so far (as SMAC's crash cost does). :class:`FailuresAsWorst` gives the
-    same, kept up to date from one ask to the next."""
-    return FailuresAsWorst()(history, targets)
-
-
 @attrs.define
 class FailuresAsWorst:
     """The history the proposer models: failed trials count as completed with the worst

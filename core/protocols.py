@@ -28,9 +28,6 @@ if TYPE_CHECKING:
     from ensembo.spaces import EncodedBatch, Space
     from ensembo.trials import History, Trial
 
-Config = Mapping[str, Any]
-
-
 @runtime_checkable
 class Surrogate(Protocol):
     """A regression model of the targets over encoded configurations."""
@@ -214,7 +211,6 @@ __all__ = [
     "Acquisition",
     "AcquisitionOptimizer",
     "AcquisitionSurface",
-    "Config",
     "DifferentiableSurrogate",
     "EnsembleLoss",
     "EnsembleStrategy",

@@ -12,7 +12,6 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 from ConfigSpace.hyperparameters import (
     CategoricalHyperparameter,
     Hyperparameter,
@@ -102,7 +101,3 @@ def rule_of(hp: Hyperparameter) -> str | dict[str, Any]:
     """The rule stored on ``hp`` (``midpoint`` when none was declared)."""
     meta = hp.meta or {}
     return normalize_rule(meta.get("impute", DEFAULT_RULE))
-
-
-def imputed_values(hyperparameters: list[Hyperparameter]) -> np.ndarray:
-    return np.array([imputed_value(hp, rule_of(hp)) for hp in hyperparameters], dtype=float)

@@ -12,7 +12,7 @@ import pytest
 
 import ensembo.trials
 from ensembo import Study
-from ensembo.modelled_history import failures_as_worst, with_pending
+from ensembo.modelled_history import FailuresAsWorst, with_pending
 from ensembo.plugins.ensembles.best import BestSingle
 from ensembo.proposal import RandomProposer
 from ensembo.trials import History, Trial, TrialState, told_order
@@ -134,7 +134,7 @@ class CheckedProposer(RandomProposer):
         trials = History(list(self.study.history))
         batch = [t.config for t in history[len(trials):]]
         seen = with_pending(trials, batch)
-        fresh, fresh_targets = failures_as_worst(seen, seen.losses())
+        fresh, fresh_targets = FailuresAsWorst()(seen, seen.losses())
         assert _rows(history) == _rows(fresh)
         assert targets.tolist() == fresh_targets.tolist()
         _assert_as_recomputed(history)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ensembo.modelled_history import FailuresAsWorst, failures_as_worst, with_pending
+from ensembo.modelled_history import FailuresAsWorst, with_pending
 from ensembo.trials import History, Trial, TrialState
 
 
@@ -42,7 +42,7 @@ def test_the_kept_view_equals_a_fresh_one_after_every_change():
             history.put(change)
         targets = np.array([10.0 * t.loss for t in history.completed()])
         modelled, modelled_targets = kept(history, targets)
-        fresh, fresh_targets = failures_as_worst(history, targets)
+        fresh, fresh_targets = FailuresAsWorst()(history, targets)
         assert _view(modelled) == _view(fresh)
         assert modelled_targets.tolist() == fresh_targets.tolist()
         assert modelled.best().number == fresh.best().number
@@ -57,7 +57,7 @@ def test_a_batch_view_and_a_shorter_history_are_modelled_too():
     kept(history, np.array([3.0, 1.0]))
     batch = with_pending(history, [{"x": 0.3}, {"x": 0.4}])
     modelled, _ = kept(batch, np.array([3.0, 1.0]))
-    assert _view(modelled) == _view(failures_as_worst(batch, np.array([3.0, 1.0]))[0])
+    assert _view(modelled) == _view(FailuresAsWorst()(batch, np.array([3.0, 1.0]))[0])
     other = History([_failed(0), _complete(1, 4.0)])  # another, shorter history
     modelled, targets = kept(other, np.array([4.0]))
     assert _view(modelled) == [(0, "complete", 4.0), (1, "complete", 4.0)]

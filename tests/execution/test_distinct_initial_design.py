@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ensembo import Study, TrialState
-from ensembo.modelled_history import failures_as_worst
+from ensembo.modelled_history import FailuresAsWorst
 from ensembo.trials import History, Trial
 
 SIX_CONFIGS = {
@@ -85,6 +85,6 @@ def test_failed_trials_are_modelled_with_the_worst_loss_not_the_worst_target():
             Trial(number=2, config=config, state=TrialState.FAILED, error="boom"),
         ]
     )
-    modelled, targets = failures_as_worst(history, np.array([0.2, 0.1]))
+    modelled, targets = FailuresAsWorst()(history, np.array([0.2, 0.1]))
     assert targets.tolist() == [0.2, 0.1, 0.2]
     assert [t.loss for t in modelled.completed()] == [10.0, 20.0, 20.0]
