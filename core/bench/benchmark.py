@@ -70,7 +70,8 @@ def run_benchmark(
         raise ValueError("optimizers: the list names nothing; give None for the suite's own")
     optimizers = list(optimizers or chosen.default_optimizers)
     check_optimizers(optimizers)
-    runs = runner.plan(suite, optimizers, seed_list(seeds), budget, Path(out), problems)
+    planned_seeds = seed_list(seeds)
+    runs = runner.plan(suite, optimizers, planned_seeds, budget, Path(out), problems)
     missing = [run for run in runs if not runner.is_finished(Path(run.path), run.budget)]
     pending = missing if execute else []
     drawn = progress and is_terminal(sys.stderr)  # no \r-drawn bars in a log file
@@ -78,7 +79,7 @@ def run_benchmark(
         done = runner.run_all(pending, workers, on_done=lambda record: bar.update())
     records = runner.load_records(runs)
     problems = list(dict.fromkeys(run.problem for run in runs))
-    computed = report.tables(records, optimizers, problems)
+    computed = report.tables(records, optimizers, problems, seeds=planned_seeds)
     suite_dir = Path(out) / suite
     figures = plots.convergence_plots(records, optimizers, problems, suite_dir / "plots")
     text = report.render(

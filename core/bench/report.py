@@ -20,6 +20,12 @@ import numpy as np
 from ensembo.bench.metrics import final_score
 from ensembo.bench.optimizers import is_anchor
 from ensembo.bench.provenance import environment_lines, system_summary
+from ensembo.bench.seed_coverage import (
+    SeedShortfall,
+    bench_shortfall_note,
+    last_line,
+    seed_shortfalls,
+)
 from ensembo.stats import average_ranks, friedman_test, sign_test
 
 
@@ -58,11 +64,10 @@ class Tables:
     known_optimum: bool = False  # some record knows f*, even if none completed here
     # the same on process CPU time; empty unless every record with an overhead has one
     cpu_overhead: dict[str, float] = attrs.field(factory=dict)
+    # (problem, optimizer) pairs whose median stands on fewer seeds than planned
+    seed_shortfalls: tuple[SeedShortfall, ...] = ()
 
 
-def _last_line(text: str | None) -> str:
-    lines = (text or "").strip().splitlines()
-    return lines[-1] if lines else ""
 
 
 def _complete(records):
@@ -74,10 +79,15 @@ def _by(records, *keys):
 
 
 def tables(
-    records: Sequence[dict[str, Any]], optimizers: Sequence[str], problems: Sequence[str]
+    records: Sequence[dict[str, Any]],
+    optimizers: Sequence[str],
+    problems: Sequence[str],
+    seeds: Sequence[int] | None = None,
 ) -> Tables:
+    """``seeds``: the seeds planned (by default those of ``records``), which the report
+    names a method's missing ones against."""
     done = _complete(records)
-    seeds = sorted({r["seed"] for r in records})
+    seeds = sorted({r["seed"] for r in records} | set(seeds or ()))
     rows = []
     for problem in problems:
         row_records = [r for r in done if r["problem"] == problem]
@@ -115,7 +125,7 @@ def tables(
                 r["optimizer"],
                 r["seed"],
                 r.get("status", "?"),
-                _last_line(r.get("error")),
+                last_line(r.get("error")),
             )
             for r in records
             if r.get("status") != "complete"
@@ -123,6 +133,10 @@ def tables(
         missing=_why_missing(records, rows, optimizers),
         environments=tuple(_description(r) for r in records),
         known_optimum=any(r.get("optimum") is not None for r in records),
+        seed_shortfalls=seed_shortfalls(
+            records, lambda r: r["problem"], [row.problem for row in rows],
+            {row.problem: seeds for row in rows},
+        ),
     )
 
 
@@ -329,6 +343,8 @@ def _score_table(t: Tables) -> list[str]:
     score_name = "final simple regret" if has_optimum else "validation error of the incumbent"
     lines = [f"### Median {score_name} [min–max over seeds] (mean rank within the problem)", ""]
     lines += _table_head("problem", t.optimizers)
+    short = {(s.problem, s.method): f" {s.completed}/{s.planned} seeds"
+             for s in t.seed_shortfalls}
     for row in t.rows:
         label = row.problem
         if row.optimum is not None:
@@ -343,9 +359,22 @@ def _score_table(t: Tables) -> list[str]:
             rank = f" ({row.mean_rank[o]:.2f})" if o in row.mean_rank else ""
             cells.append(
                 f"{_number(row.median[o])} [{_number(row.low[o])}–{_number(row.high[o])}]{rank}"
+                + short.get((row.problem, o), "")
             )
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    return lines
+    return lines + _seed_shortfall_note(t)
+
+
+def _seed_shortfall_note(t: Tables) -> list[str]:
+    """The medians made on fewer seeds than planned, and the seeds the per-seed ranks
+    of those problems stand on: no median is to be read as made on every seed."""
+    if not t.seed_shortfalls:
+        return []
+    common = {
+        row.problem: sorted(set.intersection(*(set(s) for s in row.scores.values() if s)))
+        for row in t.rows
+    }
+    return ["", *bench_shortfall_note(t.seed_shortfalls, common)]
 
 
 def _test_table(t: Tables) -> list[str]:
@@ -421,6 +450,9 @@ def _unranked_lines(t: Tables) -> list[str]:
             f"Not in the test-error rank column, having no test error on every problem: "
             f"{lacking}; that column ranks the other {len(t.seed_test_rank)} alone."
         )
+    if t.seed_shortfalls:
+        notes.append("Some medians ranked here stand on fewer seeds than planned: see the "
+                     "note under the first table.")
     for problems, column in (
         (t.no_common_seed, "mean of per-seed ranks"),
         (t.no_common_test_seed, "mean of per-seed ranks on test error"),

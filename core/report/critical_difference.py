@@ -18,7 +18,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
@@ -26,6 +26,9 @@ import numpy as np
 from ensembo.errors import ExperimentError
 from ensembo.report.plots import new_figure, save
 from ensembo.stats import friedman_test
+
+if TYPE_CHECKING:
+    from ensembo.bench.seed_coverage import SeedShortfall
 
 RESULT_COLUMNS = ("problem", "method", "loss")
 
@@ -87,6 +90,8 @@ class LossMatrix:
     methods: list[str]
     problems: list[str]
     dropped: dict[str, tuple[str, ...]]  # problem -> the methods it has no result of
+    # ranked (problem, method) pairs averaged over fewer seeds than the problem's records
+    seed_shortfalls: tuple[SeedShortfall, ...] = ()
 
 
 def loss_matrix(cells: Mapping[tuple[str, str], Sequence[float]], source: str) -> LossMatrix:
@@ -216,7 +221,8 @@ def read_bench_records(folder: Path, budget: int | None = None) -> LossMatrix:
     budgets: dict[str, set] = defaultdict(set)
     first_path: dict[tuple[str, str, Any, Any], Path] = {}
     for record, path in _run_records(folder):
-        problem = f"{record.get('suite', '')}/{record.get('problem', path.parent.parent.name)}"
+        record.setdefault("problem", path.parent.parent.name)
+        problem = _problem_name(record)
         budgets[problem].add(record.get("budget"))
         if budget is None or record.get("budget") == budget:
             optimizer = str(record.get("optimizer"))
@@ -252,7 +258,34 @@ def read_bench_records(folder: Path, budget: int | None = None) -> LossMatrix:
             f"in this folder{left_out}; give the --out folder of 'ensembo bench', a "
             "results CSV or a study's SQLite file",
         )
-    return loss_matrix(cells, str(folder))
+    matrix = loss_matrix(cells, str(folder))
+    return attrs.evolve(matrix, seed_shortfalls=_seed_shortfalls(folder, budget, matrix.problems))
+
+
+def _seed_shortfalls(
+    folder: Path, budget: int | None, problems: Sequence[str]
+) -> tuple[SeedShortfall, ...]:
+    """The ranked (problem, method) means made on fewer seeds than the problem's run
+    records have: a failed run is left out of its method's mean, not counted against it."""
+    from ensembo.bench.seed_coverage import seed_shortfalls
+
+    records = [
+        record
+        for record, _ in _optimizer_records(folder)
+        if budget is None or record.get("budget") == budget
+    ]
+    planned: dict[str, set] = defaultdict(set)
+    for record in records:
+        planned[_problem_name(record)].add(record.get("seed"))
+    return seed_shortfalls(
+        records, _problem_name, problems,
+        {problem: sorted(seeds, key=str) for problem, seeds in planned.items()},
+    )
+
+
+def _problem_name(record: Mapping[str, Any]) -> str:
+    """``suite/problem``, as :func:`read_bench_records` names a problem."""
+    return f"{record.get('suite', '')}/{record.get('problem')}"
 
 
 def is_run_record(record: Mapping[str, Any]) -> bool:
@@ -289,17 +322,23 @@ def methods_without_a_complete_run(
     complete run, by the states their records are in (skipped, failed): a report
     ranked the others without a word of them."""
     states: dict[str, set[str]] = defaultdict(set)
+    for record, _ in _optimizer_records(folder):
+        if budget is None or record.get("budget") == budget:
+            states[str(record["optimizer"])].add(str(record.get("status")))
+    return {method: sorted(found) for method, found in sorted(states.items())
+            if method not in ranked}
+
+
+def _optimizer_records(folder: Path) -> Iterator[tuple[dict[str, Any], Path]]:
+    """Every optimizer run's record under ``folder``, whatever its state."""
     for path in sorted(Path(folder).rglob("seed-*.json")):
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if isinstance(record, dict) and "optimizer" in record and (
-            budget is None or record.get("budget") == budget
-        ):
-            states[str(record["optimizer"])].add(str(record.get("status")))
-    return {method: sorted(found) for method, found in sorted(states.items())
-            if method not in ranked}
+        if isinstance(record, dict) and "optimizer" in record:
+            record.setdefault("problem", path.parent.parent.name)
+            yield record, path
 
 
 def _top_folder(folder: Path, path: Path) -> str:

@@ -106,6 +106,7 @@ def write_benchmark_report(
     heading = (
         f"# Ranks over {len(problems)} problems\n\nFrom `{results}`{runs}; "
         f"1 is the lowest loss.\n\n{left_out}{_dropped_note(data.dropped, results)}"
+        f"{_seed_shortfall_note(data.seed_shortfalls)}"
     )
     if len(methods) == 2:  # Friedman and its diagram need three; a pair has paired tests
         out.mkdir(parents=True, exist_ok=True)
@@ -170,6 +171,21 @@ def _lacking_counts(dropped: dict[str, tuple[str, ...]]) -> str:
     counts = Counter(method for lacks in dropped.values() for method in lacks)
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     return ", ".join(f"{m} missing on {n} problem{'' if n == 1 else 's'}" for m, n in ranked)
+
+
+def _seed_shortfall_note(shortfalls) -> str:
+    """The means made on fewer seeds than the others of their problem, named with the
+    seeds they lack: ranked beside means over every seed, they would read as alike."""
+    if not shortfalls:
+        return ""
+    from ensembo.bench.seed_coverage import shortfall_lines
+
+    return (
+        "Fewer seeds than the others: a failed or skipped run is left out of its method's "
+        "mean over seeds, not counted against it, so these means are over fewer seeds than "
+        "the rest of their problem's:\n\n" + "\n".join(shortfall_lines(shortfalls, "mean"))
+        + "\n\n"
+    )
 
 
 def _left_out_note(folders: list[str]) -> str:

@@ -201,3 +201,27 @@ def test_an_optimizer_without_test_errors_on_a_problem_is_named_beside_the_test_
     text = render(tables(records, ["A", "B", "C"], ["p1", "p2"]), title="t", command="c")
     assert ("Not in the test-error rank column, having no test error on every problem: "
             "C (lacks p1); that column ranks the other 2 alone.") in text
+
+
+def test_a_median_over_fewer_seeds_than_planned_is_named_with_the_seeds_it_lacks():
+    """optuna-tpe failed seed 2 on p: its median over seeds 0-1 stood beside the others'
+    over 0-2, and was ranked with them, without a word."""
+    records = _scored({"p": {"A": 1.0, "B": 2.0, "optuna-tpe": 0.5}}, seeds=(0, 1, 2))
+    [failed] = [r for r in records if (r["optimizer"], r["seed"]) == ("optuna-tpe", 2)]
+    failed.update(status="failed", error="Traceback (most recent call last):\nValueError: boom")
+    t = tables(records, ["A", "B", "optuna-tpe"], ["p"], seeds=[0, 1, 2, 3])
+    assert [(s.method, s.completed, s.planned) for s in t.seed_shortfalls] == [
+        ("A", 3, 4), ("B", 3, 4), ("optuna-tpe", 2, 4)]
+    text = render(t, title="t", command="c")
+    assert "0.5 [0.5–0.5] (1.00) 2/4 seeds |" in text
+    assert ("- p / optuna-tpe: median over 2 of 4 seeds (seed 2 failed: ValueError: boom; "
+            "seed 3 has no record)") in text
+    assert ("- on p, the mean ranks in parentheses use only the 2 seeds every optimizer "
+            "there completed (0, 1)") in text
+    assert "Some medians ranked here stand on fewer seeds than planned" in text
+
+
+def test_no_seed_note_when_every_optimizer_completed_every_seed():
+    t = tables(_scored({"p": {"A": 1.0, "B": 2.0}}), ["A", "B"], ["p"])
+    assert t.seed_shortfalls == ()
+    assert "Fewer seeds than planned" not in render(t, title="t", command="c")

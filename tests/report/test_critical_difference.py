@@ -233,3 +233,37 @@ def test_a_method_without_a_complete_run_is_named_as_not_ranked(tmp_path):
     write_benchmark_report(tmp_path, tmp_path / "out", plots=False)
     text = (tmp_path / "out" / "ranks.md").read_text()
     assert "Not ranked, no complete run: `optuna-gp` (skipped), `smac-bb` (failed)." in text
+
+
+def test_a_mean_over_fewer_seeds_is_named_with_the_seed_it_lacks_and_why(tmp_path):
+    """optuna-tpe failed seed 2 of branin: ranks.md ranked its mean over seeds 0-1
+    beside the others' means over 0-2 without a word."""
+    import json
+
+    def record(problem, optimizer, seed, status="complete", regret=1.0, error=None):
+        path = tmp_path / "synthetic" / problem / optimizer / f"seed-{seed}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({
+            "suite": "synthetic", "problem": problem, "optimizer": optimizer, "seed": seed,
+            "status": status, "final_regret": regret, "final_loss": regret, "budget": 5,
+            "error": error}))
+
+    for problem in ("branin", "levy5"):
+        for seed in (0, 1, 2):
+            record(problem, "random", seed)
+            record(problem, "smac-bb", seed, regret=2.0)
+            if (problem, seed) != ("branin", 2):
+                record(problem, "optuna-tpe", seed, regret=0.5)
+    record("branin", "optuna-tpe", 2, "failed", None,
+           "Traceback (most recent call last):\n  File x\nValueError: boom")
+    from ensembo.report.critical_difference import read_bench_records
+    from ensembo.report.write import write_benchmark_report
+
+    [short] = read_bench_records(tmp_path).seed_shortfalls
+    assert (short.problem, short.method, short.completed, short.planned) == (
+        "synthetic/branin", "optuna-tpe", 2, 3)
+    write_benchmark_report(tmp_path, tmp_path / "out", plots=False)
+    text = (tmp_path / "out" / "ranks.md").read_text()
+    assert ("- synthetic/branin / optuna-tpe: mean over 2 of 3 seeds "
+            "(seed 2 failed: ValueError: boom)") in text
+    assert "levy5 / optuna-tpe" not in text and "random: mean over" not in text
