@@ -9,7 +9,8 @@ user's mistake. Every error is followed by its notes, one per line: they name th
 component whose method raised. ``-v`` adds the full traceback, causes included. A
 reader that closes the pipe (``| head``) ends the command quietly, as with other Unix
 tools. Ctrl-C exits 130; SIGTERM (a batch system or container stopping the job) stops
-the run the same way, so its trials' process groups are ended too, and exits 143.
+the run the same way, so its trials' process groups are ended too, and exits 143. What
+the stop leaves is each command's to say (``interrupt_note``, set with its handler).
 """
 
 from __future__ import annotations
@@ -98,14 +99,21 @@ def _handle(args: argparse.Namespace, terminated: threading.Event) -> int:
         _report_mistake(error, verbose=args.verbose)
         return USAGE_ERROR
     except KeyboardInterrupt:
-        if terminated.is_set():
-            print("ensembo: terminated (SIGTERM); finished trials are saved", file=sys.stderr)
-            return TERMINATED
-        print("ensembo: interrupted; finished trials are saved", file=sys.stderr)
-        return INTERRUPTED
+        return _stopped(args, terminated)
     except Exception as error:
         _report_unexpected(error, verbose=args.verbose)
         return INTERNAL_ERROR
+
+
+def _stopped(args: argparse.Namespace, terminated: threading.Event) -> int:
+    """Say the command was stopped, and what the stop left: the command's own
+    ``interrupt_note(args)``, set where it is declared (``ensembo run``: "finished trials
+    are saved"). A command without one runs no trials, and promises nothing."""
+    what = "terminated (SIGTERM)" if terminated.is_set() else "interrupted"
+    note_for = getattr(args, "interrupt_note", None)
+    note = note_for(args) if note_for is not None else ""
+    print(f"ensembo: {what}{f'; {note}' if note else ''}", file=sys.stderr)
+    return TERMINATED if terminated.is_set() else INTERRUPTED
 
 
 def _reader_gone() -> int:

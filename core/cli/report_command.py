@@ -47,7 +47,17 @@ def register(subparsers) -> None:
         "--budget", type=int,
         help="rank only the runs of this budget (an 'ensembo bench' folder with several)",
     )
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, interrupt_note=report_cut_short)
+
+
+def report_cut_short(args) -> str:
+    """The report's files are written one by one, each in place: stopped once its folder
+    exists, some may be missing, cut short or left from an earlier report."""
+    out = _out_folder(args)
+    if not out.is_dir():
+        return ""
+    return (f"the report in {out} may be incomplete (files missing or cut short); "
+            "run the command again to rewrite it")
 
 
 def run(args) -> int:
@@ -57,7 +67,7 @@ def run(args) -> int:
             str(source),
             "no such file; give a study's SQLite file, an 'ensembo bench' folder or a results CSV",
         )
-    out = Path(args.out) if args.out else _default_out(source)
+    out = _out_folder(args)
     option = f"--out {args.out}" if args.out else f"{out} (the default report folder)"
     if out.exists() and not out.is_dir():
         raise ExperimentError(option, "is a file; give a folder (the report is several files)")
@@ -98,6 +108,10 @@ def _within(path: Path, folder: Path) -> bool:
     path, folder = path.absolute(), folder.absolute()
     made_for_it = path in folder.parents and not path.exists()
     return path == folder or folder in path.parents or made_for_it
+
+
+def _out_folder(args) -> Path:
+    return Path(args.out) if args.out else _default_out(Path(args.storage))
 
 
 def _default_out(source: Path) -> Path:

@@ -35,7 +35,7 @@ def register(subparsers) -> None:
     )
     run_parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     run_parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    run_parser.set_defaults(handler=run)
+    run_parser.set_defaults(handler=run, interrupt_note=trials_saved)
 
     resume_parser = subparsers.add_parser("resume", help="continue a stored study to its budget")
     resume_parser.add_argument("storage", help="the study's SQLite file")
@@ -43,7 +43,12 @@ def register(subparsers) -> None:
     resume_parser.add_argument(
         "--no-progress", action="store_true", help="no progress bar on stderr"
     )
-    resume_parser.set_defaults(handler=resume)
+    resume_parser.set_defaults(handler=resume, interrupt_note=trials_saved)
+
+
+def trials_saved(args) -> str:
+    """What a Ctrl-C or SIGTERM leaves of a run: each trial is stored as it finishes."""
+    return "finished trials are saved"
 
 
 def run(args) -> int:
