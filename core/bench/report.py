@@ -17,6 +17,11 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ensembo.bench.anchor_comparison import (
+    against_anchors,
+    median_cpu_overheads,
+    median_overheads,
+)
 from ensembo.bench.metrics import final_score
 from ensembo.bench.optimizers import is_anchor
 from ensembo.bench.provenance import environment_lines, system_summary
@@ -26,7 +31,7 @@ from ensembo.bench.seed_coverage import (
     last_line,
     seed_shortfalls,
 )
-from ensembo.stats import average_ranks, friedman_test, sign_test
+from ensembo.stats import average_ranks, friedman_test
 
 
 @attrs.frozen(kw_only=True)
@@ -74,10 +79,6 @@ def _complete(records):
     return [r for r in records if r.get("status") == "complete"]
 
 
-def _by(records, *keys):
-    return {tuple(r[k] for k in keys): r for r in records}
-
-
 def tables(
     records: Sequence[dict[str, Any]],
     optimizers: Sequence[str],
@@ -104,7 +105,7 @@ def tables(
     if len(ranked) >= 3 and len(rows) >= 2:
         result = friedman_test(medians)
         friedman = (result.statistic, result.p_value, result.critical_difference)
-    ratio, head_to_head = _against_anchors(done, optimizers, problems, seeds)
+    ratio, head_to_head = against_anchors(done, optimizers, problems, seeds)
     return Tables(
         optimizers=tuple(optimizers),
         rows=tuple(rows),
@@ -114,8 +115,8 @@ def tables(
         seed_test_rank=seed_test_rank,
         no_common_seed=no_common_seed,
         no_common_test_seed=no_common_test_seed,
-        overhead=_median_overheads(done, optimizers),
-        cpu_overhead=_median_cpu_overheads(done, optimizers),
+        overhead=median_overheads(done, optimizers),
+        cpu_overhead=median_cpu_overheads(done, optimizers),
         overhead_ratio=ratio,
         head_to_head=head_to_head,
         friedman=friedman,
@@ -217,66 +218,6 @@ def _problem_row(
         scores=scores,
         tests=tests,
     )
-
-
-WALL_OVERHEAD = "overhead_per_evaluation"
-CPU_OVERHEAD = "cpu_overhead_per_evaluation"
-
-
-def _median_cpu_overheads(
-    done: Sequence[dict[str, Any]], optimizers: Sequence[str]
-) -> dict[str, float]:
-    """Only when every record with a wall-clock overhead has a CPU one: records made
-    before CPU time was recorded would leave some optimizers' medians on fewer runs."""
-    timed = [r for r in done if r.get(WALL_OVERHEAD) is not None]
-    if not timed or any(r.get(CPU_OVERHEAD) is None for r in timed):
-        return {}
-    return _median_overheads(done, optimizers, CPU_OVERHEAD)
-
-
-def _median_overheads(
-    done: Sequence[dict[str, Any]], optimizers: Sequence[str], field: str = WALL_OVERHEAD
-) -> dict[str, float]:
-    overhead = {}
-    for o in optimizers:
-        values = [r[field] for r in done if r["optimizer"] == o and r.get(field) is not None]
-        if values:
-            overhead[o] = float(np.median(values))
-    return overhead
-
-
-def _against_anchors(
-    done: Sequence[dict[str, Any]],
-    optimizers: Sequence[str],
-    problems: Sequence[str],
-    seeds: Sequence[int],
-) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], tuple[int, int, int, float]]]:
-    """Per (ensembo entry, anchor): the median overhead ratio and the sign test on scores,
-    both over the (problem, seed) runs the two share."""
-    index = _by(done, "problem", "optimizer", "seed")
-    ratio, head_to_head = {}, {}
-    for mine in (o for o in optimizers if not is_anchor(o)):
-        for anchor in (o for o in optimizers if is_anchor(o)):
-            pairs = [
-                (index[(p, mine, s)], index[(p, anchor, s)])
-                for p in problems
-                for s in seeds
-                if (p, mine, s) in index and (p, anchor, s) in index
-            ]
-            if not pairs:
-                continue
-            ratio[(mine, anchor)] = float(
-                np.median(
-                    [
-                        a["overhead_per_evaluation"] / b["overhead_per_evaluation"]
-                        for a, b in pairs
-                        if b.get("overhead_per_evaluation")
-                    ]
-                )
-            )
-            test = sign_test([final_score(a) for a, _ in pairs], [final_score(b) for _, b in pairs])
-            head_to_head[(mine, anchor)] = (test.wins, test.losses, test.ties, test.p_value)
-    return ratio, head_to_head
 
 
 def _why_missing(
