@@ -27,14 +27,16 @@ from collections.abc import Sequence
 from ensembo import __version__, interrupts
 from ensembo.attribution import CALL_NOTE
 from ensembo.cli import bench_command, plugins_command, report_command, run_command, space_command
+from ensembo.cli.exit_codes import (
+    BROKEN_PIPE,
+    INTERNAL_ERROR,
+    INTERRUPTED,
+    TERMINATED,
+    USAGE_ERROR,
+)
 from ensembo.errors import EnsemboError, PluginContractError
 
 COMMANDS = [plugins_command, run_command, report_command, bench_command, space_command]
-USAGE_ERROR = 2
-INTERNAL_ERROR = 1
-BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool stopped by `| head`
-INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C
-TERMINATED = 143  # 128 + SIGTERM: scancel, docker stop, systemctl stop
 PLUGIN_BUG = "a bug in the component named first above, not a mistake in the experiment"
 
 
@@ -83,7 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _handle(args: argparse.Namespace, terminated: threading.Event) -> int:
-    """Run the command; its errors become an exit status and a message."""
+    """Run the command; its errors become an exit status and a message. A command that
+    catches the stop itself (bench) reads ``args.terminated`` to say which stop it was."""
+    args.terminated = terminated
     try:
         code = int(args.handler(args) or 0)
         sys.stdout.flush()  # so a closed pipe shows here, not in Python's flush at exit

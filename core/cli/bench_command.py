@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 from ensembo.bench.seeds import parse_seeds
+from ensembo.cli.exit_codes import INTERRUPTED, TERMINATED
 from ensembo.errors import ExperimentError
 
 
@@ -153,15 +154,17 @@ def run(args) -> int:
             execute=not args.report_only,
         )
     except KeyboardInterrupt:
+        terminated = args.terminated.is_set()
         print(
-            f"ensembo bench: interrupted; finished run records are kept in {args.out}, and "
+            f"ensembo bench: {'terminated (SIGTERM)' if terminated else 'interrupted'}; "
+            f"finished run records are kept in {args.out}, and "
             "the same command resumes (runs in progress start again)",
             file=sys.stderr,
         )
-        _exit_if_a_pool_is_stuck(130)
-        return 130
-    print(f"{result.executed} runs executed, {result.skipped_as_finished} already finished"
-          f"{_not_run(result)}; report: {result.report_path}")
+        code = TERMINATED if terminated else INTERRUPTED
+        _exit_if_a_pool_is_stuck(code)
+        return code
+    print(f"{result.counts()}{_not_run(result)}; report: {result.report_path}")
     if result.failed:
         print(f"ensembo bench: {result.failed} of {result.executed} runs failed; their errors "
               f"are listed in {result.report_path}", file=sys.stderr)

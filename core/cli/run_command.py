@@ -47,8 +47,18 @@ def register(subparsers) -> None:
 
 
 def trials_saved(args) -> str:
-    """What a Ctrl-C or SIGTERM leaves of a run: each trial is stored as it finishes."""
-    return "finished trials are saved"
+    """What a Ctrl-C or SIGTERM leaves of a run: each trial is stored as it finishes, in
+    ``args.study_file`` once the run has one. Stopped before that, nothing ran; a study
+    kept in memory (no ``storage:``) keeps nothing, and a file with no trial run is
+    removed (``discard_if_nothing_ran``)."""
+    if not hasattr(args, "study_file"):
+        return ""
+    if args.study_file is None:
+        return "the study was kept in memory (no storage), so no trial is saved"
+    if not args.study_file.exists():
+        return ""
+    return (f"finished trials are saved in {args.study_file}; "
+            f"'ensembo resume {args.study_file}' continues")
 
 
 def run(args) -> int:
@@ -58,7 +68,7 @@ def run(args) -> int:
 
 
 def _run_parsed(experiment: Experiment, args) -> int:
-    storage = experiment.storage_path(args.storage)
+    storage = args.study_file = experiment.storage_path(args.storage)
     check_queued(experiment)  # before a study file exists: a typo must not leave one
     if "data" in experiment.source:
         from ensembo.cli.data_run import run_data_experiment  # imports scikit-learn
@@ -159,6 +169,7 @@ def resume(args) -> int:
             str(path), f"resume takes the study's storage file (.db); to run or continue an "
             f"experiment file: ensembo run {path}"
         )
+    args.study_file = path
     study = Study.load(path)
     document = study.metadata.get("experiment")
     if document is None:

@@ -5,6 +5,7 @@ incomplete, as its files are written one by one."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -25,7 +26,7 @@ from ensembo.cli import (
 
 def _stop(terminate: bool):
     """A handler stopped as the user or a batch system stops it."""
-    def stopped(*args):
+    def stopped(*args, **kwargs):
         if not terminate:
             raise KeyboardInterrupt
         os.kill(os.getpid(), signal.SIGTERM)
@@ -52,11 +53,57 @@ def test_a_command_that_runs_no_trials_promises_no_saved_trials(
     assert capsys.readouterr().err == said
 
 
-@pytest.mark.parametrize("argv", [["run", "x.yaml"], ["resume", "x.db"]])
-def test_a_run_stopped_says_its_finished_trials_are_saved(monkeypatch, capsys, argv):
-    monkeypatch.setattr(run_command, argv[0], _stop(terminate=True))
-    assert main(argv) == TERMINATED
-    assert capsys.readouterr().err == "ensembo: terminated (SIGTERM); finished trials are saved\n"
+OBJECTIVE = """
+def loss(config):
+    raise KeyboardInterrupt  # a Ctrl-C while the first trial runs
+"""
+
+
+def _experiment(tmp_path, monkeypatch, **options):
+    (tmp_path / "stopped_objective.py").write_text(OBJECTIVE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    experiment = tmp_path / "experiment.yaml"
+    experiment.write_text(json.dumps({
+        "space": {"params": {"x": {"type": "float", "low": 0.0, "high": 1.0}}},
+        "objective": "stopped_objective:loss", "surrogate": None, "budget": 3, **options,
+    }))
+    return experiment
+
+
+def test_a_run_stopped_names_the_file_its_finished_trials_are_saved_in(
+    tmp_path, monkeypatch, capsys
+):
+    assert main(["run", str(_experiment(tmp_path, monkeypatch, storage="s.db"))]) == INTERRUPTED
+    study = tmp_path / "s.db"
+    assert capsys.readouterr().err == (
+        f"ensembo: interrupted; finished trials are saved in {study}; "
+        f"'ensembo resume {study}' continues\n")
+    assert main(["resume", str(study)]) == INTERRUPTED
+    assert capsys.readouterr().err.endswith(f"'ensembo resume {study}' continues\n")
+
+
+def test_a_run_kept_in_memory_does_not_promise_saved_trials(tmp_path, monkeypatch, capsys):
+    """No ``storage:``: the CLI said "finished trials are saved", and nothing was."""
+    assert main(["run", str(_experiment(tmp_path, monkeypatch))]) == INTERRUPTED
+    assert capsys.readouterr().err == (
+        "ensembo: interrupted; the study was kept in memory (no storage), so no trial is saved\n")
+
+
+def test_a_run_stopped_before_its_study_exists_promises_nothing(monkeypatch, capsys):
+    monkeypatch.setattr(run_command, "load_experiment", _stop(terminate=True))
+    assert main(["run", "x.yaml"]) == TERMINATED
+    assert capsys.readouterr().err == "ensembo: terminated (SIGTERM)\n"
+
+
+def test_a_bench_terminated_while_running_says_so_and_exits_143(tmp_path, monkeypatch, capsys):
+    """It caught the stop itself and said "interrupted" on SIGTERM too."""
+    from ensembo.bench import benchmark
+
+    monkeypatch.setattr(benchmark, "run_benchmark", _stop(terminate=True))
+    out = tmp_path / "bench"
+    assert main(["bench", "synthetic", "--out", str(out)]) == TERMINATED
+    assert capsys.readouterr().err.startswith(
+        f"ensembo bench: terminated (SIGTERM); finished run records are kept in {out}")
 
 
 def test_a_report_stopped_while_writing_says_its_folder_may_be_incomplete(
