@@ -3,19 +3,19 @@
 A :class:`Trial` is an immutable value; changing state means making a new one with
 :func:`attrs.evolve`. The :class:`History` is the ordered list of trials a study has
 seen, the single input every surrogate and ensemble strategy reads.
+
+Beside them: what the history keeps current as trials are put
+(:mod:`ensembo.history_indexes`), how a trial's fields are taken in
+(:mod:`ensembo.trial_fields`), the JSON a study file keeps (:mod:`ensembo.storable`).
 """
 
 from __future__ import annotations
 
-import bisect
 import copy as copy_module
-import enum
-import json
 import math
 import numbers
 import threading
 import time
-from array import array
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -23,148 +23,24 @@ import attrs
 import numpy as np
 
 from ensembo.errors import TrialError
-from ensembo.read_only import ReadOnlyDict, plain_copy, read_only, read_only_config
+from ensembo.history_indexes import Leader, StateView, highest_loss_first, loss_then_number
+from ensembo.read_only import ReadOnlyDict, plain_copy, read_only_config
+from ensembo.run_outcome import outcome_counts as outcome_counts
+from ensembo.run_outcome import outcome_text as outcome_text
+from ensembo.storable import error_text, stored_form
+from ensembo.storable import json_form as json_form
+from ensembo.storable import json_text as json_text
+from ensembo.storable import unwritable as unwritable
+from ensembo.trial_fields import (
+    info_dict,
+    optional_array,
+    read_only_as_far_as_it_goes,
+    read_only_info,
+)
+from ensembo.trial_state import TrialState as TrialState
 
-
-# Not enum.StrEnum: its str()/format() give the value ("complete") where this public enum
-# gives "TrialState.COMPLETE"; stored values (.value), comparisons and JSON are the same.
-class TrialState(str, enum.Enum):  # noqa: UP042 - keep str()/f-string output unchanged
-    """Where a trial is in its life; only ``COMPLETE`` trials carry a loss."""
-
-    PENDING = "pending"
-    RUNNING = "running"
-    COMPLETE = "complete"
-    FAILED = "failed"
-    INTERRUPTED = "interrupted"
-
-    @property
-    def finished(self) -> bool:
-        return self in (TrialState.COMPLETE, TrialState.FAILED)
-
-    @classmethod
-    def parse(cls, state: Any) -> TrialState:
-        """``state`` as a TrialState; an unknown one is a TrialError listing the valid ones."""
-        try:
-            return cls(state)
-        except ValueError:
-            valid = ", ".join(s.value for s in cls)
-            raise TrialError(f"unknown trial state {state!r}; valid: {valid}") from None
-
-
-def _optional_array(value: Any) -> np.ndarray | None:
-    """A read-only copy: an objective refilling one output buffer left every trial in
-    memory with the last trial's predictions (the study file had the right ones). A
-    read-only array that owns its data is taken as it is, so evolving a trial copies
-    nothing."""
-    if value is None:
-        return None
-    if isinstance(value, np.ndarray) and not value.flags.writeable and value.base is None:
-        return value  # our own copy (a read-only view, a memory map, still shares data)
-    array = np.array(value)
-    array.setflags(write=False)
-    return array
-
-
-def _info_dict(value: Mapping[Any, Any]) -> dict[str, Any]:
-    """A private copy with text keys, as storage keeps them (JSON): ``{3: 4}`` came back
-    from a resumed study as ``{"3": 4}``, so one study saw both."""
-    info = {str(key): item for key, item in dict(value).items()}
-    if len(info) != len(value):
-        raise ValueError(f"info keys that differ only in type collide as text: {list(value)}")
-    return info
-
-
-def _read_only_info(value: Mapping[Any, Any]) -> ReadOnlyDict:
-    """A trial's info: :func:`_info_dict`, read-only down to nested dicts and lists."""
-    return _read_only_as_far_as_it_goes(_info_dict(value))
-
-
-def _read_only_as_far_as_it_goes(info: dict[str, Any]) -> ReadOnlyDict:
-    """``info`` read-only down to its nested dicts and lists; only at its top when they
-    hold themselves or nest too deep to copy, as an in-memory study keeps info with no
-    JSON form as given (copying them raised RecursionError out of ``tell`` and
-    ``optimize``)."""
-    try:
-        return read_only(info)
-    except RecursionError:
-        return ReadOnlyDict(info)
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"cannot store {type(value).__name__} in a trial record: {value!r}")
-
-
-def json_text(value: Any, sort_keys: bool = True, label: str = "") -> str:
-    """``value`` as the JSON a study file keeps (numpy scalars and arrays as numbers); a
-    value it cannot keep is named by its place in ``label`` (``metadata['when']``)."""
-    try:
-        return json.dumps(value, default=_json_default, sort_keys=sort_keys)
-    except TypeError as error:
-        place = unwritable(value, label) if label else None
-        if place is None:
-            raise
-        raise TypeError(f"a study file cannot keep {place}: give numbers, text, true/false, "
-                        "lists and mappings with text keys") from error
-
-
-def unwritable(value: Any, where: str) -> str | None:
-    """The place in ``value`` of the first thing JSON cannot write, with its type, as
-    ``where['a'][0] (a datetime)``; None if there is none."""
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            if not isinstance(key, str | int | float | bool) and key is not None:
-                return f"{where} key {key!r} ({_a(type(key).__name__)})"
-            found = unwritable(item, f"{where}[{key!r}]")
-            if found is not None:
-                return found
-        return None
-    if isinstance(value, list | tuple):
-        return next((found for i, item in enumerate(value)
-                     if (found := unwritable(item, f"{where}[{i}]")) is not None), None)
-    if value is None or isinstance(value, str | bool | int | float | np.generic | np.ndarray):
-        return None
-    return f"{where} ({_a(type(value).__name__)}: {value!r:.80})"
-
-
-def _a(noun: str) -> str:
-    """'a set', 'an object'."""
-    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
-
-
-def json_form(info: Mapping[str, Any]) -> dict[str, Any]:
-    """``info`` as it reads back from a study file, so a resumed study shows the same
-    values (nested keys as text, numpy scalars as numbers, tuples as lists); info the
-    JSON encoder cannot write (a datetime, a set, an object) raises TypeError or
-    ValueError."""
-    return json.loads(json_text(info, sort_keys=False))
-
-
-def stored_form(info: Mapping[str, Any]) -> dict[str, Any]:
-    """``info`` in :func:`json_form` if it has one, else as given (a private copy).
-
-    Info a study file could not keep is not refused here: an in-memory study keeps it
-    as given (a datetime, a set, a Path), and a study file refuses it when the trial is
-    written, as it always did."""
-    try:
-        return json_form(info)
-    except (TypeError, ValueError, RecursionError):
-        return dict(info)
-
-
-def error_text(error: Any) -> str | None:
-    """A failed trial's ``error`` as storable text: an exception as "Type: message" (as
-    ``optimize`` records it); lone surrogates (undecodable file names) escaped, since a
-    study file keeps UTF-8 and would refuse the whole record."""
-    if isinstance(error, BaseException):
-        error = f"{type(error).__name__}: {error}"
-    if error is not None and not isinstance(error, str):
-        raise TypeError(f"error= takes text or an exception, got {type(error).__name__}: "
-                        f"{error!r:.200}")
-    return None if error is None else error.encode("utf-8", "backslashreplace").decode("utf-8")
+# The "as" imports above are names that moved to their own modules and are still
+# imported from here, by users and by the package.
 
 
 @attrs.frozen(kw_only=True)
@@ -178,9 +54,9 @@ class Evaluation:
     """
 
     loss: float = attrs.field(converter=float)
-    predictions: np.ndarray | None = attrs.field(default=None, converter=_optional_array, eq=False)
+    predictions: np.ndarray | None = attrs.field(default=None, converter=optional_array, eq=False)
     model: Any = attrs.field(default=None, eq=False)
-    info: dict[str, Any] = attrs.field(factory=dict, converter=_info_dict)
+    info: dict[str, Any] = attrs.field(factory=dict, converter=info_dict)
 
 
 @attrs.frozen(kw_only=True)
@@ -197,8 +73,8 @@ class Trial:
     config: dict[str, Any] = attrs.field(converter=read_only_config)
     state: TrialState = attrs.field(default=TrialState.PENDING, converter=TrialState)
     loss: float | None = None
-    predictions: np.ndarray | None = attrs.field(default=None, converter=_optional_array, eq=False)
-    info: dict[str, Any] = attrs.field(factory=dict, converter=_read_only_info)
+    predictions: np.ndarray | None = attrs.field(default=None, converter=optional_array, eq=False)
+    info: dict[str, Any] = attrs.field(factory=dict, converter=read_only_info)
     error: str | None = None
     started_at: float | None = None
     finished_at: float | None = None
@@ -287,7 +163,7 @@ def private_copy(trial: Trial) -> Trial:
     object.__setattr__(copy, "config", ReadOnlyDict(trial.config))
     info = trial.info  # a read-only one is read-only down to its nested lists already
     object.__setattr__(copy, "info", ReadOnlyDict(info) if type(info) is ReadOnlyDict
-                       else _read_only_as_far_as_it_goes(dict(info)))
+                       else read_only_as_far_as_it_goes(dict(info)))
     return copy
 
 
@@ -325,105 +201,6 @@ def told_order(trial: Trial) -> tuple[float, int]:
     return (trial.finished_at or 0.0, trial.number)
 
 
-def _loss_then_number(trial: Trial) -> tuple[float, int]:
-    """The study's order of complete trials: losses equal to 12 significant digits tie
-    (float noise must not pick the best), and the lowest number wins a tie.
-
-    The rounding of :func:`ensembo.stats.without_float_noise`, written out for one
-    float (the numpy call cost more than the rest of a put). Not the statistics' rule:
-    :func:`ensembo.stats.tie_float_noise` ties losses within a relative 1e-12, which no
-    rounding boundary can split, so the two disagree on a pair of losses 1 ulp apart
-    that straddle a boundary of the 12th digit (here the later trial can be best by
-    float noise). The study keeps the rounding on purpose: it is a total order that
-    each trial's key decides alone, and changing it would change which trial running
-    benchmarks and resumed studies select. The ensemble tie-breaks
-    (``ensembo.plugins.ensembles.ties``) round the same way."""
-    return float(f"{float(trial.loss):.11e}"), trial.number
-
-
-class _View:
-    """The trials in some states, in trial order, kept up to date as trials are put,
-    with their numbers and losses (NaN where not complete) as arrays: rebuilt on every
-    change, the views a study reads on every ask and tell scanned the whole history
-    (profiling finding 3), and the arrays give the targets their order and values
-    without a pass over the trials in Python. Read them with :meth:`numbers_array` and
-    :meth:`losses_array`: ``np.array(an array.array)`` borrows its buffer and may let
-    other threads run meanwhile, and a put in another thread then cannot grow it
-    (``BufferError``, leaving the view's lists of different lengths)."""
-
-    def __init__(self, states: frozenset[TrialState], trials: Iterable[Trial] = ()):
-        self.states = states
-        self.trials: list[Trial] = []
-        self.numbers = array("q")
-        self.losses = array("d")
-        for trial in trials:
-            self.add(trial)
-
-    def copy(self) -> _View:
-        copy = _View(self.states)
-        copy.trials, copy.numbers, copy.losses = (
-            list(self.trials), array("q", self.numbers), array("d", self.losses))
-        return copy
-
-    def numbers_array(self) -> np.ndarray:
-        return np.frombuffer(self.numbers.tobytes(), dtype=np.int64).copy()
-
-    def losses_array(self) -> np.ndarray:
-        return np.frombuffer(self.losses.tobytes(), dtype=np.float64).copy()
-
-    def add(self, trial: Trial) -> None:
-        if trial.state not in self.states:
-            return
-        at = len(self.numbers)  # usually the last: trials finish roughly in order
-        if at and self.numbers[-1] > trial.number:
-            at = bisect.bisect_left(self.numbers, trial.number)
-        loss = trial.loss if trial.state is TrialState.COMPLETE else math.nan
-        self.trials.insert(at, trial)
-        self.numbers.insert(at, trial.number)
-        self.losses.insert(at, loss)
-
-    def remove(self, trial: Trial) -> None:
-        if trial.state not in self.states:
-            return
-        at = bisect.bisect_left(self.numbers, trial.number)
-        del self.trials[at], self.numbers[at], self.losses[at]
-
-
-class _Leader:
-    """The complete trial that ranks first by ``rank``, kept as trials are put; looked
-    for among every complete trial again only after that trial was replaced."""
-
-    def __init__(self, rank: Callable[[Trial], Any]):
-        self._rank = rank
-        self._trial: Trial | None = None
-        self._key: Any = None  # rank(self._trial)
-        self._known = True  # False after the leading trial was replaced
-
-    def offer(self, trial: Trial) -> None:
-        if self._known and trial.state is TrialState.COMPLETE:
-            key = self._rank(trial)
-            if self._key is None or key < self._key:
-                self._trial, self._key = trial, key
-
-    def forget(self, trial: Trial) -> None:
-        if self._trial is not None and trial.number == self._trial.number:
-            self._trial, self._key, self._known = None, None, False
-
-    def get(self, completed: Callable[[], list[Trial]]) -> Trial | None:
-        if not self._known:
-            done = completed()
-            self._trial = min(done, key=self._rank) if done else None
-            self._key = None if self._trial is None else self._rank(self._trial)
-            self._known = True
-        return self._trial
-
-
-def _highest_loss_first(trial: Trial) -> tuple[Any, int]:
-    """The order in which the first trial is the one ``max`` of the losses in trial
-    order picks: the highest loss, the lowest number among equal ones."""
-    return -trial.loss, trial.number
-
-
 class History(Sequence[Trial]):
     """The ordered trials of one study, indexed by trial number.
 
@@ -447,10 +224,10 @@ class History(Sequence[Trial]):
     def __init__(self, trials: Sequence[Trial] = ()):
         self._trials: list[Trial] = []
         self._keys: list[Hashable] = []  # the config key counted for each trial number
-        self._views: dict[tuple[TrialState, ...], _View] = {}  # by the states asked for
+        self._views: dict[tuple[TrialState, ...], StateView] = {}  # by the states asked for
         self._config_counts: dict[Hashable, int] = {}
-        self._best = _Leader(_loss_then_number)
-        self._worst = _Leader(_highest_loss_first)
+        self._best = Leader(loss_then_number)
+        self._worst = Leader(highest_loss_first)
         self._log: list[int] = []  # the number of each trial put into this object
         self._changing = threading.Lock()  # a put, or a view being made by one scan
         self.update(trials)
@@ -531,7 +308,7 @@ class History(Sequence[Trial]):
         if not self._config_counts[key]:
             del self._config_counts[key]
 
-    def _kept_views(self) -> list[_View]:
+    def _kept_views(self) -> list[StateView]:
         return list(self._views.values())
 
     @property
@@ -566,7 +343,7 @@ class History(Sequence[Trial]):
         """The numbers of the trials in any of ``states``, in trial order."""
         return self._view(states).numbers_array()
 
-    def _view(self, states: tuple[TrialState, ...]) -> _View:
+    def _view(self, states: tuple[TrialState, ...]) -> StateView:
         """The kept view of ``states``, made by one scan the first time it is asked for:
         under the lock a put holds, as a reader in another thread (a monitor asking
         ``study.trials.pending()``) made a view that missed the trial being put, for good
@@ -577,7 +354,7 @@ class History(Sequence[Trial]):
                 view = self._views.get(states)
                 if view is None:
                     wanted = frozenset(TrialState(state) for state in states)
-                    view = _View(wanted, (t for t in self._trials if t.state in wanted))
+                    view = StateView(wanted, (t for t in self._trials if t.state in wanted))
                     self._views[states] = view
         return view
 
@@ -598,7 +375,8 @@ class History(Sequence[Trial]):
     def best(self) -> Trial | None:
         """The complete trial with the lowest loss (the lowest number among losses equal
         to 12 significant digits: the study's own tie rule, not the relative tolerance of
-        :mod:`ensembo.stats`; see :func:`_loss_then_number`)."""
+        :mod:`ensembo.stats`; see
+        :func:`ensembo.history_indexes.loss_then_number`)."""
         return self._best.get(self.completed)
 
     def worst(self) -> Trial | None:
@@ -663,22 +441,3 @@ class PutWatch:
     def caught_up(self, history: History) -> None:
         """Every change of ``history`` so far is taken into account."""
         self._history, self._mark = history, history.puts
-
-
-def outcome_counts(history: History) -> dict[str, int]:
-    """How many trials a run has and how they ended, as a run's summary reports them;
-    ``pending``: queued (``enqueue:`` beyond the budget) and never run, not failures."""
-    return {
-        "trials": len(history),
-        "complete": len(history.completed()),
-        "failed": len(history.in_state(TrialState.FAILED)),
-        "pending": len(history.in_state(TrialState.PENDING)),
-    }
-
-
-def outcome_text(counts: Mapping[str, int]) -> str:
-    """``12 (10 complete, 1 failed, 1 pending)``, the pending part only when there are any."""
-    outcome = f"{counts['complete']} complete, {counts['failed']} failed"
-    if counts.get("pending"):
-        outcome += f", {counts['pending']} pending"
-    return f"{counts['trials']} ({outcome})"
