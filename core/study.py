@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from os import PathLike
 from typing import Any
 
 import attrs
 import numpy as np
-from ConfigSpace import Constant
 
 from ensembo import (
     checks,
@@ -24,96 +22,34 @@ from ensembo import (
     components,
     defaults,
     environment,
-    execution,
     interrupts,
     observers,
     spaces,
     stored_study,
+    study_arguments,
+    study_runs,
+    told_results,
     trial_table,
     wiring,
 )
-from ensembo.ensemble import Ensemble, EnsembleContext, context_classes
+from ensembo.ensemble import Ensemble
 from ensembo.ensemble_keeper import EnsembleKeeper, check_strategy_fits
-from ensembo.errors import ComponentOptionError, TrialError, UnknownComponentError
-from ensembo.loss_fit import check_loss_fits_context, check_storable_loss, task_the_loss_fits
-from ensembo.objective import (
-    InvalidResultError,
-    NonFiniteLossError,
-    to_evaluation,
-    without_object_predictions,
-)
-from ensembo.progress import ProgressBar
+from ensembo.objective import InvalidResultError, NonFiniteLossError
 from ensembo.protocols import Proposer
 from ensembo.registry import Registry
-from ensembo.space_comparison import check_storable_space
 from ensembo.storage import (
     Storage,
     claim_for_writing,
     keeps_in_memory,
-    open_existing_storage,
     open_storage,
     put_trials,
     shared_object,
 )
+from ensembo.study_arguments import TASKS
 from ensembo.suggestion import Suggester
-from ensembo.trials import (
-    Evaluation,
-    Trial,
-    TrialState,
-    handed_back,
-    handed_out,
-    json_text,
-    next_to_run,
-)
+from ensembo.trials import Evaluation, Trial, TrialState, handed_back, handed_out, next_to_run
 
 logger = logging.getLogger(__name__)
-
-_OUTCOMES = (TrialState.COMPLETE, TrialState.FAILED, TrialState.INTERRUPTED)
-
-TASKS = ("classification", "regression")
-
-
-def _unusable(trial: Trial, problem: Exception, verb: str = "is not usable") -> InvalidResultError:
-    """tell()'s refusal of a result: the trial stays running, so a corrected result (or
-    ``state="failed"``) can still be told."""
-    return InvalidResultError(
-        f"tell(): the result of trial {trial.number} {verb}: {problem}; nothing was "
-        "recorded and the trial is still running: tell it again with a usable result, or "
-        'with state="failed"'
-    )
-
-
-def _class_fields(classes: Sequence[Any] | None, validation_targets: Any,
-                  task: str | None) -> dict[str, Any]:
-    """The context's classes, and whether they were read off the validation targets."""
-    return {
-        "classes": context_classes(classes, validation_targets, task),
-        "classes_from_targets": classes is None,
-    }
-
-
-def _say_defaults_filled_in(space: spaces.Space, given: Mapping[str, Any], trial: Trial) -> None:
-    """Warn that ``add`` recorded a result against default values it was not given: a
-    warm start from a table that lacks a column records results for values that were
-    perhaps never run. A hyperparameter with one value (a constant, a one-choice
-    categorical) is not the caller's to choose, so leaving it out is no guess."""
-    filled = sorted(
-        name for name in trial.config
-        if name not in given and not _single_valued(space.hyperparameter(name))
-    )
-    if filled:
-        logger.warning(
-            "add(): the configuration leaves out active hyperparameters %s; trial %d "
-            "records the result with their defaults (%s)", ", ".join(filled), trial.number,
-            ", ".join(f"{name}={trial.config[name]!r}" for name in filled),
-        )
-
-
-def _single_valued(hyperparameter: Any) -> bool:
-    if isinstance(hyperparameter, Constant):
-        return True
-    values = getattr(hyperparameter, "choices", getattr(hyperparameter, "sequence", None))
-    return values is not None and len(values) == 1
 
 
 class Study:
@@ -161,44 +97,29 @@ class Study:
         # must not interleave (the optimize loops call both from one thread anyway).
         self._lock = threading.RLock()
         self.models: dict[int, Any] = {}
-        if surrogate == defaults.AUTO:
-            surrogate = defaults.default_surrogate(self.space)
-        if initial_design == defaults.AUTO:
-            initial_design = defaults.default_initial_design()
+        self._specs = study_arguments.component_specs(
+            self.space, surrogate=surrogate, acquisition=acquisition,
+            acquisition_optimizer=acquisition_optimizer, initial_design=initial_design,
+            ensemble=ensemble,
+        )
         self.n_initial = (
             defaults.default_n_initial(self.space)
             if n_initial is None
             else checks.whole_number("n_initial", n_initial, 0)
         )
-        if task is None and loss is not None and validation_targets is not None:
-            task = task_the_loss_fits(
-                self._build("loss", loss), loss, np.asarray(validation_targets)
-            )
-        self.context = EnsembleContext(
-            y_true=None if validation_targets is None else np.asarray(validation_targets),
-            loss=loss,
-            task=task,
-            **_class_fields(classes, validation_targets, task),
-            budget=budget,
-            seed=self.seed,
-            registry=registry,
+        self.context = study_arguments.ensemble_context(
+            loss=loss, validation_targets=validation_targets, classes=classes, task=task,
+            budget=budget, seed=self.seed, registry=registry,
         )
-        self._specs = {
-            "surrogate": surrogate,
-            "acquisition": acquisition,
-            "acquisition_optimizer": acquisition_optimizer,
-            "initial_design": initial_design,
-            "ensemble_strategy": ensemble,
-        }
         component_use.check_unused(self._specs, storage)
         if loss is not None:  # an unknown loss, or one for the other task, fails here
-            self._check_loss(loss)
+            study_arguments.check_loss(loss, self.context, self.registry)
         built = wiring.build_proposer(self._specs, self.registry)
         self._specs["acquisition_optimizer"] = built.acquisition_optimizer
         self.suggester = Suggester(
             self.space,
             built.proposer,
-            self._build("initial_design", initial_design),
+            self._build("initial_design", self._specs["initial_design"]),
             self.n_initial,
             self.seed,
         )
@@ -208,10 +129,9 @@ class Study:
         check_strategy_fits(self.strategy, self.context, self.registry, self._strategy_name)
         self._observer_manager = wiring.observer_manager(self.registry, callbacks)
         if not keeps_in_memory(storage):  # refused before the file is made
-            json_text(self.metadata, label="metadata")
-            check_storable_loss(loss)
-            components.check_storable_specs(self._specs)
-            check_storable_space(self.space)
+            study_arguments.check_storable(
+                metadata=self.metadata, loss=loss, specs=self._specs, space=self.space
+            )
         self.storage = open_storage(storage)  # only once every argument is known to be good
         try:
             self._continue_stored()
@@ -230,10 +150,11 @@ class Study:
         if classes != self._given_classes:
             self._given_classes = classes
             self.context = attrs.evolve(
-                self.context, **_class_fields(classes, self.context.y_true, self.context.task)
+                self.context,
+                **study_arguments.class_fields(classes, self.context.y_true, self.context.task),
             )
         self.history = stored_study.stored_history(self.storage)
-        self._last_finish = max((t.finished_at or 0.0 for t in self.history), default=0.0)
+        self._clock = told_results.FinishClock(self.history)
         # Every environment the study ran in, in order: a resumed study may continue on
         # another machine, whose BLAS kernels can round its models differently.
         self.environments = [environment.describe()]
@@ -269,31 +190,12 @@ class Study:
     def _build(self, kind: str, spec: Any) -> Any:
         return components.build(kind, spec, self.registry)
 
-    def _check_loss(self, loss: Any) -> None:
-        """Build the loss and, given the task and the targets, try it on them (``mse``
-        for a classification task would otherwise fail at the first ensemble)."""
-        check_loss_fits_context(self._build("loss", loss), loss, self.context)
-
     def _meta(self) -> dict[str, Any]:
-        return {
-            "format": stored_study.FORMAT,
-            "space": self.space.definition(),
-            "components": {
-                kind: components.describe_for_storage(kind, spec)
-                for kind, spec in self._specs.items()
-            },
-            "n_initial": self.n_initial,
-            "seed": self.seed,
-            "loss": self.context.loss,
-            "task": self.context.task,
-            "budget": self.context.budget,
-            "validation_targets": None
-            if self.context.y_true is None
-            else self.context.y_true.tolist(),
-            **({} if self._given_classes is None else {"classes": self._given_classes}),
-            "metadata": self.metadata,
-            "environments": self.environments,
-        }
+        return study_arguments.study_meta(
+            space=self.space, specs=self._specs, n_initial=self.n_initial, seed=self.seed,
+            context=self.context, given_classes=self._given_classes,
+            metadata=self.metadata, environments=self.environments,
+        )
 
     @classmethod
     def load(cls, storage: Storage | str | PathLike, **overrides: Any) -> Study:
@@ -302,23 +204,7 @@ class Study:
         Components given as live objects were not stored and must be passed again in
         ``overrides`` (e.g. ``surrogate=my_surrogate``).
         """
-        opened = open_existing_storage(storage)
-        try:
-            meta = opened.read_meta()
-            kwargs = stored_study.resume_arguments(storage, meta)
-            kwargs.update(overrides)
-            stored_study.check_no_live_objects(storage, kwargs)
-            return cls(spaces.load(meta["space"]), storage=opened, **kwargs)
-        except BaseException as failed:
-            if opened is not storage:  # opened here: let go of the file
-                opened.close()
-            if isinstance(failed, ComponentOptionError):  # a rule newer than the study
-                failed.add_note("the study was stored with these options; give the component "
-                                "anew to Study.load, e.g. Study.load(path, "
-                                "acquisition_optimizer={'name': 'lbfgs', 'n_sobol': 512})")
-            if not isinstance(failed, UnknownComponentError):
-                raise
-            raise stored_study.plugin_not_installed(failed) from None
+        return study_arguments.load_stored(cls, storage, overrides)
 
     # --- ask / tell ---------------------------------------------------------------------
 
@@ -380,7 +266,7 @@ class Study:
         the outcome: it is returned unchanged, the result is not recorded, and a warning
         says so. A complete or failed one is returned unchanged."""
         try:  # a result that cannot be used is the caller's mistake: record nothing
-            evaluation = self._evaluation(result, predictions)
+            evaluation = told_results.checked_evaluation(result, predictions, self._keeper)
         except (ValueError, TypeError) as invalid:
             raise InvalidResultError(f"add(): the result is not usable: {invalid}") from None
         with self._lock:
@@ -394,7 +280,7 @@ class Study:
                 return queued
             if queued.state.finished:
                 return queued
-            _say_defaults_filled_in(self.space, config, queued)
+            told_results.say_defaults_filled_in(self.space, config, queued)
             return self._tell(
                 queued, evaluation, None, TrialState.COMPLETE, None, fail_unusable=True
             )
@@ -462,22 +348,17 @@ class Study:
         *,
         fail_unusable: bool,
     ) -> Trial:
-        state = TrialState.parse(state)
-        if state not in _OUTCOMES:
-            raise TrialError(f"a trial is told as one of {[s.value for s in _OUTCOMES]}, "
-                             f"not {state.value!r}")
-        if (result is not None or predictions is not None) and state is not TrialState.COMPLETE:
-            raise TrialError(f"a {state.value} trial has no result; tell it without one and "
-                             "without predictions= (the reason goes in error=)")
+        state = told_results.told_state(state, result, predictions)
         current = self.history.awaiting_result(trial)
         if result is None and state is TrialState.COMPLETE and not fail_unusable:
-            raise _unusable(current, "none was given (a loss, an Evaluation or a mapping "
-                            "with 'loss')")
-        now = self._finish_time()
+            raise told_results.unusable(
+                current, "none was given (a loss, an Evaluation or a mapping with 'loss')"
+            )
+        now = self._clock.now()
         if state is not TrialState.COMPLETE:
             return self._finish(current.with_failure(error or state.value, now, state))
         try:
-            evaluation = self._evaluation(result, predictions)
+            evaluation = told_results.checked_evaluation(result, predictions, self._keeper)
         except NonFiniteLossError as non_finite:
             if not fail_unusable:  # the loop logs its own failures
                 logger.warning("trial %d failed: %s", current.number, non_finite)
@@ -485,7 +366,7 @@ class Study:
         except (ValueError, TypeError) as invalid:
             if fail_unusable:
                 return self._finish(current.with_failure(str(invalid), now))
-            raise _unusable(current, invalid) from None
+            raise told_results.unusable(current, invalid) from None
         with interrupts.deferred():  # a Ctrl-C waits until the trial is announced too
             try:
                 completed = current.with_result(evaluation, now)  # info refused here too
@@ -494,17 +375,10 @@ class Study:
                 if fail_unusable:
                     reason = f"the result cannot be stored: {refused}"
                     return self._finish(current.with_failure(reason, now))
-                raise _unusable(current, refused, "cannot be stored") from None
+                raise told_results.unusable(current, refused, "cannot be stored") from None
             # Only the storage's refusal above is the result's fault: an error of the
             # strategy or of an observer below propagates as it is, the trial recorded.
             return self._announce(completed, evaluation.model)
-
-    def _finish_time(self) -> float:
-        """Now, but never before the last trial's finish: a resumed study replays trials
-        in finish order, and a clock set back during the run (an NTP step, a resumed
-        VM) put them out of the order they were told, which changed ``eo``'s ensemble."""
-        self._last_finish = max(time.time(), self._last_finish + 1e-6)
-        return self._last_finish
 
     def _finish(self, finished: Trial) -> Trial:
         """Record a trial's outcome, then announce it (a Ctrl-C waits for both)."""
@@ -520,16 +394,6 @@ class Study:
             self._refresh_ensemble()
         self._notify("ensembo_trial_finished", study=self, trial=finished)
         return finished
-
-    def _evaluation(self, result: Any, predictions: np.ndarray | None) -> Evaluation:
-        """``result`` as an :class:`Evaluation`, with ``predictions`` checked against the
-        validation targets; raises ``ValueError``/``TypeError`` if it is not usable."""
-        evaluation = to_evaluation(result)
-        if predictions is not None:
-            evaluation = attrs.evolve(evaluation, predictions=predictions)
-        evaluation = without_object_predictions(evaluation)
-        self._keeper.check_predictions(evaluation)
-        return evaluation
 
     def _notify(self, hook_name: str, **kwargs: Any) -> Any:
         return observers.notify(self._observer_manager, hook_name, **kwargs)
@@ -589,40 +453,16 @@ class Study:
         (trial failed, reason ``timeout``/``memory``). An evaluation whose process
         crashed or whose worker was lost is re-queued up to ``max_retries`` times.
         """
-        if n_trials is None and timeout is None:
-            raise ValueError("give n_trials, timeout or both")
-        if n_trials is not None:
-            checks.whole_number("n_trials", n_trials, 1)
-        if timeout is not None:
-            checks.positive_seconds("timeout", timeout)
-        if not callable(objective):
-            raise TypeError(f"objective must be callable (config -> loss), got {objective!r}")
-        # checked before the first trial: a wrong one would fail at the first crash
-        max_retries = checks.whole_number("max_retries", max_retries, 0)
-        limits = execution.trial_limits(trial_timeout, memory_limit)
-        backend, owned = execution.resolve_backend(n_jobs, executor)
-        progress = ProgressBar(n_trials) if show_progress else None
-        with observers.observed_run(self._observer_manager, self, progress):
-            try:
-                execution.run_trials(
-                    self, objective, backend, n_trials=n_trials, timeout=timeout,
-                    limits=limits, max_retries=max_retries, catch=catch,
-                    should_stop=lambda: bool(self._notify("ensembo_should_stop", study=self)),
-                )
-            finally:  # before the observers hear that the run ended
-                if owned:
-                    backend.close()
+        study_runs.optimize(
+            self, self._observer_manager, objective, n_trials, timeout=timeout, catch=catch,
+            show_progress=show_progress, n_jobs=n_jobs, executor=executor,
+            trial_timeout=trial_timeout, memory_limit=memory_limit, max_retries=max_retries,
+        )
         return self
 
     def run_trial(self, objective: Callable[[dict[str, Any]], Any], catch=(Exception,)) -> Trial:
         """Ask, evaluate in this process, tell."""
-        trial = self.ask()
-        try:
-            outcome = execution.evaluate(objective, trial.config, execution.NO_LIMITS)
-        except KeyboardInterrupt:
-            self.tell(trial, state=TrialState.INTERRUPTED, error="KeyboardInterrupt")
-            raise
-        return execution.record(self, trial, outcome, catch=catch)
+        return study_runs.run_trial(self, objective, catch)
 
     # --- results ------------------------------------------------------------------------
 
