@@ -3,7 +3,7 @@
 Workers never raise the objective's exceptions at the driver: they return an
 :class:`Outcome`, so that infrastructure failures (a lost worker, a broken pool) are the
 only exceptions a backend has to translate, and every way an evaluation can end maps to
-exactly one trial state in :mod:`ensembo.execution.recording`.
+exactly one trial state in :func:`ensembo.execution.loop.record`.
 """
 
 from __future__ import annotations
