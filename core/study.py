@@ -460,10 +460,6 @@ class Study:
         )
         return self
 
-    def run_trial(self, objective: Callable[[dict[str, Any]], Any], catch=(Exception,)) -> Trial:
-        """Ask, evaluate in this process, tell."""
-        return study_runs.run_trial(self, objective, catch)
-
     # --- results ------------------------------------------------------------------------
 
     @property

@@ -1,7 +1,6 @@
 """Running an objective in a :class:`ensembo.study.Study`: ``optimize``'s arguments
 checked before the first trial, the backend it runs on, the observers told the run
-began and ended (:mod:`ensembo.execution` runs the trials), and ``run_trial``'s ask,
-evaluate, tell."""
+began and ended (:mod:`ensembo.execution` runs the trials)."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ import pluggy
 
 from ensembo import checks, execution, observers
 from ensembo.progress import ProgressBar
-from ensembo.trials import Trial, TrialState
 
 if TYPE_CHECKING:
     from ensembo.study import Study
@@ -60,14 +58,3 @@ def optimize(
             if owned:
                 backend.close()
 
-
-def run_trial(study: Study, objective: Callable[[dict[str, Any]], Any],
-              catch: tuple[type[BaseException], ...]) -> Trial:
-    """Ask, evaluate in this process, tell."""
-    trial = study.ask()
-    try:
-        outcome = execution.evaluate(objective, trial.config, execution.NO_LIMITS)
-    except KeyboardInterrupt:
-        study.tell(trial, state=TrialState.INTERRUPTED, error="KeyboardInterrupt")
-        raise
-    return execution.record(study, trial, outcome, catch=catch)
