@@ -3,7 +3,9 @@
 Each run writes one JSON file; a file whose status is final (complete) is not run
 again, so an interrupted benchmark resumes where it stopped. A run skipped for a missing
 library is not final: once the library is installed the same command runs it (a rerun
-without it only re-checks the import). Workers are
+without it only re-checks the import). A run is claimed before it starts
+(:mod:`ensembo.bench.run_claims`), so invocations sharing an output directory never
+run it twice. Workers are
 spawned (fresh interpreters) with ``PYTHONHASHSEED=0`` (SMAC's results depend on it)
 and one thread each, so every optimizer's overhead is measured under the same rules.
 """
@@ -29,6 +31,7 @@ from ensembo.bench import metrics
 from ensembo.bench.optimizers import make_optimizer
 from ensembo.bench.provenance import system_description
 from ensembo.bench.recorder import Recorder, clocks
+from ensembo.bench.run_claims import claimed
 from ensembo.bench.suite import UnknownSuiteError, get_suite
 from ensembo.errors import ExperimentError, MissingDependencyError
 
@@ -175,16 +178,30 @@ def execute(spec: RunSpec) -> dict[str, Any]:
 def attempt(spec: RunSpec) -> Outcome:
     """Run one benchmark run in this process and write its record.
 
-    If the file holds a final record (another invocation sharing the output directory
-    finished the run meanwhile, or one of another budget, which is never replaced), or
-    another invocation is running it now (a "running" marker from a live process on this
-    host), that record is returned and nothing is run or written.
+    The run is claimed first (:mod:`ensembo.bench.run_claims`), so of two invocations
+    sharing the output directory that start it together only one runs it. If another
+    process holds the claim, the file holds a final record (another invocation finished
+    the run meanwhile, or one of another budget, which is never replaced), or a "running"
+    marker from a live process on this host, that record (or, before the holder wrote
+    its marker, a "running" one) is returned and nothing is run or written.
     """
+    with claimed(Path(spec.path)) as held:
+        existing = read_record(Path(spec.path))
+        if not held:
+            return Outcome(record=existing or _claimed_elsewhere(spec), ran_here=False)
+        if _is_final(existing) or _running_elsewhere(existing):
+            return Outcome(record=existing, ran_here=False)
+        return Outcome(record=_run_claimed(spec), ran_here=True)
+
+
+def _claimed_elsewhere(spec: RunSpec) -> dict[str, Any]:
+    return {**attrs.asdict(spec), "status": "running"}
+
+
+def _run_claimed(spec: RunSpec) -> dict[str, Any]:
+    """Run ``spec``, whose claim this process holds, writing its marker and record."""
     problem = get_suite(spec.suite).problem(spec.problem)
     budget = spec.budget or problem.budget
-    existing = read_record(Path(spec.path))
-    if _is_final(existing) or _running_elsewhere(existing):
-        return Outcome(record=existing, ran_here=False)
     marker = {
         **attrs.asdict(spec),
         "status": "running",
@@ -234,7 +251,7 @@ def attempt(spec: RunSpec) -> Outcome:
             )
         )
     _write_atomically(Path(spec.path), record)
-    return Outcome(record=record, ran_here=True)
+    return record
 
 
 def _load_average() -> float | None:
@@ -411,13 +428,18 @@ def pool_stuck() -> bool:
 
 
 def _after_worker_death(run: RunSpec, error: BaseException) -> dict[str, Any] | None:
-    """Record the run as failed if its worker died inside it (its marker is stale)."""
-    existing = read_record(Path(run.path))
-    if existing is None or existing.get("status") != "running" or _running_elsewhere(existing):
-        return None  # never started here, or another live process owns it
-    record = {**attrs.asdict(run), "status": "failed", "error": repr(error)}
-    _write_atomically(Path(run.path), record)
-    return record
+    """Record the run as failed if its worker died inside it (its marker is stale).
+
+    The run is claimed first: another invocation may have taken it up since the worker
+    died (its lock went with the worker), and its run must not be marked failed."""
+    with claimed(Path(run.path)) as held:
+        existing = read_record(Path(run.path))
+        if (not held or existing is None or existing.get("status") != "running"
+                or _running_elsewhere(existing)):
+            return None  # never started here, or another live process owns it
+        record = {**attrs.asdict(run), "status": "failed", "error": repr(error)}
+        _write_atomically(Path(run.path), record)
+        return record
 
 
 def load_records(runs: Sequence[RunSpec]) -> list[dict[str, Any]]:

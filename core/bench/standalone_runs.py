@@ -6,7 +6,9 @@ interrupted benchmark resumes; records of another budget are left out of the rep
 says so.
 Workers are spawned with the harness's one-thread environment. A worker that dies (for
 instance on an import error) loses its run, not the benchmark: the run stays pending for
-the next invocation.
+the next invocation. Each run is claimed before it starts, as the optimizer suites'
+runs are (:mod:`ensembo.bench.run_claims`), so invocations sharing an ``--out`` never
+run it twice, and each counts as executed only the runs it ran itself.
 """
 
 from __future__ import annotations
@@ -24,7 +26,14 @@ from typing import Any
 
 import attrs
 
-from ensembo.bench.runner import is_finished, read_record, stop_on_interrupt, worker_environment
+from ensembo.bench.run_claims import claimed
+from ensembo.bench.runner import (
+    Outcome,
+    is_finished,
+    read_record,
+    stop_on_interrupt,
+    worker_environment,
+)
 from ensembo.bench.suite import UnknownSuiteError
 from ensembo.errors import EnsemboError, ExperimentError
 from ensembo.progress import is_terminal
@@ -80,21 +89,40 @@ def refuse_optimizers(args: Any, benchmark: str) -> None:
 
 
 @attrs.frozen(kw_only=True)
+class Tally:
+    """What :func:`run_pending` did with its runs: how many it ran, and how many lost
+    their worker process (they stay pending); the others another invocation sharing
+    ``--out`` had finished or was running."""
+
+    executed: int = 0
+    lost: int = 0
+
+
+@attrs.frozen(kw_only=True)
 class Collected:
     """What :func:`run_and_collect` found: the records of the runs' size in the order of
-    the runs, how many runs it executed and found finished, and per other ``--budget``
-    how many records it left out."""
+    the runs, how many runs it executed, found finished, left to another invocation
+    sharing ``--out`` or lost with their worker, and per other ``--budget`` how many
+    records it left out."""
 
     records: list[dict[str, Any]]
     planned: int
     executed: int
     already_finished: int
+    left_to_others: int = 0
+    lost: int = 0
     other_sizes: Counter = attrs.field(factory=Counter)
 
     def counts(self, unit: str) -> str:
         """``"3 blocks executed, 20 already finished"``, as the plain suites say it."""
         text = f"{self.executed} {unit}s executed, {self.already_finished} already finished"
-        not_run = self.planned - self.executed - self.already_finished
+        if self.left_to_others:
+            text += (f", {self.left_to_others} finished or running in another invocation "
+                     "sharing --out")
+        if self.lost:
+            text += f", {self.lost} not finished (their worker process died; rerun to run them)"
+        not_run = (self.planned - self.executed - self.already_finished - self.left_to_others
+                   - self.lost)
         return text + (f", {not_run} not finished (not run: --report-only)" if not_run else "")
 
 
@@ -111,12 +139,13 @@ def run_and_collect(
     """Run the runs without a final record (none when ``run`` is false, as for
     ``--report-only``), then collect every record of the runs' size, in their order."""
     pending = [r for r in runs if not finished(r)]
+    tally = Tally()
     if run:
         from tqdm import tqdm
 
         with tqdm(total=len(pending), desc=f"bench {label}", unit=unit,
                   disable=not (progress and is_terminal(sys.stderr))) as bar:
-            run_pending(pending, execute, workers, on_done=lambda record: bar.update())
+            tally = run_pending(pending, execute, workers, on_done=lambda record: bar.update())
     records, other_sizes = [], Counter()
     for each in runs:
         record = read_record(Path(each.path))
@@ -124,8 +153,11 @@ def run_and_collect(
             records.append(record)
         elif record is not None:
             other_sizes[_size(record, each)] += 1
-    return Collected(records=records, planned=len(runs), executed=len(pending) if run else 0,
-                     already_finished=len(runs) - len(pending), other_sizes=other_sizes)
+    return Collected(records=records, planned=len(runs), executed=tally.executed,
+                     already_finished=len(runs) - len(pending),
+                     left_to_others=len(pending) - tally.executed - tally.lost if run else 0,
+                     lost=tally.lost,
+                     other_sizes=other_sizes)
 
 
 def other_size_note(collected: Collected, label: str) -> str:
@@ -186,24 +218,42 @@ def run_pending(
     execute: Callable[[Any], dict[str, Any]],
     workers: int,
     on_done: Callable[[dict[str, Any] | None], None] | None = None,
-) -> None:
-    """Run every run without a final record, ``workers`` spawned processes at a time."""
+) -> Tally:
+    """Run every run without a final record, ``workers`` spawned processes at a time,
+    each claimed first (:func:`execute_claimed`); say how many ran here."""
     pending = [r for r in runs if not finished(r)]
+    executed, lost = 0, 0
     if not pending:
-        return
+        return Tally()
     with (
         worker_environment(),
         ProcessPoolExecutor(
             max_workers=max(1, workers), mp_context=get_context("spawn"), max_tasks_per_child=1
         ) as pool,
     ):
-        futures = {pool.submit(execute, r): r for r in pending}
+        futures = {pool.submit(execute_claimed, execute, r): r for r in pending}
         with stop_on_interrupt(pool):
             for future in as_completed(futures):
                 try:
-                    record = future.result()
+                    outcome = future.result()
                 except Exception as error:  # the worker process died; the run stays pending
                     logger.warning("run %s lost its worker: %r", futures[future].path, error)
+                    lost += 1
                     record = None
+                else:
+                    executed += outcome.ran_here
+                    record = outcome.record
                 if on_done is not None:
                     on_done(record)
+    return Tally(executed=executed, lost=lost)
+
+
+def execute_claimed(execute: Callable[[Any], dict[str, Any]], run: Any) -> Outcome:
+    """``execute(run)`` in a worker, unless another process holds the run's claim or it
+    has a final record by now (another invocation sharing ``--out`` finished it): then
+    that invocation's record (or a "running" one) is returned and nothing is run."""
+    with claimed(Path(run.path)) as held:
+        if not held or finished(run):
+            record = read_record(Path(run.path)) or {"path": str(run.path), "status": "running"}
+            return Outcome(record=record, ran_here=False)
+        return Outcome(record=execute(run), ran_here=True)

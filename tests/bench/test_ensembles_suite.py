@@ -464,11 +464,12 @@ def test_report_only_says_records_of_another_budget_exist(tmp_path, capsys):
 
 
 def test_ensembles_say_how_many_blocks_ran_and_were_finished(tmp_path, monkeypatch, capsys):
-    from ensembo.bench.standalone_runs import write_record
+    from ensembo.bench.standalone_runs import Tally, write_record
 
     path = tmp_path / "ensembles" / "esmbo-large" / "svm" / "banana" / "seed-0.json"
     write_record(path, _block_record(budget=50))
-    monkeypatch.setattr("ensembo.bench.standalone_runs.run_pending", lambda *args, **kw: None)
+    monkeypatch.setattr("ensembo.bench.standalone_runs.run_pending",
+                        lambda *args, **kw: Tally(executed=1))
     code = cli_main(["bench", "ensembles", "--optimizers", "esmbo-large:svm", "--problems",
                      "banana", "--seeds", "2", "--out", str(tmp_path), "--no-progress"])
     assert code == 0

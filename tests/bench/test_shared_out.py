@@ -3,15 +3,20 @@ the runs it ran itself, not those the other finished or is running."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
+import threading
+import types
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import attrs
 
-from ensembo.bench import runner
+from ensembo.bench import runner, standalone_runs
 from ensembo.bench.benchmark import run_benchmark
+from ensembo.bench.run_claims import claim_path
 from ensembo.cli import main
 
 BRANIN_TWO_SEEDS = ["bench", "synthetic", "--problems", "branin", "--optimizers", "random",
@@ -56,3 +61,87 @@ def test_a_run_finished_elsewhere_after_the_pool_started_is_not_returned_as_exec
     runner._one_pool([spec], 1, records, attempted, seen.append)
     assert records == []  # was [the other invocation's record]
     assert seen == [finished_elsewhere] and attempted == {spec.path}
+
+
+def _paused_after_reading(monkeypatch, module, parties: int = 2) -> None:
+    """Hold the first ``parties`` record reads until all of them have read: invocations
+    that check a run and then claim it would all see it free."""
+    read, gate, calls = module.read_record, threading.Barrier(parties), []
+
+    def read_then_wait(path):
+        record = read(path)
+        calls.append(path)
+        if len(calls) <= parties:
+            with contextlib.suppress(threading.BrokenBarrierError):
+                gate.wait(timeout=5)
+        return record
+
+    monkeypatch.setattr(module, "read_record", read_then_wait)
+
+
+def test_two_invocations_starting_one_run_together_run_it_once(tmp_path, monkeypatch):
+    """Both read 'no record' and then both wrote their running marker and ran it."""
+    [spec] = runner.plan("synthetic", ["random"], [0], 3, tmp_path, problems=["branin"])
+    _paused_after_reading(monkeypatch, runner)
+    with ThreadPoolExecutor(2) as pool:
+        outcomes = list(pool.map(runner.attempt, [spec, spec]))
+    assert sorted(o.ran_here for o in outcomes) == [False, True]  # was [True, True]
+    assert json.loads(Path(spec.path).read_text())["status"] == "complete"
+    assert not claim_path(Path(spec.path)).exists()
+
+
+class _ThreadPool(ThreadPoolExecutor):
+    """A process pool's stand-in: the runs of two 'invocations' share this process."""
+
+    def __init__(self, max_workers, mp_context=None, max_tasks_per_child=None):
+        super().__init__(max_workers)
+
+
+def test_two_standalone_invocations_run_a_shared_run_once_and_count_it_once(
+    tmp_path, monkeypatch
+):
+    """The standalone benchmarks claimed nothing: both ran it and both said '1 runs
+    executed'. Each run waits until one invocation has returned, so on the old code
+    both were running it at once."""
+    monkeypatch.setattr(standalone_runs, "ProcessPoolExecutor", _ThreadPool)
+    run = types.SimpleNamespace(path=str(tmp_path / "estimators" / "iris" / "seed-0.json"))
+    one_returned, executed = threading.Event(), []
+
+    def execute(each):
+        executed.append(each.path)
+        one_returned.wait(timeout=5)
+        record = {"status": "complete"}
+        standalone_runs.write_record(each.path, record)
+        return record
+
+    def invocation(_):
+        try:
+            return standalone_runs.run_and_collect([run], execute, workers=1, label="t",
+                                                   progress=False).counts("run")
+        finally:
+            one_returned.set()
+
+    with ThreadPoolExecutor(2) as pool:
+        said = sorted(pool.map(invocation, range(2)))
+    assert executed == [run.path]  # was twice
+    assert said == [
+        ("0 runs executed, 0 already finished, 1 finished or running in another invocation "
+         "sharing --out"),
+        "1 runs executed, 0 already finished",
+    ]
+
+
+def test_a_standalone_run_whose_worker_died_is_not_counted_as_executed(tmp_path, monkeypatch):
+    """It was: 'executed' counted every run pending when the command started."""
+    monkeypatch.setattr(standalone_runs, "ProcessPoolExecutor", _ThreadPool)
+    run = types.SimpleNamespace(path=str(tmp_path / "seed-0.json"))
+
+    def worker_dies(_):
+        raise RuntimeError("A process in the process pool was terminated abruptly")
+
+    collected = standalone_runs.run_and_collect([run], worker_dies, workers=1, label="t",
+                                                progress=False)
+    assert collected.counts("run") == (  # was "1 runs executed, 0 already finished"
+        "0 runs executed, 0 already finished, 1 not finished (their worker process died; "
+        "rerun to run them)"
+    )
