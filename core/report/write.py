@@ -1,4 +1,9 @@
-"""Write a report folder: compute the data once, then each rendering into its file."""
+"""Write a report folder: compute the data once, then each rendering into its file.
+
+The files are written into a staging folder and moved in together once all are written
+(:mod:`ensembo.report.staged_folder`): a report that fails or is stopped leaves the
+folder as it was.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from typing import TYPE_CHECKING
 from ensembo.errors import ExperimentError
 from ensembo.registry import Registry
 from ensembo.report.data import compute_report
+from ensembo.report.staged_folder import staged
 from ensembo.report.tables import (
     markdown_table,
     summary_markdown,
@@ -49,21 +55,18 @@ def write_study_report(
     """``report.md``, ``trials.md``, ``trials.csv`` and, with matplotlib, the PNG figures."""
     data = compute_report(storage, registry)  # before any folder is made: it may refuse
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    figures: list[Path] = []
-    if _plots_wanted(plots):
-        from ensembo.report.plots import plot_study
+    wanted = _plots_wanted(plots)
+    with staged(out) as stage:
+        figures: list[Path] = []
+        if wanted:
+            from ensembo.report.plots import plot_study
 
-        figures = plot_study(data, out)
-    (out / "trials.md").write_text(trials_markdown(data), encoding="utf-8")
-    written = [
-        out / "report.md",
-        out / "trials.md",
-        write_trials_csv(data, out / "trials.csv"),
-        *figures,
-    ]
-    (out / "report.md").write_text(summary_markdown(data, figures), encoding="utf-8")
-    return written
+            figures = plot_study(data, stage)
+        (stage / "trials.md").write_text(trials_markdown(data), encoding="utf-8")
+        write_trials_csv(data, stage / "trials.csv")
+        (stage / "report.md").write_text(summary_markdown(data, figures), encoding="utf-8")
+    names = ["report.md", "trials.md", "trials.csv", *(figure.name for figure in figures)]
+    return [out / name for name in names]
 
 
 def write_benchmark_report(
@@ -109,28 +112,28 @@ def write_benchmark_report(
         f"{_seed_shortfall_note(data.seed_shortfalls)}"
     )
     if len(methods) == 2:  # Friedman and its diagram need three; a pair has paired tests
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "ranks.md").write_text(
-            heading + _pair_comparison(matrix, methods), encoding="utf-8"
-        )
+        with staged(out) as stage:
+            (stage / "ranks.md").write_text(
+                heading + _pair_comparison(matrix, methods), encoding="utf-8"
+            )
         return [out / "ranks.md"]
     # both read before any folder is made: they may refuse
     comparison = compare_methods(matrix, methods, alpha)
-    out.mkdir(parents=True, exist_ok=True)
-    written = [out / "ranks.md"]
-    if len(problems) >= 2 and _plots_wanted(plots):
-        from ensembo.report.critical_difference import plot_critical_difference
+    diagram = len(problems) >= 2 and _plots_wanted(plots)
+    with staged(out) as stage:
+        if diagram:
+            from ensembo.report.critical_difference import plot_critical_difference
 
-        written.append(plot_critical_difference(comparison, out / "critical_difference.png"))
-    table = markdown_table(
-        ["method", "average rank"],
-        list(zip(comparison.methods, comparison.average_ranks, strict=True)),
-    )
-    figure = "\n![critical difference](critical_difference.png)\n" if len(written) > 1 else ""
-    (out / "ranks.md").write_text(
-        f"{heading}{table}\n\n{_friedman_text(comparison)}\n{figure}", encoding="utf-8"
-    )
-    return written
+            plot_critical_difference(comparison, stage / "critical_difference.png")
+        table = markdown_table(
+            ["method", "average rank"],
+            list(zip(comparison.methods, comparison.average_ranks, strict=True)),
+        )
+        figure = "\n![critical difference](critical_difference.png)\n" if diagram else ""
+        (stage / "ranks.md").write_text(
+            f"{heading}{table}\n\n{_friedman_text(comparison)}\n{figure}", encoding="utf-8"
+        )
+    return [out / "ranks.md", *([out / "critical_difference.png"] if diagram else [])]
 
 
 def _friedman_text(comparison: MethodComparison) -> str:

@@ -1,0 +1,37 @@
+"""Write a report's files aside, then move them into the report folder together.
+
+Written one by one in place, a report stopped halfway (Ctrl-C, a failing figure, a full
+disk) left new files beside an earlier report's, and a file cut short. Staged, nothing
+reaches the folder until every file is written; each is then moved in with
+``os.replace`` (atomic: a file is the old one or the new one, never half of either), the
+figures before the documents that link to them. The folder itself is never replaced or
+emptied, as it may hold the user's own files: an earlier report's file that this one
+does not write (a figure it has no data or no matplotlib for) is left as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+STAGING_PREFIX = ".ensembo-report-"
+DOCUMENTS = (".md",)  # moved in last: they link to the other files
+
+
+@contextlib.contextmanager
+def staged(out: Path) -> Iterator[Path]:
+    """A fresh folder inside ``out`` (same file system, so the moves are renames) to
+    write the report's files into; moved into ``out`` when the block ends without an
+    error, removed with whatever it holds in every case."""
+    out.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
+    try:
+        yield stage
+        for written in sorted(stage.iterdir(), key=lambda path: path.suffix in DOCUMENTS):
+            os.replace(written, out / written.name)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
