@@ -51,13 +51,14 @@ def register(subparsers) -> None:
 
 
 def report_cut_short(args) -> str:
-    """The report's files are written one by one, each in place: stopped once its folder
-    exists, some may be missing, cut short or left from an earlier report."""
+    """A report's files are written aside and moved in together once all are written
+    (:mod:`ensembo.report.staged_folder`): stopped before then, the folder holds what it
+    held, an earlier report or nothing of this one."""
     out = _out_folder(args)
     if not out.is_dir():
         return ""
-    return (f"the report in {out} may be incomplete (files missing or cut short); "
-            "run the command again to rewrite it")
+    return (f"the report in {out} was not updated (its files are moved in only once all "
+            "are written); run the command again to write it")
 
 
 def run(args) -> int:

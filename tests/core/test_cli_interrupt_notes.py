@@ -1,7 +1,7 @@
 """A Ctrl-C or SIGTERM says what the stopped command leaves: "finished trials are saved"
 was printed by every command, ``ensembo plugins`` and ``ensembo space validate``
-included, which run no trials; a report stopped while writing says its folder may be
-incomplete, as its files are written one by one."""
+included, which run no trials; a report stopped while writing says its folder was not
+updated, as its files are moved in together once all are written."""
 
 from __future__ import annotations
 
@@ -106,22 +106,23 @@ def test_a_bench_terminated_while_running_says_so_and_exits_143(tmp_path, monkey
         f"ensembo bench: terminated (SIGTERM); finished run records are kept in {out}")
 
 
-def test_a_report_stopped_while_writing_says_its_folder_may_be_incomplete(
+def test_a_report_stopped_while_writing_says_its_folder_was_not_updated(
     tmp_path, monkeypatch, capsys
 ):
+    """Its files are staged and moved in together: it said "may be incomplete (files
+    missing or cut short)" while they were written one by one in place."""
     out = tmp_path / "study-report"
 
-    def half_written(source, folder, args):
+    def stopped_while_staging(source, folder, args):
         folder.mkdir()
-        (folder / "trials.md").write_text("| number |")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(report_command, "_write", half_written)
+    monkeypatch.setattr(report_command, "_write", stopped_while_staging)
     (tmp_path / "study.db").touch()
     assert main(["report", str(tmp_path / "study.db"), "--out", str(out)]) == INTERRUPTED
     assert capsys.readouterr().err == (
-        f"ensembo: interrupted; the report in {out} may be incomplete (files missing or cut "
-        "short); run the command again to rewrite it\n"
+        f"ensembo: interrupted; the report in {out} was not updated (its files are moved in "
+        "only once all are written); run the command again to write it\n"
     )
 
 
