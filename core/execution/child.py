@@ -46,6 +46,7 @@ from ensembo.execution.outcome import (
     exited,
     portable,
     raised,
+    traceback_text,
 )
 from ensembo.execution.process_group import (
     end_timed_out,
@@ -216,7 +217,7 @@ def _child_main(objective, config, limits: TrialLimits, write_end: int, parent: 
         _die_with(parent)
         if limits.memory is not None:
             _limit_address_space(limits.memory)
-        _write_all(write_end, pickle.dumps(portable(_run(objective, config, limits))))
+        _write_all(write_end, _payload(_run(objective, config, limits), limits))
     except BaseException:
         code = 1
     finally:
@@ -229,22 +230,65 @@ def _child_main(objective, config, limits: TrialLimits, write_end: int, parent: 
 
 
 def _run(objective, config, limits: TrialLimits) -> Outcome:
+    """``objective(config)`` as an outcome, in the child: ``memory:`` whenever our
+    memory limit is behind what it raised."""
     try:
         return Outcome(kind=OutcomeKind.RETURNED, value=objective(dict(config)))
-    except SystemExit as sys_exit:  # the objective's: a failure, as in-process (:func:`_call`)
-        return exited(sys_exit)
-    except MemoryError as error:
-        if limits.memory is None:  # no limit of ours was exceeded: an error like any other
-            return raised(error)
-        return Outcome(
-            kind=OutcomeKind.MEMORY,
-            message=(
-                f"memory: the evaluation exceeded its memory limit of {limits.memory} "
-                f"bytes ({describe_exception(error)})"
-            ),
-        )
+    except KeyboardInterrupt as interrupt:
+        return raised(interrupt)
     except BaseException as error:
+        if limits.memory is not None and _memory_error_behind(error) is not None:
+            # our limit stopped it, also when the objective raised its own error on the
+            # MemoryError; without a limit of ours it is an error like any other
+            return Outcome(
+                kind=OutcomeKind.MEMORY,
+                message=_memory_message(limits, error),
+                traceback=traceback_text(error),
+            )
+        if isinstance(error, SystemExit):  # the objective's: a failure, as in-process
+            return exited(error)
         return raised(error)
+
+
+def _memory_error_behind(error: BaseException) -> MemoryError | None:
+    """The MemoryError that ``error`` is, or was raised on (its ``__cause__`` or
+    ``__context__``, as an objective that catches MemoryError and raises its own error,
+    or exits, leaves it); ``None`` if there is none."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, MemoryError):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def _memory_message(limits: TrialLimits, error: BaseException, during: str = "") -> str:
+    """Why the memory limit failed the trial, naming the limit and the MemoryError
+    (and what the objective raised on it)."""
+    memory_error = _memory_error_behind(error)
+    what = describe_exception(memory_error)
+    if memory_error is not error:
+        what = f"{what}, raised as {describe_exception(error)}"
+    limit = f"its memory limit of {limits.memory} bytes"
+    return f"memory: the evaluation exceeded {limit}{during} ({what})"
+
+
+def _payload(outcome: Outcome, limits: TrialLimits) -> bytes:
+    """The outcome pickled for the parent. Pickling copies the result (a model, an
+    array): one that fitted within the memory limit may not fit twice, and then the
+    limit is what stopped the trial, so it fails ``memory:`` as if the objective had
+    run out itself, not as a result that cannot be sent back."""
+    memory_limited = limits.memory is not None
+    try:
+        return pickle.dumps(portable(outcome, memory_limited=memory_limited))
+    except MemoryError as error:
+        if not memory_limited:
+            raise
+        message = _memory_message(limits, error, " while its result was pickled to be sent back")
+    del outcome  # the result that did not fit: the failure's pickle needs the room
+    return pickle.dumps(Outcome(kind=OutcomeKind.MEMORY, message=message))
 
 
 def _flush_std_streams() -> None:

@@ -120,6 +120,10 @@ def matches(error: BaseException, catch: tuple[type[BaseException], ...]) -> boo
 
 
 def describe_exception(error: BaseException) -> str:
+    """The exception's last traceback line ("Type: message"); an exit's own sentence,
+    which its type's module path would only make longer."""
+    if isinstance(error, ObjectiveExit):
+        return str(error)
     return "".join(traceback.format_exception_only(error)).strip()
 
 
@@ -156,23 +160,29 @@ def traceback_text(error: BaseException) -> str:
     return "".join(traceback.format_exception(type(error), error, frames))
 
 
-def portable(outcome: Outcome) -> Outcome:
+def portable(outcome: Outcome, *, memory_limited: bool = False) -> Outcome:
     """The outcome, or a copy whose parts that cannot make the trip to the driver are
     replaced: for an outcome that crosses a process boundary only.
 
     An exception that cannot be pickled, or pickles but cannot be loaded (an
     ``__init__`` taking other arguments), becomes an :class:`ObjectiveError` with its
     type and message; an unpicklable return value turns the outcome into a failure that
-    says so.
+    says so. ``memory_limited``: a MemoryError while pickling is raised, not taken for
+    a result that cannot be sent, since under a memory limit of ours it is the limit
+    that stopped the trial (pickling copies the result, which may not fit twice).
     """
     try:
         pickle.loads(pickle.dumps(outcome.error))
-    except Exception:  # pickling and loading raise many types (TypeError, PicklingError, ...)
+    except Exception as error:  # pickling and loading raise many types (TypeError, ...)
+        if memory_limited and isinstance(error, MemoryError):
+            raise
         outcome = attrs.evolve(outcome, error=stand_in(outcome.error))
     try:
         pickle.dumps(outcome)
         return outcome
     except Exception as error:
+        if memory_limited and isinstance(error, MemoryError):
+            raise
         if outcome.kind is OutcomeKind.RETURNED:
             return Outcome(
                 kind=OutcomeKind.RAISED,

@@ -3,7 +3,8 @@
 The task needs the trial number (reshuffling draws the splits from it), which a plain
 ``objective(config)`` never sees, so the loop asks and tells itself. A configuration
 that raises, returns a non-finite loss or predicts garbage becomes a failed trial with
-the error text and the run goes on; Ctrl-C marks the running trials interrupted (they
+the error text and the run goes on, as does one whose learner calls ``sys.exit()``
+(:mod:`ensembo.ml.learner_exit`); Ctrl-C marks the running trials interrupted (they
 are re-run on resume) and re-raises, also when the learner catches it in its ``fit``
 (scikit-learn's MLP does): :class:`~ensembo.ml.Task` raises it again once the fit returns.
 
@@ -17,12 +18,12 @@ from __future__ import annotations
 import functools
 import logging
 import time
-import traceback
 
 import attrs
 import joblib
 
 from ensembo.execution import NO_LIMITS, OutcomeKind, TrialLimits, evaluate_in_child
+from ensembo.execution.outcome import describe_exception
 from ensembo.ml.artifacts import ArtifactStore
 from ensembo.ml.task import Task
 from ensembo.study import Study
@@ -47,7 +48,7 @@ def _attempt(
     try:
         return _evaluate(task, number, config)
     except Exception as error:  # any learner failure is a failed trial, not a crash
-        return "".join(traceback.format_exception_only(error)).strip()
+        return describe_exception(error)  # a learner's sys.exit() included (LearnerExit)
 
 
 def _evaluate(task: Task, number: int, config: dict) -> Evaluation:

@@ -37,6 +37,7 @@ from ensembo import components, interrupts
 from ensembo.errors import ExperimentError
 from ensembo.loss_fit import DEFAULT_LOSS, check_loss_fits_task
 from ensembo.ml.fitted_ensemble import FittedEnsemble
+from ensembo.ml.learner_exit import exit_fails_the_trial
 from ensembo.ml.predictions import InvalidPredictionError, predict_examples
 from ensembo.ml.validation import (
     CrossValidation,
@@ -386,7 +387,11 @@ class Task:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
             model = self.build(config)
-            with limited_threads(self.threads), interrupts.interrupt_not_swallowed():
+            with (
+                limited_threads(self.threads),
+                interrupts.interrupt_not_swallowed(),
+                exit_fails_the_trial(model, "fit"),
+            ):
                 model.fit(X, y)
         for warning in caught:
             if not issubclass(warning.category, ConvergenceWarning):
@@ -414,8 +419,9 @@ class Task:
     def evaluate(self, config: dict[str, Any], iteration: int = 0) -> Evaluation:
         """Fit and score ``config``; ``iteration`` (the trial number) drives reshuffling.
 
-        Raises whatever the estimator raises, or :class:`InvalidPredictionError` for
-        unusable predictions: the caller records the trial as failed.
+        Raises whatever the estimator raises (:class:`~ensembo.ml.learner_exit.LearnerExit`
+        for its ``sys.exit()``), or :class:`InvalidPredictionError` for unusable
+        predictions: the caller records the trial as failed.
         """
         splits = self.splits(iteration)
         fitted = joblib.Parallel(n_jobs=self.n_jobs)(
@@ -464,7 +470,7 @@ class Task:
 
     def predict(self, model: Any, X: np.ndarray) -> np.ndarray:
         """Per-example predictions of a fitted model, in the trial format."""
-        with limited_threads(self.threads):
+        with limited_threads(self.threads), exit_fails_the_trial(model, "predict"):
             return predict_examples(model, X, self.classes)
 
     def _validation_predictions(self, models: list[Any], splits: tuple[Split, ...]) -> np.ndarray:
