@@ -91,9 +91,14 @@ def grid_draw(hp: Hyperparameter, rng: np.random.Generator) -> Any:
     q = step_of(hp)
     if q is None or getattr(hp, "log", False):
         return None
-    points = steps_in(hp.lower, hp.upper, q) + 1
-    # the last point may pass high by the rounding steps_in allows: it is high
-    value = min(hp.lower + int(rng.integers(points)) * q, hp.upper)
+    return grid_point(hp, int(rng.integers(steps_in(hp.lower, hp.upper, q) + 1)), q)
+
+
+def grid_point(hp: Hyperparameter, k: int, q: float | int) -> Any:
+    """The ``k``-th point of the grid ``low + k * q``, as a configuration holds it. The
+    last point may pass ``high`` by the rounding :func:`steps_in` allows: it is ``high``
+    (``0 + 3 * 0.1`` is 0.30000000000000004, which ``high: 0.3`` refuses)."""
+    value = min(hp.lower + k * q, hp.upper)
     return int(round(value)) if isinstance(hp, IntegerHyperparameter) else float(
         as_stored(hp, value))
 

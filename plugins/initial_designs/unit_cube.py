@@ -14,19 +14,21 @@ becomes a value so that a uniform coordinate gives the space's own prior:
   space snaps its samples.
 
 Hyperparameters whose conditions fail are then dropped; a point hitting a forbidden
-clause is replaced by a draw from the prior.
+clause is replaced by a draw from the prior (any other refusal too, with a warning: a
+silent fallback once turned most of a design on ``q: 0.1`` grids into prior draws).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
 import numpy as np
+from ConfigSpace.exceptions import ForbiddenValueError
 from ConfigSpace.hyperparameters import (
     CategoricalHyperparameter,
     Constant,
-    IntegerHyperparameter,
     OrdinalHyperparameter,
     UniformFloatHyperparameter,
     UniformIntegerHyperparameter,
@@ -34,7 +36,9 @@ from ConfigSpace.hyperparameters import (
 from ConfigSpace.util import deactivate_inactive_hyperparameters
 
 from ensembo.spaces import Space
-from ensembo.spaces.quantize import quantize, step_of
+from ensembo.spaces.quantize import grid_point, quantize, step_of, steps_in
+
+logger = logging.getLogger(__name__)
 
 
 def _slice(coordinate: float, count: int) -> int:
@@ -45,9 +49,7 @@ def _slice(coordinate: float, count: int) -> int:
 def _on_grid(hp, coordinate: float) -> Any:
     """A point of the linear grid ``low + k * q`` (integers: ``q = 1``), each equally likely."""
     step = step_of(hp) or 1
-    points = int(math.floor((hp.upper - hp.lower) / step + 1e-9)) + 1
-    value = hp.lower + _slice(coordinate, points) * step
-    return int(round(value)) if isinstance(hp, IntegerHyperparameter) else float(value)
+    return grid_point(hp, _slice(coordinate, steps_in(hp.lower, hp.upper, step) + 1), step)
 
 
 def _log_integer(hp, coordinate: float) -> int:
@@ -95,6 +97,10 @@ def configs_from_unit_points(
             configuration = deactivate_inactive_hyperparameters(assignment, space.configspace)
             configuration.check_valid_configuration()
             configs.append(space.validate(dict(configuration)))
-        except Exception:  # a forbidden combination: fall back on the prior
+        except ForbiddenValueError:  # a forbidden combination: fall back on the prior
+            configs.extend(space.sample(1, rng))
+        except Exception as error:  # a design point the space refuses: a bug here, said
+            logger.warning("initial design: point %s gave a configuration the space refuses "
+                           "(%s); a prior draw replaces it", assignment, error)
             configs.extend(space.sample(1, rng))
     return configs

@@ -9,6 +9,7 @@ import pytest
 
 from ensembo.plugins.initial_designs.lhs_design import LatinHypercubeDesign
 from ensembo.plugins.initial_designs.sobol_design import SobolDesign
+from ensembo.plugins.initial_designs.unit_cube import configs_from_unit_points
 from ensembo.spaces import load
 
 GRIDS = {
@@ -70,3 +71,31 @@ def test_log_integers_follow_the_space_prior(param):
     values = sorted({c["v"] for c in prior} | {c["v"] for c in design})
     gap = np.abs(frequencies(design, values) - frequencies(prior, values))
     assert gap.max() < 0.012
+
+
+@pytest.mark.parametrize("param", [
+    {"type": "float", "low": 0.0, "high": 0.3, "q": 0.1},  # 0 + 3 * 0.1 > 0.3
+    {"type": "float", "low": 0.1, "high": 0.3, "q": 0.2},  # the docs' example
+])
+def test_a_top_grid_point_past_high_by_rounding_keeps_its_share(param):
+    """``low + k * q`` for the last point was 0.30000000000000004, which the space refuses:
+    every design point there was replaced by a prior draw, silently ({0.1: 288, 0.3: 112}
+    of 400 for the docs' example, and 12 of 16 Sobol points of five such floats)."""
+    space = one_parameter_space(param)
+    unit_points = ((np.arange(400) + 0.5) / 400)[:, None]
+    configs = configs_from_unit_points(space, unit_points, np.random.default_rng(0))
+    shares = Counter(c["v"] for c in configs)
+    assert max(shares) == param["high"]
+    assert set(shares.values()) == {400 // len(shares)}
+
+
+def test_a_design_of_several_such_floats_is_not_replaced_by_prior_draws(monkeypatch):
+    space = load({"params": {f"x{i}": {"type": "float", "low": 0, "high": 0.3, "q": 0.1}
+                             for i in range(5)}})
+    drawn = []
+    sample = type(space).sample
+    monkeypatch.setattr(type(space), "sample",
+                        lambda self, n, seed=None: drawn.append(n) or sample(self, n, seed))
+    for design in (SobolDesign(), LatinHypercubeDesign()):
+        design.configs(space, 16, np.random.default_rng(0))
+    assert drawn == []
