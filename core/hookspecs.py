@@ -109,12 +109,14 @@ def ensembo_ensemble_updated(study: Study, ensemble: Ensemble) -> None:
 
 @hookspec
 def ensembo_study_finished(study: Study) -> None:
-    """Called when ``Study.optimize`` returns."""
+    """Called when a run ends, however it ends: ``Study.optimize``, or the trials of a
+    ``data:`` run or a scikit-learn estimator's search (before its final models)."""
 
 
 @hookspec(firstresult=True)
 def ensembo_should_stop(study: Study) -> bool | None:
-    """Return True to stop ``optimize`` early. Stops at the first non-None result."""
+    """Return True to stop a run early (``optimize``, a ``data:`` run, an estimator's
+    search), checked before each trial. Stops at the first non-None result."""
 
 
 REGISTRATION_HOOKS: Mapping[str, str] = {

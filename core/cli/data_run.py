@@ -100,11 +100,13 @@ def _finished_in(storage: Path | None) -> int:
         opened.close()
 
 
-def _close(observers: list[Any], study: Study) -> None:
+def _close(observers: list[Any]) -> None:
+    """Close the progress bar however the command ends: ``run_task`` tells every observer
+    the run ended (``ensembo_study_finished``), but a run may fail before it starts."""
     for observer in observers:
-        finished = getattr(observer, "ensembo_study_finished", None)
-        if finished is not None:
-            finished(study=study)
+        close = getattr(observer, "close", None)
+        if close is not None:
+            close()
 
 
 _DATA_EXECUTION_KEYS = {"trial_timeout", "memory_limit"}
@@ -200,7 +202,7 @@ def run_data_experiment(
             discard_if_nothing_ran(study, storage)
         raise
     finally:
-        _close(observers, study)
+        _close(observers)
     print_timeout_stop(finished_count(study), experiment)
     print(json.dumps(summary, indent=2, default=str) if as_json else format_report(summary))
     return 0

@@ -22,6 +22,7 @@ import time
 import attrs
 import joblib
 
+from ensembo import observers
 from ensembo.execution import NO_LIMITS, OutcomeKind, TrialLimits, evaluate_in_child
 from ensembo.execution.outcome import describe_exception
 from ensembo.ml.artifacts import ArtifactStore
@@ -66,12 +67,22 @@ def run_task(
     limits: TrialLimits = NO_LIMITS,
 ) -> Study:
     """Run ``n_trials`` more trials of ``task``, or fewer: no batch starts after
-    ``timeout`` seconds, except the first, so that a search always has a model.
-    ``limits`` (wall time, memory) fail a trial that exceeds them."""
+    ``timeout`` seconds, except the first, so that a search always has a model, nor once
+    a plugin's ``ensembo_should_stop`` says so. ``limits`` (wall time, memory) fail a
+    trial that exceeds them. The observers hear the run end, as after ``optimize``."""
+    with observers.observed_run(study._observer_manager, study):
+        _run_batches(study, task, n_trials, store, timeout, n_jobs, limits)
+    return study
+
+
+def _run_batches(study: Study, task: Task, n_trials: int, store: ArtifactStore | None,
+                 timeout: float | None, n_jobs: int | None, limits: TrialLimits) -> None:
     deadline = None if timeout is None else time.monotonic() + timeout
     workers = max(1, joblib.effective_n_jobs(n_jobs))
     done = 0
     while done < n_trials and (done == 0 or deadline is None or time.monotonic() < deadline):
+        if study._notify("ensembo_should_stop", study=study):
+            return
         batch = [study.ask() for _ in range(min(workers, n_trials - done))]
         try:
             if len(batch) == 1:
@@ -92,7 +103,6 @@ def run_task(
                 continue
             _record(study, trial, outcome, store)
         done += len(batch)
-    return study
 
 
 def _record(study: Study, trial: Trial, outcome: Evaluation, store: ArtifactStore | None) -> None:
