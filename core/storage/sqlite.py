@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ensembo.errors import StorageError
+from ensembo.storage import private_copy
 from ensembo.storage.writer_lock import WriterClaim, claim_writer
 from ensembo.trials import Trial, TrialState, json_text
 
@@ -66,31 +67,58 @@ _TABLES = {"meta", "trials"}
 def _tables(path: Path) -> set[str]:
     """The tables in the database ``path``, looked at through a read-only connection."""
     with contextlib.closing(_read_only_connection(path)) as connection:
-        try:
-            rows = connection.execute("SELECT name FROM sqlite_master WHERE type='table'")
-            return {row[0] for row in rows}
-        except sqlite3.DatabaseError as error:
-            raise StorageError(f"{path}: {_cannot_open(path, error)}") from error
+        return _table_names(connection, path)
+
+
+def _table_names(connection: sqlite3.Connection, path: Path) -> set[str]:
+    try:
+        rows = connection.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        return {row[0] for row in rows}
+    except sqlite3.DatabaseError as error:
+        raise StorageError(f"{path}: {_cannot_open(path, error)}") from error
 
 
 def _read_only_connection(path: Path) -> sqlite3.Connection:
     """A connection to ``path`` that never writes. Where SQLite cannot make the
     write-ahead log's index beside the file (a read-only folder or file system), the
-    file is read as immutable, which is what it is there."""
-    uri = path.resolve().as_uri()
-    for mode in ("?mode=ro", "?mode=ro&immutable=1"):
-        connection = sqlite3.connect(uri + mode, uri=True, timeout=30.0, isolation_level=None,
-                                     check_same_thread=False)
+    file is read as immutable, which is what it is there; but an immutable reading
+    ignores the log, so a file with a non-empty log (trials of a killed or running
+    study) is read through a private copy of both (:mod:`ensembo.storage.private_copy`)."""
+    try:
+        return _checked(_connect_read_only(path.resolve().as_uri() + "?mode=ro"), path)
+    except sqlite3.OperationalError as error:
+        failed = error
+    if private_copy.holds_unmerged_log(path):
+        connection = private_copy.private_copy_connection(path)
         try:
-            connection.execute("SELECT count(*) FROM sqlite_master").fetchall()
-            return connection
-        except sqlite3.OperationalError as error:
-            connection.close()
-            failed = error
-        except sqlite3.DatabaseError as error:  # damaged, or not a database
-            connection.close()
-            raise StorageError(f"{path}: {_cannot_open(path, error)}") from error
-    raise StorageError(f"{path}: {_cannot_open(path, failed)}") from failed
+            return _checked(connection, path)
+        except sqlite3.DatabaseError as error:  # the copy opens wherever the file can be read
+            raise StorageError(f"{path}: {_explain(error)}") from error
+    try:
+        return _checked(_connect_read_only(path.resolve().as_uri() + "?mode=ro&immutable=1"),
+                        path)
+    except sqlite3.OperationalError:
+        raise StorageError(f"{path}: {_cannot_open(path, failed)}") from failed
+
+
+def _connect_read_only(uri: str) -> sqlite3.Connection:
+    return sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None,
+                           check_same_thread=False)
+
+
+def _checked(connection: sqlite3.Connection, path: Path) -> sqlite3.Connection:
+    """``connection`` once it has read the file's schema; closed if it could not. A
+    damaged file, or not a database, is refused by name; other errors (the folder) are
+    the caller's to handle."""
+    try:
+        connection.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        return connection
+    except sqlite3.OperationalError:
+        connection.close()
+        raise
+    except sqlite3.DatabaseError as error:  # damaged, or not a database
+        connection.close()
+        raise StorageError(f"{path}: {_cannot_open(path, error)}") from error
 
 
 def _holds_study(path: Path) -> bool:
@@ -181,9 +209,18 @@ class SQLiteStorage:
         path = Path(path)
         if not path.is_file():
             raise StorageError(f"{path}: no such study file")
-        if not _holds_study(path):
-            raise StorageError(f"{path}: no study stored here")
-        return cls._reader(path) if read_only else cls(path)
+        if not read_only:
+            if not _holds_study(path):
+                raise StorageError(f"{path}: no study stored here")
+            return cls(path)
+        storage = cls._reader(path)  # the tables are looked at on its connection, which
+        try:  # in a read-only folder may read a copy made once (private_copy)
+            if not _TABLES <= _table_names(storage._connection, path):
+                raise StorageError(f"{path}: no study stored here")
+        except BaseException:
+            storage.close()
+            raise
+        return storage
 
     @classmethod
     def _reader(cls, path: Path) -> SQLiteStorage:
