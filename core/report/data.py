@@ -9,6 +9,7 @@ consume.
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections.abc import Mapping, Sequence
 from os import PathLike
@@ -24,6 +25,7 @@ from ensembo.errors import EnsemboError, StorageError
 from ensembo.registry import Registry
 from ensembo.report.scoring import ensemble_loss
 from ensembo.storage import Storage, open_existing_storage
+from ensembo.stored_study import stored_history
 from ensembo.trials import History, Trial, TrialState, told_order
 
 MIN_ACTIVE = 8
@@ -240,8 +242,34 @@ def _explained(groups: np.ndarray, values: np.ndarray) -> float:
     return float(np.sqrt(max(between - (k - 1) * within_mean_square, 0.0) / total))
 
 
-def _strategy(meta: Mapping[str, Any], registry: Registry | None) -> tuple[Any, str | None]:
-    spec = meta.get("components", {}).get("ensemble_strategy")
+def _stored_components(meta: Mapping[str, Any], source: Any) -> dict[str, Any]:
+    """The stored component specs, each a mapping with a ``name`` (or ``None``, or a
+    live object's record): a plain name, which resume reads as a spec too, becomes
+    ``{"name": ...}``; anything else is named as damaged, not an AttributeError in the
+    tables."""
+    stored = meta.get("components", {})
+    if not isinstance(stored, Mapping):
+        raise StorageError(f"{source}: the stored settings' components are a "
+                           f"{type(stored).__name__}, not a mapping; the file is damaged: "
+                           "restore it from a copy")
+    specs = {}
+    for kind, spec in stored.items():
+        if isinstance(spec, str):
+            spec = {"name": spec}
+        elif spec is not None and not (
+            isinstance(spec, Mapping) and ("name" in spec or components.live_object_name(spec))
+        ):
+            raise StorageError(
+                f"{source}: the stored settings' components.{kind} is {json.dumps(spec)}, "
+                "not a component name or a mapping with a 'name' key; the file is damaged: "
+                "restore it from a copy"
+            )
+        specs[kind] = spec
+    return specs
+
+
+def _strategy(specs: Mapping[str, Any], registry: Registry | None) -> tuple[Any, str | None]:
+    spec = specs.get("ensemble_strategy")
     if spec is None or components.live_object_name(spec):
         return None, "the ensemble strategy was a live object; ensembles were not replayed"
     try:
@@ -333,7 +361,8 @@ def compute_report(
     opened = open_existing_storage(storage, read_only=True)
     try:
         meta = opened.read_meta()
-        trials = tuple(opened.trials())
+        # checked as resume checks them: a missing row would misnumber every later one
+        trials = tuple(stored_history(opened))
     finally:
         if opened is not storage and hasattr(opened, "close"):
             opened.close()
@@ -341,7 +370,8 @@ def compute_report(
         raise StorageError(f"{storage}: no study stored here")
     space = spaces.load(meta["space"])
     context = context_from_meta(meta, registry)
-    strategy, note = _strategy(meta, registry)
+    stored_components = _stored_components(meta, getattr(opened, "path", storage))
+    strategy, note = _strategy(stored_components, registry)
     advice: tuple[str, ...] = ()
     try:
         iterations, advice = replay_quietly(trials, strategy, context)
@@ -363,7 +393,7 @@ def compute_report(
         source=str(storage),
         space_name=space.name,
         hyperparameters=describe_space(space),
-        components=dict(meta.get("components", {})),
+        components=stored_components,
         budget=meta.get("budget"),
         seed=meta.get("seed"),
         loss_name=meta.get("loss"),
