@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -196,6 +197,9 @@ def _differences(old: Any, new: Any, path: tuple[str, ...]) -> Iterator[tuple]:
     if isinstance(old, dict) and isinstance(new, dict):
         for key in [*old, *(key for key in new if key not in old)]:
             yield from _differences(old.get(key, _ABSENT), new.get(key, _ABSENT), (*path, key))
+    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for index, (old_item, new_item) in enumerate(zip(old, new, strict=True)):
+            yield from _differences(old_item, new_item, (*path, f"[{index}]"))
     elif old != new:
         yield path, old, new
 
@@ -222,17 +226,28 @@ def _unseen_in_hyperparameters(path: tuple[str, ...]) -> bool:
 
 
 def _difference_text(path: tuple[str, ...], old: Any, new: Any) -> str:
-    where = ".".join(str(key) for key in path)
+    where = "".join(
+        key if key.startswith("[") or not index else f".{key}"
+        for index, key in enumerate(str(key) for key in path)
+    )  # steps[0].imputer.fixed.strategy
     if old is _ABSENT:
-        return f"{where} added ({_shown(new)})"
+        return f"{where} added ({_shown(repr(new))})"
     if new is _ABSENT:
-        return f"{where} removed (was {_shown(old)})"
-    return f"{where} {_shown(old)} -> {_shown(new)}"
+        return f"{where} removed (was {_shown(repr(old))})"
+    old_text, new_text = repr(old), repr(new)
+    # long values cut from a little before where they first differ: cut at the start,
+    # two estimator paths differing in their last characters read the same
+    same = len(os.path.commonprefix([old_text, new_text]))
+    start = max(0, same - SHOWN_CHARACTERS // 3) if same >= SHOWN_CHARACTERS // 2 else 0
+    if start:  # from a word: '...BoostedTreesClassifierV1', not '...stedTreesClassifierV1'
+        start = max(old_text.rfind(mark, 0, start) for mark in "./ ,:") + 1 or start
+    return f"{where} {_shown(old_text, start)} -> {_shown(new_text, start)}"
 
 
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= SHOWN_CHARACTERS else text[: SHOWN_CHARACTERS - 3] + "..."
+def _shown(text: str, start: int = 0) -> str:
+    body = text[start:]
+    shown = body if len(body) <= SHOWN_CHARACTERS else body[: SHOWN_CHARACTERS - 3] + "..."
+    return f"...{shown}" if start else shown
 
 
 def _hyperparameter_change(name: str, old: dict | None, new: dict | None) -> str:

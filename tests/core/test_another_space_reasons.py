@@ -5,10 +5,13 @@ space."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ensembo import Study, spaces
 from ensembo.errors import StorageError
+from ensembo.space_comparison import _difference_text
 
 SPACE = {"params": {"C": {"type": "float", "low": 0.1, "high": 10, "log": True}}}
 
@@ -131,3 +134,26 @@ def test_an_estimator_changed_with_a_bound_is_named_beside_it(stored_cash):
     assert "upper 1000.0 -> 100.0" in message
     assert "params.classifier.options.svm.estimator 'sklearn.svm.SVC' ->" in message
     assert "params.classifier.options.svm.C" not in message  # the bound is named once
+
+
+def test_a_change_inside_a_list_is_named_by_its_index(tmp_path):
+    """Lists were compared whole and both sides cut to 60 characters, so a step's changed
+    argument printed the same on both sides: 'steps [{'imputer': ... -> [{'imputer': ...'."""
+    import copy
+
+    import yaml
+
+    library = Path(spaces.__file__).parent / "library" / "cash-levesque.yaml"
+    document = yaml.safe_load(library.read_text())
+    changed = copy.deepcopy(document)
+    changed["steps"][0]["imputer"]["fixed"]["strategy"] = "mean"
+    path = tmp_path / "steps.db"
+    Study(document, surrogate=None, seed=0, storage=path).close()
+    assert "another space (steps[0].imputer.fixed.strategy 'median' -> 'mean')" in _refusal(
+        path, changed)
+
+
+def test_long_values_are_shown_from_where_they_differ():
+    old = "my_company.models.experimental.gradient_boosting.BoostedTreesClassifierV1"
+    text = _difference_text(("estimator",), old, old[:-1] + "2")
+    assert text == "estimator ...BoostedTreesClassifierV1' -> ...BoostedTreesClassifierV2'"
