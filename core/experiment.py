@@ -306,7 +306,10 @@ def import_callable(reference: Any, key: str, base_dir: Path | None = None) -> C
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise ExperimentError(key, f"cannot import module {module_name!r}: {error}") from error
+        where = _where_looked(error, module_name, base_dir)
+        raise ExperimentError(
+            key, f"cannot import module {module_name!r}{where}: {error}"
+        ) from error
     try:
         target = getattr(module, attribute)
     except AttributeError:
@@ -316,3 +319,20 @@ def import_callable(reference: Any, key: str, base_dir: Path | None = None) -> C
     if not callable(target):
         raise ExperimentError(key, f"{reference!r} is not callable")
     return target
+
+
+def _where_looked(error: ImportError, module_name: str, base_dir: Path | None) -> str:
+    """' (looked in FOLDER and on Python's path)' when the module itself was not found:
+    a resumed study's recorded folder may be gone."""
+    if base_dir is None or not is_missing_module(error, module_name):
+        return ""
+    return f" (looked in the experiment's folder {base_dir} and on Python's path)"
+
+
+def is_missing_module(error: BaseException | None, module_name: str) -> bool:
+    """``module_name`` itself (or its package) was not found; an import failing inside
+    the module (its own missing dependency) is the module's problem, not its place's."""
+    missing = getattr(error, "name", None)
+    if not isinstance(error, ModuleNotFoundError) or missing is None:
+        return False
+    return module_name == missing or module_name.startswith(f"{missing}.")

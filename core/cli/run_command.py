@@ -19,7 +19,14 @@ from ensembo.errors import (
     SpaceError,
     StorageError,
 )
-from ensembo.experiment import Experiment, ExperimentProblems, load_experiment, parse_experiment
+from ensembo.experiment import (
+    Experiment,
+    ExperimentProblems,
+    is_missing_module,
+    load_experiment,
+    parse_experiment,
+)
+from ensembo.experiment_location import ExperimentFolder, experiment_folder, recorded_location
 from ensembo.objective import failure_summary
 from ensembo.spaces.problems import SpaceDefinitionError
 from ensembo.stored_study import SCORING, discard_if_nothing_ran
@@ -93,7 +100,7 @@ def _start_study(experiment: Experiment, storage: Path | None) -> Study:
         storage=storage,
         metadata={
             "experiment": experiment.source,
-            "experiment_dir": str(experiment.base_dir),
+            **recorded_location(experiment.base_dir, storage),
             # another function's losses must not join these trials (see stored_study)
             SCORING: {"objective": experiment.source["objective"]},
         },
@@ -176,14 +183,35 @@ def resume(args) -> int:
         raise ExperimentError(
             str(path), "this study was not started by 'ensembo run'; resume it from Python"
         )
-    experiment = parse_experiment(document, study.metadata.get("experiment_dir", "."))
+    folder = experiment_folder(study.metadata, path, _objective_module(document))
+    experiment = parse_experiment(document, folder.path)
     if "data" in experiment.source:
         from ensembo.cli.data_run import run_data_experiment  # imports scikit-learn
 
         return run_data_experiment(experiment, path, args.json, _wants_progress(args), study=study)
-    objective = experiment.objective()
+    objective = _resumed_objective(experiment, folder, path)
     experiment.queue_into(study)  # the entries a run that died while queueing left out
     return _finish(study, experiment, objective, args.json, _wants_progress(args))
+
+
+def _resumed_objective(
+    experiment: Experiment, folder: ExperimentFolder, study_file: Path
+) -> Callable[[dict[str, Any]], Any]:
+    """The objective, from the experiment folder ``folder`` chose; when its module is
+    not found there, the error says how to go on (the project may have moved)."""
+    try:
+        return experiment.objective()
+    except ExperimentError as error:
+        if not is_missing_module(error.__cause__, str(_objective_module(experiment.source))):
+            raise
+        message = f"{error.message}; {folder.not_found_hint(study_file)}"
+        raise ExperimentError(error.path, message) from error
+
+
+def _objective_module(document: Any) -> str | None:
+    """'obj' of 'objective: obj:loss', the module a resumed study's folder must hold."""
+    reference = document.get("objective") if isinstance(document, dict) else None
+    return reference.partition(":")[0] if isinstance(reference, str) else None
 
 
 def _wants_progress(args) -> bool:
