@@ -19,6 +19,7 @@ from ensembo.datasets import data_digest
 from ensembo.errors import ExperimentError, StorageError, TrialError
 from ensembo.execution import TrialLimits
 from ensembo.experiment import Experiment
+from ensembo.experiment_location import recorded_location
 from ensembo.hookspecs import hookimpl
 from ensembo.ml.artifacts import artifact_store_for
 from ensembo.ml.data_run import (
@@ -167,7 +168,7 @@ def run_data_experiment(
             callbacks=observers,
             metadata={
                 "experiment": experiment.source,
-                "experiment_dir": str(experiment.base_dir),
+                **recorded_location(experiment.base_dir, storage),
                 SCORING: scoring,
             },
             **study_options(prepared, experiment.study_options()),

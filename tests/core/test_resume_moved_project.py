@@ -152,3 +152,28 @@ def test_a_study_that_recorded_no_study_folder_resumes_from_its_experiment_folde
     assert result.returncode == 0, result.stderr
     assert set(losses(db).values()) == {5.0}
     assert "moved or copied" not in result.stderr
+
+
+def test_a_moved_data_project_resumes_with_its_dataset_file(tmp_path):
+    """A data: run recorded only the experiment folder: moved, its relative dataset file
+    was looked for in the folder that no longer exists."""
+    from sklearn.datasets import load_iris
+
+    project = tmp_path / "before"
+    project.mkdir()
+    iris = load_iris(as_frame=True).frame
+    iris.to_csv(project / "flowers.csv", index=False)
+    (project / "experiment.yaml").write_text(
+        "space: cash-classification\n"
+        "data: {dataset: flowers.csv, target: target, test: 0.3, validation: 3}\n"
+        "budget: 2\nseed: 0\nstorage: runs/study.db\n"
+    )
+    first = ensembo("run", "experiment.yaml", "--no-progress", cwd=project)
+    assert first.returncode == 0, first.stderr
+    project.rename(tmp_path / "after")
+
+    result = ensembo("resume", str(tmp_path / "after" / "runs" / "study.db"), "--no-progress",
+                     cwd=tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    assert f"experiment folder {tmp_path / 'after'} " in result.stderr
