@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -64,8 +65,8 @@ def trials_saved(args) -> str:
         return "the study was kept in memory (no storage), so no trial is saved"
     if not args.study_file.exists():
         return ""
-    return (f"finished trials are saved in {args.study_file}; "
-            f"'ensembo resume {args.study_file}' continues")
+    return (f"finished trials are saved in {args.study_file}; continue with: "
+            f"ensembo resume {shlex.quote(str(args.study_file))}")
 
 
 def run(args) -> int:

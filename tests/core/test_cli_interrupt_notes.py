@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import time
 
@@ -73,13 +74,16 @@ def _experiment(tmp_path, monkeypatch, **options):
 def test_a_run_stopped_names_the_file_its_finished_trials_are_saved_in(
     tmp_path, monkeypatch, capsys
 ):
-    assert main(["run", str(_experiment(tmp_path, monkeypatch, storage="s.db"))]) == INTERRUPTED
-    study = tmp_path / "s.db"
+    folder = tmp_path / "my runs"  # the command is quoted for a shell
+    folder.mkdir()
+    experiment = _experiment(folder, monkeypatch, storage="it's.db")
+    assert main(["run", str(experiment)]) == INTERRUPTED
+    study = folder / "it's.db"
     assert capsys.readouterr().err == (
-        f"ensembo: interrupted; finished trials are saved in {study}; "
-        f"'ensembo resume {study}' continues\n")
+        f"ensembo: interrupted; finished trials are saved in {study}; continue with: "
+        f"ensembo resume {shlex.quote(str(study))}\n")
     assert main(["resume", str(study)]) == INTERRUPTED
-    assert capsys.readouterr().err.endswith(f"'ensembo resume {study}' continues\n")
+    assert capsys.readouterr().err.endswith(f"ensembo resume {shlex.quote(str(study))}\n")
 
 
 def test_a_run_kept_in_memory_does_not_promise_saved_trials(tmp_path, monkeypatch, capsys):
