@@ -15,6 +15,10 @@ The result travels back pickled through a pipe, behind its length; the parent re
 against the deadline, and stops reading as soon as it is whole (a forked helper holds the
 pipe's write end too, so EOF would wait for the helper).
 
+The joblib/loky workers of the process that forked are its own: the child drops
+the executor it inherited and starts workers of its own if the objective asks
+(:mod:`ensembo.execution.inherited_executors`).
+
 Forking works inside daemonic processes (Dask workers, pool workers), where
 ``multiprocessing`` refuses to start children. POSIX only. Ending the child and its group,
 and reading how it ended: :mod:`ensembo.execution.process_group`.
@@ -39,6 +43,7 @@ from typing import Any
 import attrs
 
 from ensembo import interrupts
+from ensembo.execution.inherited_executors import forget_inherited_executors
 from ensembo.execution.outcome import (
     Outcome,
     OutcomeKind,
@@ -215,6 +220,7 @@ def _child_main(objective, config, limits: TrialLimits, write_end: int, parent: 
         signal.signal(signal.SIGTTIN, signal.SIG_IGN)
         signal.signal(signal.SIGTTOU, signal.SIG_IGN)
         _die_with(parent)
+        forget_inherited_executors()  # the parent's joblib workers are not ours
         if limits.memory is not None:
             _limit_address_space(limits.memory)
         _write_all(write_end, _payload(_run(objective, config, limits), limits))
@@ -351,7 +357,10 @@ def _limit_address_space(memory: int) -> None:
     stacks, malloc arenas: often several hundred MB, GBs with deep-learning libraries).
     A cap on the total would fail trials that allocate nothing when the parent is large,
     and how much room a cap left would depend on what the parent happened to map. A
-    hard limit already in force (``ulimit -v``) is kept and wins if lower.
+    hard limit already in force (``ulimit -v``) is kept and wins if lower. Processes the
+    evaluation starts (joblib workers, a ``subprocess``) inherit the same cap, each as
+    its own total: a fresh worker, smaller than this process, has more room than
+    ``memory``, and together they may map several times it.
     """
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     soft = _address_space() + memory
