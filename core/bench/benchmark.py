@@ -22,7 +22,8 @@ class BenchmarkResult:
     """What one invocation did. ``executed`` counts the runs this invocation ran itself;
     ``skipped_as_finished`` the planned runs it did not run: finished before it started,
     or ``left_to_others`` (runs that another invocation sharing ``--out`` had finished
-    meanwhile or was running), so that the two add up to the runs it was asked for."""
+    meanwhile or was running); ``lost`` the runs it meant to run whose worker process
+    died before they started. With ``--report-only`` the rest was not run."""
 
     report_path: Path
     executed: int
@@ -32,6 +33,7 @@ class BenchmarkResult:
     failed: int = 0  # runs executed now that failed (their errors are in the report)
     other_budgets: dict[int, int] = attrs.field(factory=dict)  # budget -> records, not reported
     left_to_others: int = 0  # in skipped_as_finished: run by another invocation on --out
+    lost: int = 0  # their worker process died before they started: not finished
 
     def counts(self) -> str:
         """``"1 runs executed, 2 already finished, 1 run by another invocation ..."``."""
@@ -40,6 +42,8 @@ class BenchmarkResult:
         if self.left_to_others:
             text += (f", {self.left_to_others} finished or running in another invocation "
                      "sharing --out")
+        if self.lost:
+            text += f", {self.lost} {runner.LOST_RUNS}"
         return text
 
 
@@ -75,8 +79,10 @@ def run_benchmark(
     missing = [run for run in runs if not runner.is_finished(Path(run.path), run.budget)]
     pending = missing if execute else []
     drawn = progress and is_terminal(sys.stderr)  # no \r-drawn bars in a log file
+    lost: list[runner.RunSpec] = []
     with tqdm(total=len(pending), desc=f"bench {suite}", unit="run", disable=not drawn) as bar:
-        done = runner.run_all(pending, workers, on_done=lambda record: bar.update())
+        done = runner.run_all(pending, workers, on_done=lambda record: bar.update(),
+                              on_lost=lost.append)
     records = runner.load_records(runs)
     problems = list(dict.fromkeys(run.problem for run in runs))
     computed = report.tables(records, optimizers, problems, seeds=planned_seeds)
@@ -91,7 +97,7 @@ def run_benchmark(
     suite_dir.mkdir(parents=True, exist_ok=True)
     report_path = suite_dir / "report.md"
     report_path.write_text(text)
-    left_to_others = len(pending) - len(done)  # rarely also runs a dying pool never started
+    left_to_others = len(pending) - len(done) - len(lost)
     return BenchmarkResult(
         report_path=report_path,
         executed=len(done),
@@ -100,6 +106,7 @@ def run_benchmark(
         tables=computed,
         planned=len(runs),
         failed=sum(record.get("status") == "failed" for record in done),
+        lost=len(lost),
         other_budgets=_other_budgets(records),
     )
 

@@ -31,7 +31,7 @@ from ensembo.bench import metrics
 from ensembo.bench.optimizers import make_optimizer
 from ensembo.bench.provenance import system_description
 from ensembo.bench.recorder import Recorder, clocks
-from ensembo.bench.run_claims import claimed
+from ensembo.bench.run_claims import claim
 from ensembo.bench.suite import UnknownSuiteError, get_suite
 from ensembo.errors import ExperimentError, MissingDependencyError
 
@@ -180,16 +180,18 @@ def attempt(spec: RunSpec) -> Outcome:
 
     The run is claimed first (:mod:`ensembo.bench.run_claims`), so of two invocations
     sharing the output directory that start it together only one runs it. If another
-    process holds the claim, the file holds a final record (another invocation finished
-    the run meanwhile, or one of another budget, which is never replaced), or a "running"
-    marker from a live process on this host, that record (or, before the holder wrote
-    its marker, a "running" one) is returned and nothing is run or written.
+    process holds the claim, or the file holds a final record (another invocation
+    finished the run meanwhile, or one of another budget, which is never replaced), that
+    record (or, before the holder wrote its marker, a "running" one) is returned and
+    nothing is run or written. A "running" marker is stale once the claim is held (its
+    process would hold the claim); only where the claim is no lock does a marker of a
+    live process on this host keep the run from being run again.
     """
-    with claimed(Path(spec.path)) as held:
+    with claim(Path(spec.path)) as taken:
         existing = read_record(Path(spec.path))
-        if not held:
+        if not taken.held:
             return Outcome(record=existing or _claimed_elsewhere(spec), ran_here=False)
-        if _is_final(existing) or _running_elsewhere(existing):
+        if _is_final(existing) or (not taken.locked and _running_elsewhere(existing)):
             return Outcome(record=existing, ran_here=False)
         return Outcome(record=_run_claimed(spec), ran_here=True)
 
@@ -295,6 +297,7 @@ def worker_environment() -> Iterator[None]:
 
 
 POOL_ATTEMPTS = 3
+LOST_RUNS = "not finished (their worker process died; rerun to run them)"
 POOL_RETRY_PAUSE = 5.0
 
 
@@ -302,6 +305,7 @@ def run_all(
     runs: Sequence[RunSpec],
     workers: int = 1,
     on_done: Callable[[dict[str, Any]], None] | None = None,
+    on_lost: Callable[[RunSpec], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Execute the runs not finished yet, each in a fresh spawned process; return the
     records of the runs this call executed (not those another invocation sharing the
@@ -311,26 +315,32 @@ def run_all(
     the tree is being edited), the pool breaks: the run that was inside the dead worker
     is recorded as failed, runs that never started are left untouched, and the rest is
     retried with a new pool (up to ``POOL_ATTEMPTS`` pools). Each run is attempted at
-    most once per call. Runs that would replace a final record made with another budget
-    are refused before any run starts.
+    most once per call. Runs that never started at the end, their worker having died
+    in every pool tried, are lost: ``on_lost`` is told each (neither executed nor
+    another invocation's; the next invocation runs them). Runs that would replace a
+    final record made with another budget are refused before any run starts.
     """
     refuse_replacing_other_budgets(runs)
     records: list[dict[str, Any]] = []
     attempted: set[str] = set()
+    tried: set[str] = set()
     for attempt in range(POOL_ATTEMPTS):
         pending = [
             run
             for run in runs
-            if run.path not in attempted
-            and not is_finished(Path(run.path), run.budget)
-            and not _running_elsewhere(read_record(Path(run.path)))
+            if run.path not in attempted and not is_finished(Path(run.path), run.budget)
         ]
         if not pending:
             break
         if attempt:
             time.sleep(POOL_RETRY_PAUSE)
+        tried.update(run.path for run in pending)
         if not _one_pool(pending, workers, records, attempted, on_done):
             break
+    for run in runs:
+        if (on_lost is not None and run.path in tried and run.path not in attempted
+                and not is_finished(Path(run.path), run.budget)):
+            on_lost(run)
     return records
 
 
@@ -352,10 +362,9 @@ def _one_pool(pending, workers, records, attempted, on_done) -> bool:
                     outcome = future.result()
                 except Exception as error:  # the worker process itself died
                     broken = True
-                    record = _after_worker_death(run, error)
-                    if record is None:
-                        continue
-                    outcome = Outcome(record=record, ran_here=True)
+                    outcome = _after_worker_death(run, error)
+                    if outcome is None:
+                        continue  # never started: a later pool may run it, or it is lost
                 attempted.add(run.path)
                 if outcome.ran_here:
                     records.append(outcome.record)
@@ -427,19 +436,24 @@ def pool_stuck() -> bool:
     return any(isinstance(t, manager_type) and t.is_alive() for t in threading.enumerate())
 
 
-def _after_worker_death(run: RunSpec, error: BaseException) -> dict[str, Any] | None:
-    """Record the run as failed if its worker died inside it (its marker is stale).
+def _after_worker_death(run: RunSpec, error: BaseException) -> Outcome | None:
+    """What became of a run whose worker died: recorded as failed here if the worker
+    died inside it (its marker is stale); another invocation's if that one holds its
+    claim or finished it; None if it never started (it stays pending).
 
     The run is claimed first: another invocation may have taken it up since the worker
     died (its lock went with the worker), and its run must not be marked failed."""
-    with claimed(Path(run.path)) as held:
+    with claim(Path(run.path)) as taken:
         existing = read_record(Path(run.path))
-        if (not held or existing is None or existing.get("status") != "running"
-                or _running_elsewhere(existing)):
-            return None  # never started here, or another live process owns it
+        if not taken.held:
+            return Outcome(record=existing or _claimed_elsewhere(run), ran_here=False)
+        if _is_final(existing) or (not taken.locked and _running_elsewhere(existing)):
+            return Outcome(record=existing, ran_here=False)
+        if existing is None or existing.get("status") != "running":
+            return None
         record = {**attrs.asdict(run), "status": "failed", "error": repr(error)}
         _write_atomically(Path(run.path), record)
-        return record
+        return Outcome(record=record, ran_here=True)
 
 
 def load_records(runs: Sequence[RunSpec]) -> list[dict[str, Any]]:

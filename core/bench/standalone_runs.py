@@ -28,6 +28,7 @@ import attrs
 
 from ensembo.bench.run_claims import claimed
 from ensembo.bench.runner import (
+    LOST_RUNS,
     Outcome,
     is_finished,
     read_record,
@@ -120,7 +121,7 @@ class Collected:
             text += (f", {self.left_to_others} finished or running in another invocation "
                      "sharing --out")
         if self.lost:
-            text += f", {self.lost} not finished (their worker process died; rerun to run them)"
+            text += f", {self.lost} {LOST_RUNS}"
         not_run = (self.planned - self.executed - self.already_finished - self.left_to_others
                    - self.lost)
         return text + (f", {not_run} not finished (not run: --report-only)" if not_run else "")

@@ -165,11 +165,13 @@ def run(args) -> int:
         _exit_if_a_pool_is_stuck(code)
         return code
     print(f"{result.counts()}{_not_run(result)}; report: {result.report_path}")
+    if result.lost:
+        print(f"ensembo bench: {result.lost} runs were not finished: their worker process "
+              "died before they started; rerun the same command to run them", file=sys.stderr)
     if result.failed:
         print(f"ensembo bench: {result.failed} of {result.executed} runs failed; their errors "
               f"are listed in {result.report_path}", file=sys.stderr)
-        return 1
-    return 0
+    return 1 if result.lost or result.failed else 0
 
 
 def _exit_if_a_pool_is_stuck(code: int) -> None:
@@ -188,7 +190,8 @@ def _not_run(result) -> str:
     """The planned runs neither executed nor finished (--report-only): records made with
     another budget are not 'without a record', and that budget reports them."""
     other = sum(result.other_budgets.values())
-    without = result.planned - result.executed - result.skipped_as_finished - other
+    without = (result.planned - result.executed - result.skipped_as_finished - result.lost
+               - other)
     parts = [f", {without} without a record (not run: --report-only)"] if without > 0 else []
     if other:
         budgets = sorted(result.other_budgets, key=str)

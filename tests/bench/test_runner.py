@@ -6,8 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ensembo.bench import runner
+from ensembo.bench import run_claims, runner
 from ensembo.bench.benchmark import run_benchmark
+from ensembo.bench.run_claims import claimed
 from ensembo.cli import main
 from ensembo.errors import ExperimentError
 
@@ -216,34 +217,102 @@ def test_report_only_runs_nothing(tmp_path):
     assert result.report_path.exists() and not list(tmp_path.rglob("seed-*.json"))
 
 
-def test_a_run_in_progress_elsewhere_is_left_alone_unless_its_process_is_gone(tmp_path):
-    import os
+def _marker(spec, pid):
     import platform
 
-    [spec] = runner.plan("synthetic", ["random"], [0], 5, tmp_path, problems=["branin"])
-    Path(spec.path).parent.mkdir(parents=True)
-    marker = {"status": "running", "pid": os.getpid(), "host": platform.node()}
+    marker = {"status": "running", "pid": pid, "host": platform.node()}
+    Path(spec.path).parent.mkdir(parents=True, exist_ok=True)
     Path(spec.path).write_text(json.dumps(marker))
-    assert runner.execute(spec) == marker  # this (live) process "is running it"
-    Path(spec.path).write_text(json.dumps({**marker, "pid": 2**22 + 12345}))  # no such pid
+    return marker
+
+
+def test_a_run_in_progress_elsewhere_is_left_alone_unless_its_process_is_gone(tmp_path):
+    import os
+
+    [spec] = runner.plan("synthetic", ["random"], [0], 5, tmp_path, problems=["branin"])
+    marker = _marker(spec, os.getpid())
+    with claimed(Path(spec.path)):  # this process "is running it"
+        assert runner.execute(spec) == marker
+    _marker(spec, 2**22 + 12345)  # no such pid
     assert runner.execute(spec)["status"] == "complete"
+
+
+def test_a_stale_marker_whose_pid_is_reused_does_not_block_a_free_claim(tmp_path):
+    """Its pid now belongs to a live unrelated process (a restarted container keeping
+    its hostname): the run was never run again, as if that process were running it."""
+    import subprocess
+
+    [spec] = runner.plan("synthetic", ["random"], [0], 3, tmp_path, problems=["branin"])
+    unrelated = subprocess.Popen(["sleep", "60"])
+    try:
+        _marker(spec, unrelated.pid)
+        outcome = runner.attempt(spec)
+        assert outcome.ran_here and outcome.record["status"] == "complete"  # was the marker
+        _marker(spec, unrelated.pid)
+        assert len(runner.run_all([spec])) == 1  # was 0: filtered out before any pool
+    finally:
+        unrelated.kill()
+        unrelated.wait()
+
+
+def test_where_claims_cannot_lock_a_live_marker_still_keeps_the_run(tmp_path, monkeypatch):
+    import os
+
+    [spec] = runner.plan("synthetic", ["random"], [0], 3, tmp_path, problems=["branin"])
+    marker = _marker(spec, os.getpid())
+    monkeypatch.setattr(run_claims, "fcntl", None)  # as on Windows
+    assert runner.attempt(spec) == runner.Outcome(record=marker, ran_here=False)
 
 
 def test_after_a_worker_dies_only_the_run_it_held_is_marked_failed(tmp_path):
     import os
-    import platform
 
     held, untouched, elsewhere = runner.plan(
         "synthetic", ["random"], [0, 1, 2], 5, tmp_path, problems=["branin"]
     )
-    for spec, pid in ((held, 2**22 + 12345), (elsewhere, os.getpid())):
-        Path(spec.path).parent.mkdir(parents=True, exist_ok=True)
-        Path(spec.path).write_text(
-            json.dumps({"status": "running", "pid": pid, "host": platform.node()})
-        )
+    _marker(held, 2**22 + 12345)
+    _marker(elsewhere, os.getpid())
     error = RuntimeError("worker died")
-    assert runner._after_worker_death(held, error)["status"] == "failed"
+    outcome = runner._after_worker_death(held, error)
+    assert outcome.ran_here and outcome.record["status"] == "failed"
     assert runner._after_worker_death(untouched, error) is None
     assert not Path(untouched.path).exists()
-    assert runner._after_worker_death(elsewhere, error) is None
+    with claimed(Path(elsewhere.path)):  # another invocation is running it
+        assert not runner._after_worker_death(elsewhere, error).ran_here
     assert json.loads(Path(elsewhere.path).read_text())["status"] == "running"
+
+
+def _workers_die_at_start(tmp_path, monkeypatch):
+    """Every spawned worker exits before it runs anything (an OOM kill, an import error
+    while the tree is being edited)."""
+    import os
+    import sys
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import os, sys\n"
+        "if '--multiprocessing-fork' in sys.argv:\n"
+        "    os._exit(1)\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), *sys.path]))
+    monkeypatch.setattr(runner, "POOL_RETRY_PAUSE", 0.0)
+
+
+def test_runs_whose_worker_died_before_they_started_are_lost_and_fail_the_command(
+    tmp_path, monkeypatch, capsys
+):
+    """They were counted as 'finished or running in another invocation sharing --out'
+    and the command exited 0."""
+    _workers_die_at_start(tmp_path, monkeypatch)
+    out = tmp_path / "out"
+    code = main(["bench", "synthetic", "--problems", "branin", "--optimizers", "random",
+                 "--seeds", "2", "--budget", "3", "--no-progress", "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert captured.out.startswith(
+        "0 runs executed, 0 already finished, 2 not finished (their worker process died; "
+        "rerun to run them); report:"
+    )
+    assert "2 runs were not finished: their worker process died" in captured.err
+    assert not list(out.rglob("seed-*.json"))
