@@ -165,5 +165,28 @@ def _previous_sigterm_action_in_child() -> None:
         signal.signal(signal.SIGTERM, previous)
 
 
+def raised_by_signal_handler(error: BaseException) -> bool:
+    """Whether ``error`` came from a Python signal handler now installed, run while the
+    code the traceback goes through was interrupted: a service's
+    ``signal(SIGTERM, lambda *_: sys.exit(0))`` raises its SystemExit inside whatever
+    learner or objective runs, which must stop the program, not fail a trial."""
+    handlers = set()
+    for number in signal.valid_signals():
+        try:
+            handler = signal.getsignal(number)
+        except (ValueError, OSError):
+            continue
+        code = getattr(handler, "__code__", None) or getattr(
+            getattr(handler, "__func__", None), "__code__", None)
+        if code is not None:
+            handlers.add(code)
+    frames = error.__traceback__
+    while frames is not None:
+        if frames.tb_frame.f_code in handlers:
+            return True
+        frames = frames.tb_next
+    return False
+
+
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_previous_sigterm_action_in_child)

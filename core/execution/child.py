@@ -116,10 +116,14 @@ def evaluate(
 
 def _call(objective: Callable[[dict[str, Any]], Any], config: dict[str, Any]) -> Outcome:
     """``objective(config)`` as an outcome; only the objective's own SystemExit is
-    caught as a failure, so one raised by the driver's code still ends the run."""
+    caught as a failure, so one raised by the driver's code, or by the program's signal
+    handler while the objective ran (a service's ``sys.exit`` on SIGTERM), still ends
+    the run."""
     try:
         return Outcome(kind=OutcomeKind.RETURNED, value=objective(dict(config)))
     except SystemExit as sys_exit:
+        if interrupts.raised_by_signal_handler(sys_exit):
+            raise
         return exited(sys_exit)
     except Exception as error:
         return raised(error)

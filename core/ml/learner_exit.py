@@ -5,7 +5,8 @@ refuse (argparse, click). An objective's ``sys.exit()`` already fails its trial
 (:class:`~ensembo.execution.ObjectiveExit`), but a data run calls the learners itself:
 in-process the SystemExit went through the loop and ended the whole run, and in a child
 process the trial said "the objective called sys.exit", naming no learner. Only the
-learner's own calls are caught: a SystemExit from ensembo's code still ends the run.
+learner's own calls are caught: a SystemExit from ensembo's code, or from a signal
+handler of the program (a service's ``sys.exit`` on SIGTERM), still ends the run.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from ensembo.errors import ExecutionError
 from ensembo.execution.outcome import ObjectiveExit, describe_exception
+from ensembo.interrupts import raised_by_signal_handler
 
 
 class LearnerExit(ObjectiveExit):
@@ -42,6 +44,8 @@ def exit_fails_the_trial(model: Any, method: str) -> Iterator[None]:
     try:
         yield
     except SystemExit as sys_exit:
+        if raised_by_signal_handler(sys_exit):  # the program stopping, not the learner
+            raise
         raise LearnerExit(_exiting_learner(model, sys_exit), method, sys_exit.code) from sys_exit
 
 
