@@ -116,7 +116,8 @@ def ensembo_study_finished(study: Study) -> None:
 @hookspec(firstresult=True)
 def ensembo_should_stop(study: Study) -> bool | None:
     """Return True to stop a run early (``optimize``, a ``data:`` run, an estimator's
-    search), checked before each trial. Stops at the first non-None result."""
+    search), checked before each trial (a ``data:`` run or an estimator's search still
+    runs a new study's first trial). Stops at the first non-None result."""
 
 
 REGISTRATION_HOOKS: Mapping[str, str] = {

@@ -67,9 +67,10 @@ def run_task(
     limits: TrialLimits = NO_LIMITS,
 ) -> Study:
     """Run ``n_trials`` more trials of ``task``, or fewer: no batch starts after
-    ``timeout`` seconds, except the first, so that a search always has a model, nor once
-    a plugin's ``ensembo_should_stop`` says so. ``limits`` (wall time, memory) fail a
-    trial that exceeds them. The observers hear the run end, as after ``optimize``."""
+    ``timeout`` seconds, except the first, so that a search always has a model, and no
+    trial once a plugin's ``ensembo_should_stop`` says so, except a study's first.
+    ``limits`` (wall time, memory) fail a trial that exceeds them. The observers hear
+    the run end, as after ``optimize``."""
     with observers.observed_run(study._observer_manager, study):
         _run_batches(study, task, n_trials, store, timeout, n_jobs, limits)
     return study
@@ -81,9 +82,13 @@ def _run_batches(study: Study, task: Task, n_trials: int, store: ArtifactStore |
     workers = max(1, joblib.effective_n_jobs(n_jobs))
     done = 0
     while done < n_trials and (done == 0 or deadline is None or time.monotonic() < deadline):
-        if study._notify("ensembo_should_stop", study=study):
+        batch = []
+        for _ in range(min(workers, n_trials - done)):
+            if study.trials and study._notify("ensembo_should_stop", study=study):
+                break
+            batch.append(study.ask())
+        if not batch:
             return
-        batch = [study.ask() for _ in range(min(workers, n_trials - done))]
         try:
             if len(batch) == 1:
                 outcomes = [_attempt(task, dict(batch[0].config), batch[0].number, limits)]
