@@ -30,6 +30,7 @@ from ensembo import environment
 from ensembo.bench import metrics
 from ensembo.bench.optimizers import make_optimizer
 from ensembo.bench.provenance import system_description
+from ensembo.bench.record_stamps import RecordStamp, another_invocations_result, stamp
 from ensembo.bench.recorder import Recorder, clocks
 from ensembo.bench.run_claims import claim
 from ensembo.bench.suite import UnknownSuiteError, get_suite
@@ -175,7 +176,7 @@ def execute(spec: RunSpec) -> dict[str, Any]:
     return attempt(spec).record
 
 
-def attempt(spec: RunSpec) -> Outcome:
+def attempt(spec: RunSpec, seen: RecordStamp | None = None) -> Outcome:
     """Run one benchmark run in this process and write its record.
 
     The run is claimed first (:mod:`ensembo.bench.run_claims`), so of two invocations
@@ -185,15 +186,28 @@ def attempt(spec: RunSpec) -> Outcome:
     record (or, before the holder wrote its marker, a "running" one) is returned and
     nothing is run or written. A "running" marker is stale once the claim is held (its
     process would hold the claim); only where the claim is no lock does a marker of a
-    live process on this host keep the run from being run again.
+    live process on this host keep the run from being run again. A record (failed,
+    skipped) written since the invocation saw the file as ``seen`` is another
+    invocation's result of the same round, left alone too
+    (:mod:`ensembo.bench.record_stamps`).
     """
     with claim(Path(spec.path)) as taken:
         existing = read_record(Path(spec.path))
         if not taken.held:
             return Outcome(record=existing or _claimed_elsewhere(spec), ran_here=False)
-        if _is_final(existing) or (not taken.locked and _running_elsewhere(existing)):
+        if _left_to_others(spec, existing, taken.locked, seen):
             return Outcome(record=existing, ran_here=False)
         return Outcome(record=_run_claimed(spec), ran_here=True)
+
+
+def _left_to_others(spec, existing, locked: bool, seen: RecordStamp | None) -> bool:
+    """Under a held claim: another invocation finished the run, or wrote its result
+    since ``seen``, or (where the claim is no lock) a live process is running it."""
+    return (
+        _is_final(existing)
+        or another_invocations_result(Path(spec.path), existing, seen)
+        or (not locked and _running_elsewhere(existing))
+    )
 
 
 def _claimed_elsewhere(spec: RunSpec) -> dict[str, Any]:
@@ -320,6 +334,7 @@ def run_all(
     another invocation's; the next invocation runs them). Runs that would replace a
     final record made with another budget are refused before any run starts.
     """
+    seen = {run.path: stamp(Path(run.path)) for run in runs}  # before deciding to run them
     refuse_replacing_other_budgets(runs)
     records: list[dict[str, Any]] = []
     attempted: set[str] = set()
@@ -335,7 +350,7 @@ def run_all(
         if attempt:
             time.sleep(POOL_RETRY_PAUSE)
         tried.update(run.path for run in pending)
-        if not _one_pool(pending, workers, records, attempted, on_done):
+        if not _one_pool(pending, workers, records, attempted, on_done, seen):
             break
     for run in runs:
         if (on_lost is not None and run.path in tried and run.path not in attempted
@@ -344,7 +359,7 @@ def run_all(
     return records
 
 
-def _one_pool(pending, workers, records, attempted, on_done) -> bool:
+def _one_pool(pending, workers, records, attempted, on_done, seen=None) -> bool:
     """Run ``pending`` in one pool; True when the pool broke and a retry makes sense."""
     broken = False
     context = multiprocessing.get_context("spawn")
@@ -354,7 +369,8 @@ def _one_pool(pending, workers, records, attempted, on_done) -> bool:
             max_workers=max(1, workers), mp_context=context, max_tasks_per_child=1
         ) as pool,
     ):
-        futures = {pool.submit(attempt, run): run for run in pending}
+        seen = seen or {}
+        futures = {pool.submit(attempt, run, seen.get(run.path)): run for run in pending}
         with stop_on_interrupt(pool):
             for future in as_completed(futures):
                 run = futures[future]
@@ -362,7 +378,7 @@ def _one_pool(pending, workers, records, attempted, on_done) -> bool:
                     outcome = future.result()
                 except Exception as error:  # the worker process itself died
                     broken = True
-                    outcome = _after_worker_death(run, error)
+                    outcome = _after_worker_death(run, error, seen.get(run.path))
                     if outcome is None:
                         continue  # never started: a later pool may run it, or it is lost
                 attempted.add(run.path)
@@ -436,7 +452,9 @@ def pool_stuck() -> bool:
     return any(isinstance(t, manager_type) and t.is_alive() for t in threading.enumerate())
 
 
-def _after_worker_death(run: RunSpec, error: BaseException) -> Outcome | None:
+def _after_worker_death(
+    run: RunSpec, error: BaseException, seen: RecordStamp | None = None
+) -> Outcome | None:
     """What became of a run whose worker died: recorded as failed here if the worker
     died inside it (its marker is stale); another invocation's if that one holds its
     claim or finished it; None if it never started (it stays pending).
@@ -447,7 +465,7 @@ def _after_worker_death(run: RunSpec, error: BaseException) -> Outcome | None:
         existing = read_record(Path(run.path))
         if not taken.held:
             return Outcome(record=existing or _claimed_elsewhere(run), ran_here=False)
-        if _is_final(existing) or (not taken.locked and _running_elsewhere(existing)):
+        if _left_to_others(run, existing, taken.locked, seen):
             return Outcome(record=existing, ran_here=False)
         if existing is None or existing.get("status") != "running":
             return None

@@ -316,3 +316,22 @@ def test_runs_whose_worker_died_before_they_started_are_lost_and_fail_the_comman
     )
     assert "2 runs were not finished: their worker process died" in captured.err
     assert not list(out.rglob("seed-*.json"))
+
+
+def test_a_record_written_since_the_run_was_planned_is_another_invocations(tmp_path):
+    """A failed record there when the run was planned is retried; one written since,
+    by another invocation sharing --out, is that invocation's result, also when this
+    invocation's worker died before it started (it was counted as lost)."""
+    from ensembo.bench.record_stamps import stamp
+
+    earlier, later = runner.plan("synthetic", ["random"], [0, 1], 3, tmp_path,
+                                 problems=["branin"])
+    failed = {"status": "failed", "error": "ValueError: boom"}
+    Path(earlier.path).parent.mkdir(parents=True, exist_ok=True)
+    Path(earlier.path).write_text(json.dumps(failed))
+    assert runner.attempt(earlier, stamp(Path(earlier.path))).ran_here  # retried
+    seen = stamp(Path(later.path))
+    Path(later.path).write_text(json.dumps(failed))
+    elsewhere = runner.Outcome(record=failed, ran_here=False)
+    assert runner._after_worker_death(later, RuntimeError("worker died"), seen) == elsewhere
+    assert runner.attempt(later, seen) == elsewhere

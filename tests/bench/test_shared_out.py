@@ -149,3 +149,35 @@ def test_a_standalone_run_whose_worker_died_is_not_counted_as_executed(tmp_path,
         "0 runs executed, 0 already finished, 1 not finished (their worker process died; "
         "rerun to run them)"
     )
+
+
+def test_a_run_that_failed_in_an_invocation_started_together_is_not_run_again(
+    tmp_path, monkeypatch
+):
+    """A and B plan run R together; A runs it and it fails; B, claiming R after A let
+    go, found a 'failed' record (not final) and ran R again, counting it as executed."""
+    monkeypatch.setattr(runner, "ProcessPoolExecutor", _ThreadPool)
+    [spec] = runner.plan("synthetic", ["random"], [0], 3, tmp_path, problems=["branin"])
+    made = []
+
+    def failing_optimizer(name):
+        made.append(name)
+        raise ValueError("boom")
+
+    monkeypatch.setattr(runner, "make_optimizer", failing_optimizer)
+    refuse, invocation_a = runner.refuse_replacing_other_budgets, {}
+
+    def a_runs_it_meanwhile(runs):  # B has planned R; A, started with it, runs R now
+        if "records" not in invocation_a:
+            invocation_a["records"] = None  # A's own run_all comes here too
+            invocation_a["records"] = runner.run_all([spec])
+        refuse(runs)
+
+    monkeypatch.setattr(runner, "refuse_replacing_other_budgets", a_runs_it_meanwhile)
+    seen_by_b = []
+    ran_by_b = runner.run_all([spec], on_done=seen_by_b.append)
+    assert len(invocation_a["records"]) == 1
+    assert made == ["random"]  # was ["random", "random"]: B ran it again
+    assert ran_by_b == []  # was [B's own failed record]
+    assert [record["status"] for record in seen_by_b] == ["failed"]
+    assert "boom" in json.loads(Path(spec.path).read_text())["error"]

@@ -1,0 +1,49 @@
+"""Whether a run's record was written after this invocation planned the run.
+
+The claim keeps two invocations sharing an ``--out`` from running one run at once, but
+not from running it one after the other: when both plan a run and the first runs it and
+writes a record that is not final (failed, skipped), the second, claiming it next, ran
+it again. A record written since the second planned the run is the first's result of
+the same round; it is left as it is (the next invocation retries it). The record file is
+compared by identity (inode, size, modification time), not by clock, so the clocks of
+an NFS server and its clients need not agree.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen
+class RecordStamp:
+    """What a record file was: ``(inode, size, mtime_ns)``, or None when there was none.
+    Records are replaced whole (``os.replace``), so a rewrite changes the inode."""
+
+    identity: tuple[int, int, int] | None
+
+
+def stamp(path: Path) -> RecordStamp:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return RecordStamp(None)
+    return RecordStamp((status.st_ino, status.st_size, status.st_mtime_ns))
+
+
+def another_invocations_result(
+    path: Path, record: dict[str, Any] | None, seen: RecordStamp | None
+) -> bool:
+    """``record``, read under the run's claim, is a result another invocation wrote
+    after this one saw ``seen`` (None: not known, so no): a record that is not a
+    ``running`` marker (whose process, the claim being free, is gone), in a file that
+    changed since."""
+    return (
+        seen is not None
+        and record is not None
+        and record.get("status") != "running"
+        and stamp(path) != seen
+    )
