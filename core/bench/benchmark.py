@@ -31,7 +31,7 @@ class BenchmarkResult:
     tables: report.Tables
     planned: int = 0
     failed: int = 0  # runs executed now that failed (their errors are in the report)
-    other_budgets: dict[int, int] = attrs.field(factory=dict)  # budget -> records, not reported
+    other_budgets: dict[int, int] = attrs.field(factory=dict)  # budget -> runs not run, by record
     left_to_others: int = 0  # in skipped_as_finished: run by another invocation on --out
     lost: int = 0  # their worker process died before they started: not finished
 
@@ -107,7 +107,9 @@ def run_benchmark(
         planned=len(runs),
         failed=sum(record.get("status") == "failed" for record in done),
         lost=len(lost),
-        other_budgets=_other_budgets(records),
+        # of the runs not run (--report-only): a run this invocation left to another, or
+        # lost, is counted so already, whatever budget its record has
+        other_budgets=_other_budgets(runner.load_records(missing if not execute else [])),
     )
 
 

@@ -181,3 +181,17 @@ def test_a_run_that_failed_in_an_invocation_started_together_is_not_run_again(
     assert ran_by_b == []  # was [B's own failed record]
     assert [record["status"] for record in seen_by_b] == ["failed"]
     assert "boom" in json.loads(Path(spec.path).read_text())["error"]
+
+
+def test_a_run_another_invocation_runs_at_another_budget_is_counted_once(tmp_path, capsys):
+    """It was counted twice: 'planned 1; 1 finished or running in another invocation
+    sharing --out, 1 made with another budget'."""
+    [at_5] = runner.plan("synthetic", ["random"], [0], 5, tmp_path, problems=["branin"])
+    with _running_here(at_5):
+        assert main(["bench", "synthetic", "--problems", "branin", "--optimizers", "random",
+                     "--seeds", "1", "--budget", "3", "--no-progress",
+                     "--out", str(tmp_path)]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith("0 runs executed, 0 already finished, 1 finished or running in "
+                           "another invocation sharing --out; report:")
+    assert "another budget" not in said
