@@ -117,6 +117,6 @@ def _other_budgets(records: Sequence[dict]) -> dict[int, int]:
     """How many records were made with each budget other than the one asked for."""
     counts: dict[int, int] = {}
     for record in records:
-        if record.get("status") == "other budget":
+        if record.get("status") == runner.OTHER_BUDGET:
             counts[record.get("budget")] = counts.get(record.get("budget"), 0) + 1
     return counts

@@ -33,6 +33,7 @@ from ensembo.bench.provenance import system_description
 from ensembo.bench.record_stamps import RecordStamp, another_invocations_result, stamp
 from ensembo.bench.recorder import Recorder, clocks
 from ensembo.bench.run_claims import claim
+from ensembo.bench.seed_coverage import OTHER_BUDGET
 from ensembo.bench.suite import UnknownSuiteError, get_suite
 from ensembo.errors import ExperimentError, MissingDependencyError
 
@@ -490,7 +491,7 @@ def load_records(runs: Sequence[RunSpec]) -> list[dict[str, Any]]:
         if run.budget is not None and record.get("budget", run.budget) != run.budget:
             record = {
                 **record,
-                "status": "other budget",
+                "status": OTHER_BUDGET,
                 "error": (
                     f"{run.path} was made with budget {record.get('budget')}, not "
                     f"{run.budget}; pass --budget {record.get('budget')} to report it, or "

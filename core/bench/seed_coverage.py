@@ -18,7 +18,8 @@ import attrs
 @attrs.frozen(kw_only=True)
 class MissingSeed:
     seed: Any
-    state: str  # the record's status (failed, skipped, interrupted...), or "has no record"
+    state: str  # the record's status (failed, skipped, interrupted...), "has no record",
+    # or "made with budget N"
     reason: str  # the last line of its error, "" when it has none
 
 
@@ -43,6 +44,7 @@ class SeedShortfall:
 
 
 REASON_CHARACTERS = 160
+OTHER_BUDGET = "other budget"  # the status a report gives a record made with another budget
 
 
 def last_line(text: str | None, limit: int | None = None) -> str:
@@ -121,5 +123,8 @@ def seed_shortfalls(
 def _missing(record: Mapping[str, Any] | None, seed: Any) -> MissingSeed:
     if record is None:
         return MissingSeed(seed=seed, state="has no record", reason="")
+    if record.get("status") == OTHER_BUDGET:  # its error says what to pass: not repeated
+        return MissingSeed(seed=seed, state=f"made with budget {record.get('budget')}",
+                           reason="")
     return MissingSeed(seed=seed, state=str(record.get("status", "?")),
                        reason=last_line(record.get("error"), REASON_CHARACTERS))

@@ -266,19 +266,22 @@ def _seed_shortfalls(
     folder: Path, budget: int | None, problems: Sequence[str]
 ) -> tuple[SeedShortfall, ...]:
     """The ranked (problem, method) means made on fewer seeds than the problem's run
-    records have: a failed run is left out of its method's mean, not counted against it."""
-    from ensembo.bench.seed_coverage import seed_shortfalls
+    records of ``budget`` have: a failed run is left out of its method's mean, not
+    counted against it. A seed whose record was made with another budget is named so
+    ("made with budget 20"), as in the bench report, not as having no record."""
+    from ensembo.bench.seed_coverage import OTHER_BUDGET, seed_shortfalls
 
-    records = [
-        record
-        for record, _ in _optimizer_records(folder)
-        if budget is None or record.get("budget") == budget
-    ]
+    records, other_budgets = [], []
+    for record, _ in _optimizer_records(folder):
+        if budget is None or record.get("budget") == budget:
+            records.append(record)
+        else:
+            other_budgets.append({**record, "status": OTHER_BUDGET})
     planned: dict[str, set] = defaultdict(set)
     for record in records:
         planned[_problem_name(record)].add(record.get("seed"))
     return seed_shortfalls(
-        records, _problem_name, problems,
+        [*other_budgets, *records], _problem_name, problems,  # a seed's record of budget wins
         {problem: sorted(seeds, key=str) for problem, seeds in planned.items()},
     )
 

@@ -267,3 +267,40 @@ def test_a_mean_over_fewer_seeds_is_named_with_the_seed_it_lacks_and_why(tmp_pat
     assert ("- synthetic/branin / optuna-tpe: mean over 2 of 3 seeds "
             "(seed 2 failed: ValueError: boom)") in text
     assert "levy5 / optuna-tpe" not in text and "random: mean over" not in text
+
+
+def test_a_seed_run_with_another_budget_is_named_so_not_as_having_no_record(tmp_path):
+    """`ensembo report FOLDER --budget 10` said 'seed 3 has no record' of a seed whose
+    record was made with budget 20; the bench report.md says 'made with budget 20'."""
+    import json
+
+    from ensembo.bench import report as bench_report
+    from ensembo.bench import runner
+    from ensembo.report.write import write_benchmark_report
+
+    bench = tmp_path / "bench"
+    for problem in ("p1", "p2"):
+        for optimizer, offset in (("a", 0), ("b", 1), ("c", 2)):
+            for seed in range(4):
+                budget = 20 if (optimizer, seed) == ("a", 3) else 10
+                path = runner.run_path(bench, "synthetic", problem, optimizer, seed)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(json.dumps({
+                    "suite": "synthetic", "problem": problem, "optimizer": optimizer,
+                    "seed": seed, "budget": budget, "status": "complete",
+                    "final_loss": offset + seed / 10, "error": None}))
+    write_benchmark_report(bench, tmp_path / "ranks", plots=False, budget=10)
+    ranks = (tmp_path / "ranks" / "ranks.md").read_text()
+    assert "- synthetic/p1 / a: mean over 3 of 4 seeds (seed 3 made with budget 20)" in ranks
+    assert "has no record" not in ranks
+    records = []  # as `ensembo bench --budget 10 --report-only` reads them
+    for path in sorted(bench.rglob("seed-*.json")):
+        spec = json.loads(path.read_text())
+        run = runner.RunSpec(suite="synthetic", problem=spec["problem"],
+                             optimizer=spec["optimizer"], seed=spec["seed"], budget=10,
+                             path=str(path))
+        records += runner.load_records([run])
+    text = bench_report.render(bench_report.tables(records, ["a", "b", "c"], ["p1", "p2"],
+                                                   seeds=[0, 1, 2, 3]),
+                               title="t", command="c")
+    assert "- p1 / a: median over 3 of 4 seeds (seed 3 made with budget 20)" in text
