@@ -7,6 +7,9 @@ reaches the folder until every file is written; each is then moved in with
 figures before the documents that link to them. The folder itself is never replaced or
 emptied, as it may hold the user's own files: an earlier report's file that this one
 does not write (a figure it has no data or no matplotlib for) is left as it was.
+A replaced file keeps its permissions (a ``chmod 600`` report stays private), and a
+symbolic link in the folder (to a published copy, say) stays a link: the file it points
+to is replaced, by a copy staged beside it and renamed over it.
 """
 
 from __future__ import annotations
@@ -32,6 +35,32 @@ def staged(out: Path) -> Iterator[Path]:
     try:
         yield stage
         for written in sorted(stage.iterdir(), key=lambda path: path.suffix in DOCUMENTS):
-            os.replace(written, out / written.name)
+            _move_in(written, out / written.name)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+def _move_in(written: Path, target: Path) -> None:
+    """Replace ``target`` with ``written`` atomically, keeping the target's mode; through
+    a symbolic link, replace the file it resolves to (a copy of ``written`` is staged
+    beside that file first, as it may be on another file system)."""
+    if not target.is_symlink():
+        _keep_mode(target, written)
+        os.replace(written, target)
+        return
+    resolved = target.resolve()
+    descriptor, name = tempfile.mkstemp(prefix=STAGING_PREFIX, dir=resolved.parent)
+    os.close(descriptor)
+    beside = Path(name)
+    try:
+        shutil.copyfile(written, beside)
+        shutil.copymode(written, beside)  # mkstemp's 0600, as an unlinked target would be
+        _keep_mode(resolved, beside)
+        os.replace(beside, resolved)
+    finally:
+        beside.unlink(missing_ok=True)
+
+
+def _keep_mode(target: Path, replacement: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        shutil.copymode(target, replacement)

@@ -73,3 +73,43 @@ def test_a_ranking_failing_after_its_diagram_keeps_the_earlier_diagram(tmp_path,
     assert (out / "critical_difference.png").read_bytes() == b"earlier figure"  # was a new PNG
     assert sorted(path.name for path in out.iterdir()) == ["critical_difference.png",
                                                           "ranks.md"]
+
+
+def _ranked_results(tmp_path):
+    rng = np.random.default_rng(1)
+    lines = ["problem,method,loss"] + [f"p{p},{m},{rng.normal() + offset}" for p in range(6)
+                                       for m, offset in (("a", 0), ("b", 1), ("c", 2))]
+    (tmp_path / "results.csv").write_text("\n".join(lines) + "\n")
+    return tmp_path / "results.csv"
+
+
+def test_a_replaced_file_keeps_its_mode(tmp_path):
+    """A user's chmod 600 ranks.md became 644 (the staged file's mode) on a rerun."""
+    import os
+    import stat
+
+    results, out = _ranked_results(tmp_path), tmp_path / "ranks"
+    write_benchmark_report(results, out, plots=False)
+    (out / "ranks.md").chmod(0o600)
+    umask = os.umask(0o022)
+    try:
+        write_benchmark_report(results, out, plots=False)
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE((out / "ranks.md").stat().st_mode) == 0o600  # was 0o644
+
+
+def test_a_symlinked_file_stays_a_link_and_its_target_is_replaced(tmp_path):
+    """The link in --out became a regular file, and the published copy it pointed to
+    kept the stale report (the reports before staging wrote through the link)."""
+    results, out, published = _ranked_results(tmp_path), tmp_path / "ranks", tmp_path / "pub"
+    published.mkdir()
+    (published / "ranks.md").write_text("stale\n")
+    (published / "ranks.md").chmod(0o640)
+    out.mkdir()
+    (out / "ranks.md").symlink_to("../pub/ranks.md")
+    write_benchmark_report(results, out, plots=False)
+    assert (out / "ranks.md").is_symlink()
+    assert (published / "ranks.md").read_text().startswith("# Ranks over 6 problems")
+    assert ((published / "ranks.md").stat().st_mode & 0o777) == 0o640
+    assert sorted(path.name for path in published.iterdir()) == ["ranks.md"]  # no leftovers
