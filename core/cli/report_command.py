@@ -53,10 +53,12 @@ def register(subparsers) -> None:
 def report_cut_short(args) -> str:
     """A report's files are written aside and moved in together once all are written
     (:mod:`ensembo.report.staged_folder`): stopped before then, the folder holds what it
-    held, an earlier report or nothing of this one."""
+    held, an earlier report or nothing of this one; stopped after, the report is whole."""
     out = _out_folder(args)
-    if not out.is_dir():
-        return ""
+    if getattr(args, "report_written", False):
+        return f"the report in {out} is complete"
+    if not getattr(args, "report_folder_existed", False) or not out.is_dir():
+        return "no report was written"
     return (f"the report in {out} was not updated (its files are moved in only once all "
             "are written); run the command again to write it")
 
@@ -72,8 +74,10 @@ def run(args) -> int:
     option = f"--out {args.out}" if args.out else f"{out} (the default report folder)"
     if out.exists() and not out.is_dir():
         raise ExperimentError(option, "is a file; give a folder (the report is several files)")
+    args.report_folder_existed = out.is_dir()
     with _writing_into(out, option):
         written = _write(source, out, args)
+    args.report_written = True
     for path in written:
         print(path)
     return 0

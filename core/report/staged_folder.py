@@ -4,7 +4,8 @@ Written one by one in place, a report stopped halfway (Ctrl-C, a failing figure,
 disk) left new files beside an earlier report's, and a file cut short. Staged, nothing
 reaches the folder until every file is written; each is then moved in with
 ``os.replace`` (atomic: a file is the old one or the new one, never half of either), the
-figures before the documents that link to them. The folder itself is never replaced or
+figures before the documents that link to them, with a Ctrl-C held until the last is
+in. The folder itself is never replaced or
 emptied, as it may hold the user's own files: an earlier report's file that this one
 does not write (a figure it has no data or no matplotlib for) is left as it was.
 A replaced file keeps its permissions (a ``chmod 600`` report stays private), and a
@@ -21,6 +22,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from ensembo import interrupts
+
 STAGING_PREFIX = ".ensembo-report-"
 DOCUMENTS = (".md",)  # moved in last: they link to the other files
 
@@ -34,8 +37,9 @@ def staged(out: Path) -> Iterator[Path]:
     stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
     try:
         yield stage
-        for written in sorted(stage.iterdir(), key=lambda path: path.suffix in DOCUMENTS):
-            _move_in(written, out / written.name)
+        with interrupts.deferred():  # a Ctrl-C while moving in waits for the last file
+            for written in sorted(stage.iterdir(), key=lambda path: path.suffix in DOCUMENTS):
+                _move_in(written, out / written.name)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
 

@@ -116,9 +116,9 @@ def test_a_report_stopped_while_writing_says_its_folder_was_not_updated(
     """Its files are staged and moved in together: it said "may be incomplete (files
     missing or cut short)" while they were written one by one in place."""
     out = tmp_path / "study-report"
+    out.mkdir()  # an earlier report's
 
     def stopped_while_staging(source, folder, args):
-        folder.mkdir()
         raise KeyboardInterrupt
 
     monkeypatch.setattr(report_command, "_write", stopped_while_staging)
@@ -130,8 +130,42 @@ def test_a_report_stopped_while_writing_says_its_folder_was_not_updated(
     )
 
 
-def test_a_report_stopped_before_its_folder_exists_says_only_that(tmp_path, monkeypatch, capsys):
+def test_a_first_report_stopped_while_writing_says_none_was_written(
+    tmp_path, monkeypatch, capsys
+):
+    """The staging folder is made inside --out: "was not updated" named a folder that had
+    held no report."""
+    out = tmp_path / "study-report"
+
+    def stopped_while_staging(source, folder, args):
+        folder.mkdir()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report_command, "_write", stopped_while_staging)
+    (tmp_path / "study.db").touch()
+    assert main(["report", str(tmp_path / "study.db"), "--out", str(out)]) == INTERRUPTED
+    assert capsys.readouterr().err == "ensembo: interrupted; no report was written\n"
+
+
+def test_a_report_stopped_once_written_says_it_is_complete(tmp_path, monkeypatch, capsys):
+    """Stopped while its paths were printed, it said the report was not updated."""
+    out = tmp_path / "study-report"
+
+    def written_then_stopped(source, folder, args):
+        folder.mkdir()
+        yield folder / "report.md"
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report_command, "_write", written_then_stopped)
+    (tmp_path / "study.db").touch()
+    assert main(["report", str(tmp_path / "study.db"), "--out", str(out)]) == INTERRUPTED
+    assert capsys.readouterr().err == f"ensembo: interrupted; the report in {out} is complete\n"
+
+
+def test_a_report_stopped_before_its_folder_exists_says_none_was_written(
+    tmp_path, monkeypatch, capsys
+):
     monkeypatch.setattr(report_command, "_write", _stop(terminate=False))
     (tmp_path / "study.db").touch()
     assert main(["report", str(tmp_path / "study.db")]) == INTERRUPTED
-    assert capsys.readouterr().err == "ensembo: interrupted\n"
+    assert capsys.readouterr().err == "ensembo: interrupted; no report was written\n"
