@@ -91,7 +91,9 @@ def _default_encoding() -> Any:
 
     return Pipeline(
         [
-            ("impute", SimpleImputer(strategy="most_frequent")),
+            # a column missing in every fit row (a rarely filled field, in one fold) is
+            # kept: dropped, it left the encoder no column and failed every trial
+            ("impute", SimpleImputer(strategy="most_frequent", keep_empty_features=True)),
             ("onehot", OneHotEncoder(handle_unknown="ignore", sparse_output=False)),
         ]
     )

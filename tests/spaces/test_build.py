@@ -153,6 +153,20 @@ def test_categorical_columns_are_one_hot_encoded_and_missing_values_handled(
         assert features.transform(X).shape[1] == 4 + 3  # 4 numeric + one-hot of 3 codes
 
 
+
+def test_a_categorical_column_missing_in_every_fit_row_is_kept(cash, tiny_classification):
+    """The default encoding's imputer dropped a column with no value in the fit rows (a
+    rarely filled field, in one fold), leaving the one-hot encoder no column: every
+    trial failed "Found array with 0 feature(s)" (sklearn estimator audit)."""
+    X, y = tiny_classification
+    X = X.copy()
+    X[:, 4] = np.nan
+    config = {"scaling": "standard", "model": "svm", "model:svm:C": 1.0, "model:svm:tau": 0.1}
+    model = cash.build(config, categorical_features=[4])
+    model.fit(X, y)
+    assert model.predict(X).shape == y.shape
+
+
 ENCODED_FOREST = {
     "name": "encoded-forest",
     "params": {
