@@ -199,8 +199,18 @@ def evaluate_in_child(
         return _propagating_interrupt(outcome)
     return Outcome(
         kind=OutcomeKind.CRASHED,
-        message=f"crashed: the evaluation process {exit_description(status)}",
+        message=f"crashed: the evaluation process {exit_description(status)}"
+        + _memory_limit_note(limits),
     )
+
+
+def _memory_limit_note(limits: TrialLimits) -> str:
+    """Native code (OpenBLAS, a C extension) that cannot allocate under the memory limit
+    often aborts or exits instead of raising MemoryError: the crash may be the limit."""
+    if limits.memory is None:
+        return ""
+    return (f" (it ran under a memory limit of {limits.memory} bytes, which native code "
+            "may die of instead of raising MemoryError)")
 
 
 def _propagating_interrupt(outcome: Outcome) -> Outcome:

@@ -110,3 +110,16 @@ def test_a_study_records_the_memory_limit_behind_an_objective_s_own_error(flat_s
     study.optimize(out_of_memory_raises_its_own_error, n_trials=2, memory_limit=LIMIT, catch=())
     assert [t.state for t in study.trials] == [TrialState.FAILED] * 2
     assert all(t.error.startswith("memory: ") for t in study.trials)
+
+
+def test_a_crash_under_a_memory_limit_says_the_limit_may_be_why():
+    """Native code that cannot allocate (OpenBLAS: 'Memory allocation still failed')
+    exits instead of raising: the trial said only 'crashed', though the guide says a
+    trial over its limit fails 'memory' (sklearn estimator audit)."""
+    import os
+
+    crashed = evaluate_in_child(lambda config: os._exit(1), {}, MEMORY)
+    assert crashed.kind is OutcomeKind.CRASHED
+    assert f"it ran under a memory limit of {LIMIT} bytes" in crashed.message
+    plain = evaluate_in_child(lambda config: os._exit(1), {}, NO_MEMORY_LIMIT)
+    assert "memory" not in plain.message
