@@ -20,6 +20,8 @@ Fitted attributes: ``best_estimator_`` (the selected configuration's model),
 weights; with ``ensemble="best"``, ``best_estimator_`` alone, the ``selection`` rule's
 choice), ``study_`` (the :class:`ensembo.Study`), ``cv_results_`` (one row per trial),
 ``best_params_``, ``best_score_`` (validation loss of the selected trial, lower is better).
+A fit that raises leaves the estimator unfitted, also one fitted before (only
+``study_`` stays, when trials ran in it, for their errors).
 A pickled estimator keeps its fitted models but not ``study_`` (reopen it from
 ``storage`` with :meth:`ensembo.Study.load`).
 
@@ -31,7 +33,6 @@ other data or groups is refused (its trials were scored on other rows), see
 from __future__ import annotations
 
 import copy
-import numbers
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -42,14 +43,18 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ensembo import checks, components, defaults, execution, spaces
+from ensembo import checks, defaults, execution, spaces
 from ensembo.errors import ExperimentError, StorageError
 from ensembo.loss_fit import DEFAULT_LOSS
 from ensembo.ml.artifacts import artifact_store_for
 from ensembo.ml.categorical_columns import categorical_mask
+from ensembo.ml.estimator_refusals import (
+    check_fixed_validation,
+    check_selection,
+    single_class_error,
+)
 from ensembo.ml.final import finalize
 from ensembo.ml.loop import finished_count, run_task
-from ensembo.ml.selection import SELECTIONS
 from ensembo.ml.stored_search import (
     DATA_KEY,
     check_same_data,
@@ -65,30 +70,8 @@ from ensembo.stored_study import SCORING, discard_if_nothing_ran
 from ensembo.study import Study
 from ensembo.trials import TrialState
 
-
-def _single_class_error(classes: np.ndarray) -> ExperimentError:
-    """Nothing to learn from one class: every trial would fail (as scikit-learn's
-    estimator checks expect, the ValueError says "class")."""
-    return ExperimentError(
-        "y",
-        f"classification needs at least 2 classes, y has only 1 class: {classes.tolist()[0]!r}",
-    )
-
-
-def _check_fixed_validation(ensemble: Any, validation_targets: np.ndarray | None) -> None:
-    """Refuse up front, in the estimators' words, an ensemble strategy that scores the
-    trials' predictions when ``cv`` (a reshuffled holdout) gives no fixed validation set
-    (the study's own error advises ``validation_targets=``, which ``fit`` sets)."""
-    if validation_targets is not None:
-        return
-    if getattr(components.build("ensemble_strategy", ensemble), "needs_predictions", False):
-        raise ExperimentError(
-            "ensemble",
-            f"ensemble {ensemble!r} is built from the trials' predictions on one validation "
-            "set, but a reshuffled holdout (cv with reshuffle: true) draws new validation "
-            "rows for every trial, so there is no fixed validation set: use reshuffle: false "
-            "in cv, or ensemble='best'",
-        )
+# a study holding a trial in one of these states has something to read after a failed fit
+_RAN = (TrialState.RUNNING, TrialState.COMPLETE, TrialState.FAILED, TrialState.INTERRUPTED)
 
 
 def _new_study_file(storage: Any) -> Path | None:
@@ -100,31 +83,6 @@ def _new_study_file(storage: Any) -> Path | None:
     except StorageError:  # the study refuses it, naming it, before any file is made
         return None
     return None if path is None or path.exists() else path
-
-
-def _check_selection(selection: Any, selection_split: Any) -> None:
-    """An unknown ``selection`` or a selection split without its rows would only fail
-    after the whole search."""
-    if not isinstance(selection, str) or selection not in SELECTIONS:
-        raise ExperimentError(
-            "selection", f"unknown selection {selection!r}; valid: {', '.join(SELECTIONS)}"
-        )
-    if selection_split is not None and (
-        isinstance(selection_split, bool)
-        or not isinstance(selection_split, numbers.Real)
-        or not 0 < selection_split < 1
-    ):
-        raise ExperimentError(
-            "selection_split",
-            f"must be None or the fraction of rows to hold out, between 0 and 1 (exclusive), "
-            f"got {selection_split!r}",
-        )
-    if selection == "selection-split" and selection_split is None:
-        raise ExperimentError(
-            "selection",
-            "'selection-split' chooses by the loss on rows held out from the search: give "
-            "selection_split=, the fraction of rows to hold out (e.g. 0.2)",
-        )
 
 
 def _task(X: np.ndarray, y: np.ndarray, task_type: str, space: Any, params: dict) -> Task:
@@ -253,7 +211,7 @@ class _EnsemboSearch(BaseEstimator):
                 "n_jobs", f"must be None or a non-zero integer as joblib reads it (-1: one per "
                 f"CPU), got {n_jobs!r}"
             )
-        _check_selection(self.selection, self.selection_split)
+        check_selection(self.selection, self.selection_split)
 
     def _scoring(self, categorical: np.ndarray | None) -> dict[str, Any]:
         """How trials are scored, kept with the study: a refit with another ``cv``,
@@ -276,12 +234,27 @@ class _EnsemboSearch(BaseEstimator):
         stored = stored_scoring(self.storage, "loss")
         return stored if loss in default and stored in default else loss
 
+    def __sklearn_is_fitted__(self) -> bool:
+        """Fitted once there is an ensemble to predict with (what ``predict`` needs), so
+        that ``check_is_fitted`` on the estimator or a Pipeline agrees with ``predict``."""
+        return hasattr(self, "ensemble_")
+
     def fit(self, X: Any, y: Any, groups: Any = None) -> _EnsemboSearch:
         """Search on ``(X, y)``; ``groups`` (one label per row) go to a ``cv`` splitter
-        that splits by groups, such as ``GroupKFold(5)``."""
+        that splits by groups, such as ``GroupKFold(5)``. A fit that raises leaves the
+        estimator unfitted, an earlier fit's models dropped too (never half new, half
+        old); only ``study_`` stays, when trials ran, for their errors to be read."""
+        self._forget_fit()
+        try:
+            return self._search(X, y, groups)
+        except BaseException:
+            self._forget_refused_fit()
+            raise
+
+    def _search(self, X: Any, y: Any, groups: Any) -> _EnsemboSearch:
+        """The body of ``fit``: it sets the fitted attributes as it goes."""
         self._check_params()
         limits = execution.trial_limits(self.trial_timeout, self.memory_limit)
-        self._forget_fit()
         self.text_columns_ = TextColumns.learn(X)
         question_marks = holds_question_mark_cells(X, self.text_columns_)
         X, y = validate_data(
@@ -292,14 +265,14 @@ class _EnsemboSearch(BaseEstimator):
             check_classification_targets(y)
             classes = np.unique(y)
             if len(classes) < 2:
-                raise _single_class_error(classes)
+                raise single_class_error(classes)
             self.classes_ = classes
         space = spaces.load(copy.deepcopy(self.space))  # sampling reseeds it; keep ours intact
         task = self._build_task(X, y, groups, space)
         fingerprint = data_fingerprint(X, y, task.groups_all)
         check_same_data(self.storage, (X, y, task.groups_all), task.validation_targets(),
                         question_mark_cells=question_marks)
-        _check_fixed_validation(self.ensemble, task.validation_targets())
+        check_fixed_validation(self.ensemble, task.validation_targets())
         created = _new_study_file(self.storage)
         study = Study(
             space,
@@ -331,8 +304,8 @@ class _EnsemboSearch(BaseEstimator):
                 study, task, store, selection=self.selection, refit=self.refit, limits=limits
             )
         except BaseException:
-            if created is not None and discard_if_nothing_ran(study, created):
-                self._forget_fit()  # nothing to look at: a refused fit leaves an unfitted estimator
+            if created is not None:  # a file holding no trial would refuse the corrected fit
+                discard_if_nothing_ran(study, created)
             raise
         finally:  # the search is over: let another process load or resume the file
             study.close()
@@ -351,6 +324,15 @@ class _EnsemboSearch(BaseEstimator):
         unfitted estimator, not the old ensemble behind new feature counts and classes."""
         for name in [n for n in vars(self) if n.endswith("_") and not n.startswith("_")]:
             delattr(self, name)
+
+    def _forget_refused_fit(self) -> None:
+        """Forget what a fit that raised set, keeping ``study_`` only when trials ran in
+        it (its failed trials' errors are the reason to look); a study with none is closed
+        and holds nothing to read."""
+        study = vars(self).get("study_")
+        self._forget_fit()
+        if study is not None and study.history.in_state(*_RAN):
+            self.study_ = study
 
     def _build_task(self, X: np.ndarray, y: np.ndarray, groups: Any, space: Any) -> Task:
         """The task of this fit; column names in ``categorical_features`` are those of
