@@ -367,7 +367,7 @@ class _EnsemboSearch(BaseEstimator):
     def _encoded(self, X: Any) -> Any:
         """``X`` with the text columns of the fit as codes (see :mod:`.ml.text_columns`)."""
         text = getattr(self, "text_columns_", None)
-        return X if text is None or not hasattr(X, "columns") else text.encode(X)
+        return X if text is None else text.encode(X)
 
     def _checked(self, X: Any) -> Any:
         """``X`` at predict: encoded as in ``fit``, then checked against it."""

@@ -11,6 +11,7 @@ which the spaces' imputation step fills; the column is then a categorical featur
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Mapping
 from typing import Any
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from ensembo.datasets import cell_text as _text
 from ensembo.datasets import is_missing_value as _missing
+from ensembo.errors import ExperimentError
 
 
 def _is_number(value: Any) -> bool:
@@ -43,6 +45,19 @@ def _is_text(column: Any) -> bool:
     )
 
 
+def check_unique_columns(X: Any) -> None:
+    """Refuse a DataFrame that repeats a column name: ``X[name]`` is then a DataFrame of
+    every column so named, and neither the text columns nor ``feature_names_in_`` can
+    tell which one a name means."""
+    repeated = [name for name, count in Counter(X.columns).items() if count > 1]
+    if repeated:
+        raise ExperimentError(
+            "X",
+            f"column names must be unique, X repeats {', '.join(map(repr, repeated))}: "
+            "rename or drop the repeated columns",
+        )
+
+
 @attrs.frozen
 class TextColumns:
     """The text columns of a fit and their levels, to encode the same way at predict."""
@@ -55,6 +70,7 @@ class TextColumns:
         """The text columns of ``X``; None when it is no DataFrame or has none."""
         if not hasattr(X, "columns") or not hasattr(X, "dtypes"):
             return None
+        check_unique_columns(X)
         positions = [i for i, column in enumerate(X.columns) if _is_text(X[column])]
         if not positions:
             return None
@@ -67,7 +83,16 @@ class TextColumns:
 
     def encode(self, X: Any) -> Any:
         """``X`` with each known text column replaced by its codes (a column that is
-        missing is left for ``validate_data`` to name)."""
+        missing is left for ``validate_data`` to name). Only a DataFrame names them: an
+        array is refused, since numpy would fail to read the text as numbers."""
+        if not hasattr(X, "columns"):
+            names = ", ".join(map(str, self.levels))
+            raise ExperimentError(
+                "X",
+                f"this model was fitted on a DataFrame whose text columns ({names}) it "
+                f"encodes; pass a DataFrame with those columns, not {type(X).__name__}",
+            )
+        check_unique_columns(X)
         encoded = X.copy()
         for column, levels in self.levels.items():
             if column in encoded.columns:
