@@ -187,3 +187,12 @@ def test_calls_written_in_library_comments_run():
     assert {unimputed.imputation_rule(n) for n in ("gamma", "coef0", "kernel:poly:degree")} == {
         "none"
     }
+
+
+def test_svm_kernels_caps_libsvm_iterations():
+    """Unbounded (scikit-learn's max_iter=-1), a poly configuration of this space fitted
+    one iris column for over 300 s, and a fit cannot be interrupted (library audit)."""
+    space = spaces.load("svm-kernels")
+    config = {"C": 7506.4, "kernel": "poly", "coef0": 57.77, "kernel:poly:degree": 8}
+    svc = space.build(config).steps[-1][1]
+    assert 0 < svc.max_iter <= 10**7
