@@ -38,13 +38,7 @@ class BenchmarkResult:
     def counts(self) -> str:
         """``"1 runs executed, 2 already finished, 1 run by another invocation ..."``."""
         before = self.skipped_as_finished - self.left_to_others
-        text = f"{self.executed} runs executed, {before} already finished"
-        if self.left_to_others:
-            text += (f", {self.left_to_others} finished or running in another invocation "
-                     "sharing --out")
-        if self.lost:
-            text += f", {self.lost} {runner.LOST_RUNS}"
-        return text
+        return runner.run_counts("run", self.executed, before, self.left_to_others, self.lost)
 
 
 def check_optimizers(optimizers: Sequence[str]) -> None:

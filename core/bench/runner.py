@@ -195,11 +195,19 @@ def attempt(spec: RunSpec, seen: RecordStamp | None = None) -> Outcome:
     """
     with claim(Path(spec.path)) as taken:
         existing = read_record(Path(spec.path))
-        if not taken.held:
-            return Outcome(record=existing or _claimed_elsewhere(spec), ran_here=False)
-        if _left_to_others(spec, existing, taken.locked, seen):
-            return Outcome(record=existing, ran_here=False)
+        elsewhere = _elsewhere(spec, existing, taken, seen)
+        if elsewhere is not None:
+            return elsewhere
         return Outcome(record=_run_claimed(spec), ran_here=True)
+
+
+def _elsewhere(spec, existing, taken, seen: RecordStamp | None) -> Outcome | None:
+    """The outcome of a run another invocation holds or finished, None if it is ours."""
+    if not taken.held:
+        return Outcome(record=existing or _claimed_elsewhere(spec), ran_here=False)
+    if _left_to_others(spec, existing, taken.locked, seen):
+        return Outcome(record=existing, ran_here=False)
+    return None
 
 
 def _left_to_others(spec, existing, locked: bool, seen: RecordStamp | None) -> bool:
@@ -317,6 +325,18 @@ LOST_RUNS = "not finished (their worker process died; rerun to run them)"
 POOL_RETRY_PAUSE = 5.0
 
 
+def run_counts(unit: str, executed: int, already_finished: int, left_to_others: int,
+               lost: int) -> str:
+    """``"3 runs executed, 20 already finished, 1 finished or running in another
+    invocation sharing --out"``: the summary every suite prints, in one wording."""
+    text = f"{executed} {unit}s executed, {already_finished} already finished"
+    if left_to_others:
+        text += f", {left_to_others} finished or running in another invocation sharing --out"
+    if lost:
+        text += f", {lost} {LOST_RUNS}"
+    return text
+
+
 def run_all(
     runs: Sequence[RunSpec],
     workers: int = 1,
@@ -402,10 +422,9 @@ def _after_worker_death(
     died (its lock went with the worker), and its run must not be marked failed."""
     with claim(Path(run.path)) as taken:
         existing = read_record(Path(run.path))
-        if not taken.held:
-            return Outcome(record=existing or _claimed_elsewhere(run), ran_here=False)
-        if _left_to_others(run, existing, taken.locked, seen):
-            return Outcome(record=existing, ran_here=False)
+        elsewhere = _elsewhere(run, existing, taken, seen)
+        if elsewhere is not None:
+            return elsewhere
         if existing is None or existing.get("status") != "running":
             return None
         record = {**attrs.asdict(run), "status": "failed", "error": repr(error)}

@@ -28,10 +28,10 @@ import attrs
 
 from ensembo.bench.run_claims import claimed
 from ensembo.bench.runner import (
-    LOST_RUNS,
     Outcome,
     is_finished,
     read_record,
+    run_counts,
     stop_on_interrupt,
     worker_environment,
 )
@@ -116,12 +116,8 @@ class Collected:
 
     def counts(self, unit: str) -> str:
         """``"3 blocks executed, 20 already finished"``, as the plain suites say it."""
-        text = f"{self.executed} {unit}s executed, {self.already_finished} already finished"
-        if self.left_to_others:
-            text += (f", {self.left_to_others} finished or running in another invocation "
-                     "sharing --out")
-        if self.lost:
-            text += f", {self.lost} {LOST_RUNS}"
+        text = run_counts(unit, self.executed, self.already_finished, self.left_to_others,
+                          self.lost)
         not_run = (self.planned - self.executed - self.already_finished - self.left_to_others
                    - self.lost)
         return text + (f", {not_run} not finished (not run: --report-only)" if not_run else "")
