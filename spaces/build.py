@@ -31,11 +31,24 @@ def instantiate(plan: EstimatorPlan, random_state: int | None = None) -> Any:
         if accepted is not None and "random_state" in accepted:
             arguments["random_state"] = random_state
     try:
-        return factory(**arguments)
+        made = factory(**arguments)
     except TypeError as error:
         raise SpaceError(
             "", f"estimator {plan.estimator!r} rejected arguments {sorted(arguments)}: {error}"
         ) from None
+    if _drops_empty_columns(made) and "keep_empty_features" not in arguments:
+        made.set_params(keep_empty_features=True)
+    return made
+
+
+def _drops_empty_columns(made: Any) -> bool:
+    """A ``SimpleImputer`` drops a column missing in every row it is fitted on (a rarely
+    filled field, in one fold), and the scaler or encoder after it got no column: every
+    trial failed "Found array with 0 feature(s)". Unless a space says otherwise, such a
+    column is kept, filled with 0 (the imputer's ``keep_empty_features``)."""
+    from sklearn.impute import SimpleImputer
+
+    return isinstance(made, SimpleImputer)
 
 
 def build(

@@ -167,6 +167,29 @@ def test_a_categorical_column_missing_in_every_fit_row_is_kept(cash, tiny_classi
     assert model.predict(X).shape == y.shape
 
 
+
+def test_a_numeric_column_missing_in_every_fit_row_is_kept(cash):
+    """The numeric imputer dropped the only numeric column, and the scaler after it got no
+    column: 9 of 12 cash-classification trials failed (review of the categorical fix)."""
+    rng = np.random.default_rng(0)
+    X = np.c_[np.full(40, np.nan), rng.integers(0, 3, 40).astype(float)]
+    y = rng.integers(0, 2, 40)
+    model = cash.build(
+        {"scaling": "standard", "model": "svm", "model:svm:C": 1.0, "model:svm:tau": 0.1},
+        categorical_features=[1],
+    )
+    model.fit(X, y)
+    assert model.predict(X).shape == y.shape
+
+
+def test_a_space_may_still_drop_empty_columns():
+    space = spaces.load({
+        "estimator": "sklearn.impute.SimpleImputer", "fixed": {"keep_empty_features": False},
+        "params": {"fill_value": {"type": "float", "low": 0.0, "high": 1.0}},
+    })
+    assert space.build({"fill_value": 0.5}).keep_empty_features is False
+
+
 ENCODED_FOREST = {
     "name": "encoded-forest",
     "params": {
