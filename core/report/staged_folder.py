@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ensembo import interrupts
+from ensembo.errors import ExperimentError
 
 STAGING_PREFIX = ".ensembo-report-"
 DOCUMENTS = (".md",)  # moved in last: they link to the other files
@@ -37,11 +38,32 @@ def staged(out: Path) -> Iterator[Path]:
     stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
     try:
         yield stage
+        for written in stage.iterdir():  # before anything moves: a report whole or not at all
+            _check_link(out / written.name)
         with interrupts.deferred():  # a Ctrl-C while moving in waits for the last file
             for written in sorted(stage.iterdir(), key=lambda path: path.suffix in DOCUMENTS):
                 _move_in(written, out / written.name)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+def _check_link(target: Path) -> None:
+    """A symbolic link in the folder must lead to a file, or to nothing in a folder that
+    exists: found while moving in, a link to a folder, a dangling one or a loop left the
+    figures new and the documents old, and was reported as a bug."""
+    if not target.is_symlink():
+        return
+    try:
+        resolved = target.resolve(strict=False)
+    except (OSError, RuntimeError) as error:  # a loop
+        raise ExperimentError(str(target), f"is a symbolic link that cannot be followed "
+                              f"({error}); remove it or point it at a file") from None
+    if resolved.exists() and not resolved.is_file():
+        raise ExperimentError(str(target), f"is a symbolic link to {resolved}, which is not "
+                              "a file; remove it or point it at a file")
+    if not resolved.parent.is_dir():
+        raise ExperimentError(str(target), f"is a symbolic link into {resolved.parent}, "
+                              "which does not exist; remove it or point it at a file")
 
 
 def _move_in(written: Path, target: Path) -> None:
