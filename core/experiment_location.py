@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib.machinery
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,13 +57,16 @@ class ExperimentFolder:
 
 
 def experiment_folder(
-    metadata: Mapping[str, Any], study_file: Path, module_name: str | None = None
+    metadata: Mapping[str, Any], study_file: Path, module_name: str | None = None,
+    files: Sequence[str] = (),
 ) -> ExperimentFolder:
     """The experiment folder of the study in ``study_file``: the recorded one while the
     study file is where ``ensembo run`` left it; once it has been moved or copied, the
     folder at the same place relative to it, else the recorded one (a notice names the
     folder used). With the objective's ``module_name``, a folder that holds that module
-    comes first: a study file copied alone (a backup) still finds its project."""
+    comes first: a study file copied alone (a backup) still finds its project; so does
+    one holding the experiment's relative ``files`` (a dataset, a space file). With
+    neither to tell them apart, the recorded folder comes first while it exists."""
     recorded = Path(metadata.get(EXPERIMENT_DIR, ".")).resolve()
     study_dir = metadata.get(STUDY_DIR)
     here = Path(study_file).resolve().parent
@@ -78,15 +81,22 @@ def experiment_folder(
     existing = [folder for folder in searched if folder.is_dir()]
     if not existing:
         return ExperimentFolder(beside, searched)
-    holding = [folder for folder in existing if _holds(folder, module_name)]
+    if module_name is None and not files and recorded in existing:
+        # nothing tells a backup from a copied project: the recorded one, as before
+        existing = [recorded, *(folder for folder in existing if folder != recorded)]
+    holding = [folder for folder in existing if _holds(folder, module_name, files)]
     chosen = (holding or existing)[0]
     if chosen == beside:
         why = "at the same place relative to it"
     elif not beside.is_dir():
         why = f"the one 'ensembo run' recorded; there is no {beside}"
+    elif module_name is None and not files:
+        why = "the one 'ensembo run' recorded, which still exists"
     else:
+        lacks = [f"module {_top(module_name)!r}"] if module_name is not None else []
+        lacks += [repr(name) for name in files]
         why = (f"the one 'ensembo run' recorded; {beside}, at the same place relative to "
-               f"the study file, has no module {_top(module_name)!r}")
+               f"the study file, lacks {' or '.join(lacks)}")
     logger.warning(
         "the study file %s was moved or copied from %s; using the experiment folder %s (%s)",
         study_file, study_dir, chosen, why,
@@ -94,11 +104,26 @@ def experiment_folder(
     return ExperimentFolder(chosen, searched)
 
 
-def _holds(folder: Path, module_name: str | None) -> bool:
-    """``folder`` holds the objective's module (or its package)."""
-    if module_name is None:
-        return True
-    return importlib.machinery.PathFinder.find_spec(_top(module_name), [str(folder)]) is not None
+def _holds(folder: Path, module_name: str | None, files: Sequence[str]) -> bool:
+    """``folder`` holds the objective's module (or its package) and the relative files."""
+    if module_name is not None and importlib.machinery.PathFinder.find_spec(
+            _top(module_name), [str(folder)]) is None:
+        return False
+    return all((folder / name).exists() for name in files)
+
+
+def relative_files(document: Any) -> tuple[str, ...]:
+    """The files an experiment names relative to its folder: a space file, a dataset
+    file (a name with a suffix; ``breast-cancer`` and ``keel:NAME`` are bundled)."""
+    if not isinstance(document, Mapping):
+        return ()
+    data = document.get("data")
+    named = [document.get("space"), data.get("dataset") if isinstance(data, Mapping) else None]
+    return tuple(
+        name for name in named
+        if isinstance(name, str) and Path(name).suffix and ":" not in name
+        and not Path(name).is_absolute()
+    )
 
 
 def _top(module_name: str | None) -> str:

@@ -27,7 +27,12 @@ from ensembo.experiment import (
     load_experiment,
     parse_experiment,
 )
-from ensembo.experiment_location import ExperimentFolder, experiment_folder, recorded_location
+from ensembo.experiment_location import (
+    ExperimentFolder,
+    experiment_folder,
+    recorded_location,
+    relative_files,
+)
 from ensembo.objective import failure_summary
 from ensembo.spaces.problems import SpaceDefinitionError
 from ensembo.stored_study import SCORING, discard_if_nothing_ran
@@ -184,7 +189,8 @@ def resume(args) -> int:
         raise ExperimentError(
             str(path), "this study was not started by 'ensembo run'; resume it from Python"
         )
-    folder = experiment_folder(study.metadata, path, _objective_module(document))
+    folder = experiment_folder(study.metadata, path, _objective_module(document),
+                               relative_files(document))
     experiment = parse_experiment(document, folder.path)
     if "data" in experiment.source:
         from ensembo.cli.data_run import run_data_experiment  # imports scikit-learn

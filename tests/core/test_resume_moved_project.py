@@ -177,3 +177,28 @@ def test_a_moved_data_project_resumes_with_its_dataset_file(tmp_path):
 
     assert result.returncode == 0, result.stderr
     assert f"experiment folder {tmp_path / 'after'} " in result.stderr
+
+
+def test_a_data_study_file_copied_alone_resumes_with_the_recorded_project(tmp_path):
+    """With no objective module to look for, every folder beside the backup 'held' it,
+    and the backup's parent was taken: 'flowers.csv: no such file' (review of 3e1a401)."""
+    from sklearn.datasets import load_iris
+
+    project = tmp_path / "project"
+    project.mkdir()
+    load_iris(as_frame=True).frame.to_csv(project / "flowers.csv", index=False)
+    (project / "experiment.yaml").write_text(
+        "space: cash-classification\n"
+        "data: {dataset: flowers.csv, target: target, test: 0.3, validation: 3}\n"
+        "budget: 2\nseed: 0\nstorage: runs/study.db\n"
+    )
+    assert ensembo("run", "experiment.yaml", "--no-progress", cwd=project).returncode == 0
+    backup = tmp_path / "backups" / "study.db"
+    backup.parent.mkdir()
+    for stored in (project / "runs").glob("study.db*"):
+        shutil.copy(stored, backup.parent / stored.name)
+
+    result = ensembo("resume", str(backup), "--no-progress", cwd=tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    assert f"experiment folder {project} (the one 'ensembo run' recorded" in result.stderr
