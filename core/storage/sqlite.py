@@ -88,8 +88,9 @@ def _read_only_connection(path: Path) -> sqlite3.Connection:
         return _checked(_connect_read_only(path.resolve().as_uri() + "?mode=ro"), path)
     except sqlite3.OperationalError as error:
         failed = error
-    if private_copy.holds_unmerged_log(path):
-        connection = private_copy.private_copy_connection(path)
+    real = path.resolve()  # a link's log lies beside the file it leads to, as SQLite reads it
+    if private_copy.holds_unmerged_log(real):
+        connection = private_copy.private_copy_connection(real)
         try:
             return _checked(connection, path)
         except sqlite3.DatabaseError as error:  # the copy opens wherever the file can be read

@@ -85,6 +85,17 @@ def test_a_report_in_a_read_only_folder_shows_the_trials_in_the_log(tmp_path, pr
     assert list(private_temp.iterdir()) == []  # the copy went with its connection
 
 
+def test_a_report_through_a_symbolic_link_shows_the_trials_in_the_log(tmp_path, private_temp):
+    """The log was looked for beside the link, where there is none, and the file was
+    read as immutable: 5 of 12 trials, without a word (review)."""
+    path = archive_with_log(tmp_path, checkpointed=5, in_log=7)
+    link = tmp_path / "mine.db"
+    link.symlink_to(path)
+    with unwritable(path.parent):
+        data = compute_report(link)
+    assert [t.number for t in data.trials] == list(range(12))
+
+
 def test_a_study_all_in_its_log_is_found_in_a_read_only_folder(tmp_path, private_temp):
     path = archive_with_log(tmp_path, checkpointed=0, in_log=4)
     with unwritable(path.parent):
