@@ -43,7 +43,10 @@ from typing import Any
 import attrs
 
 from ensembo import interrupts
-from ensembo.execution.inherited_executors import forget_inherited_executors
+from ensembo.execution.inherited_executors import (
+    forget_inherited_executors,
+    shut_down_own_executors,
+)
 from ensembo.execution.outcome import (
     Outcome,
     OutcomeKind,
@@ -237,7 +240,9 @@ def _child_main(objective, config, limits: TrialLimits, write_end: int, parent: 
         forget_inherited_executors()  # the parent's joblib workers are not ours
         if limits.memory is not None:
             _limit_address_space(limits.memory)
-        _write_all(write_end, _payload(_run(objective, config, limits), limits))
+        payload = _payload(_run(objective, config, limits), limits)
+        shut_down_own_executors()  # before the result: the driver then ends the group
+        _write_all(write_end, payload)
     except BaseException:
         code = 1
     finally:

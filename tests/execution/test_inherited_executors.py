@@ -133,3 +133,38 @@ def test_a_driver_that_never_used_joblib_does_not_have_it_imported_in_the_evalua
         timeout=60,
     )
     assert result == {"before": False, "in_child": False}
+
+
+def test_an_evaluation_leaves_no_loky_semaphores_or_memmaps_behind():
+    """The evaluation ends with os._exit, which skipped loky's shutdown: 8 semaphores and
+    a memmapping folder per trial stayed in /dev/shm until the driver exited (review)."""
+    if not pathlib.Path("/dev/shm").is_dir():
+        import pytest
+
+        pytest.skip("no /dev/shm to look in")
+    result = _run(
+        """
+        import json, os
+        import joblib, numpy as np
+        from ensembo.execution import TrialLimits, evaluate_in_child
+
+        def loky_entries():
+            return sorted(name for name in os.listdir("/dev/shm")
+                          if name.startswith(("sem.loky", "joblib_memmapping_folder")))
+
+        joblib.Parallel(n_jobs=2)(joblib.delayed(abs)(i) for i in range(4))
+        before = loky_entries()
+        big = np.ones(2_000_000)  # memmapped to the workers
+
+        def objective(config):
+            parts = joblib.Parallel(n_jobs=2)(joblib.delayed(np.sum)(big) for _ in range(2))
+            return float(sum(parts))
+
+        kinds = [evaluate_in_child(objective, {}, TrialLimits(wall_time=60)).kind.name
+                 for _ in range(3)]
+        print(json.dumps({"kinds": kinds, "new": sorted(set(loky_entries()) - set(before))}))
+        """,
+        timeout=120,
+    )
+    assert result["kinds"] == ["RETURNED"] * 3
+    assert result["new"] == []
