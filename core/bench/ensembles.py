@@ -35,6 +35,7 @@ from ensembo.bench.ensembles_experiments import (
 from ensembo.bench.provenance import system_description
 from ensembo.bench.seeds import seed_list
 from ensembo.bench.standalone_runs import (
+    SuiteRun,
     chosen_datasets,
     other_size_note,
     run_and_collect,
@@ -223,10 +224,11 @@ def run_ensembles(
     command: str = "",
     progress: bool = True,
     run: bool = True,
-) -> Path:
+) -> SuiteRun:
     """Run what is missing (unless ``run`` is false), then write ``out/ensembles/report.md``;
-    returns its path. Says how many blocks ran and how many were finished already, and
-    (in the report too) how many records of another budget were left out."""
+    returns its path and the blocks lost with their worker. Says how many blocks ran and
+    how many were finished already, and (in the report too) how many records of another
+    budget were left out."""
     from ensembo.bench.ensembles_report import render_report
 
     chosen_seeds = seed_list(seeds)
@@ -241,7 +243,7 @@ def run_ensembles(
                                     budget=budget, seeds=len(chosen_seeds),
                                     notes=[note] if note else []))
     print(collected.counts("block"))
-    return report
+    return SuiteRun(report, collected.lost, "block")
 
 
 def chosen_experiments(selectors: str | None) -> tuple[list[str], dict[str, set[str]]]:
@@ -285,9 +287,8 @@ def main(args: Any, command: str) -> int:
     chosen, spaces = chosen_experiments(args.optimizers)
     theirs = list(dict.fromkeys(d for name in chosen for d in EXPERIMENTS[name].datasets))
     datasets = chosen_datasets(args, theirs, allowed=theirs)
-    report = run_ensembles(experiments=chosen, seeds=args.seeds, budget=args.budget or 50,
+    suite = run_ensembles(experiments=chosen, seeds=args.seeds, budget=args.budget or 50,
                            workers=args.workers, out=args.out, datasets=datasets, spaces=spaces,
                            command=command, progress=not args.no_progress,
                            run=not getattr(args, "report_only", False))
-    print(f"report: {report}")
-    return 0
+    return suite.finish()

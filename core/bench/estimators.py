@@ -27,6 +27,7 @@ import numpy as np
 
 from ensembo.bench.seeds import seed_list
 from ensembo.bench.standalone_runs import (
+    SuiteRun,
     chosen_datasets,
     other_size_note,
     refuse_optimizers,
@@ -196,9 +197,9 @@ def run_estimators(
     command: str = "",
     progress: bool = True,
     run: bool = True,
-) -> Path:
+) -> SuiteRun:
     """Run what is missing (unless ``run`` is false), then write
-    ``out/estimators/report.md``; returns its path."""
+    ``out/estimators/report.md``; returns its path and the runs lost with their worker."""
     chosen_seeds = seed_list(seeds)
     runs = [
         EstimatorRun(
@@ -222,7 +223,7 @@ def run_estimators(
         )
     )
     print(collected.counts("run"))
-    return report
+    return SuiteRun(report, collected.lost)
 
 
 def _load(name: str) -> Any:
@@ -238,7 +239,7 @@ def main(args: Any, command: str) -> int:
     are fixed, so ``--optimizers`` is refused."""
     refuse_optimizers(args, "estimators")
     datasets = chosen_datasets(args, DATASETS, load=_load)
-    report = run_estimators(
+    suite = run_estimators(
         datasets=datasets,
         seeds=args.seeds,
         n_trials=args.budget or 30,
@@ -248,5 +249,4 @@ def main(args: Any, command: str) -> int:
         progress=not args.no_progress,
         run=not getattr(args, "report_only", False),
     )
-    print(f"report: {report}")
-    return 0
+    return suite.finish()

@@ -29,6 +29,7 @@ import numpy as np
 
 from ensembo.bench.seeds import seed_list
 from ensembo.bench.standalone_runs import (
+    SuiteRun,
     chosen_datasets,
     other_size_note,
     refuse_optimizers,
@@ -293,9 +294,9 @@ def run_overfitting(
     command: str = "",
     progress: bool = True,
     run: bool = True,
-) -> Path:
+) -> SuiteRun:
     """Run what is missing (unless ``run`` is false), then write
-    ``out/overfitting/report.md``; returns its path."""
+    ``out/overfitting/report.md``; returns its path and the runs lost with their worker."""
     chosen_seeds = seed_list(seeds)
     runs = plan(Path(out), datasets, chosen_seeds, budget, space, surrogate)
     collected = run_and_collect(runs, execute, workers=workers, label="overfitting",
@@ -313,7 +314,7 @@ def run_overfitting(
     report = Path(out) / "overfitting" / "report.md"
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(text)
-    return report
+    return SuiteRun(report, collected.lost)
 
 
 def _load_keel(name: str) -> Any:
@@ -328,7 +329,7 @@ def main(args: Any, command: str) -> int:
     set by name; its four methods are fixed, so ``--optimizers`` is refused."""
     refuse_optimizers(args, "overfitting")
     datasets = chosen_datasets(args, DATASETS, load=_load_keel)
-    report = run_overfitting(
+    suite = run_overfitting(
         datasets=datasets,
         seeds=args.seeds,
         budget=args.budget or 50,
@@ -338,5 +339,4 @@ def main(args: Any, command: str) -> int:
         progress=not args.no_progress,
         run=not getattr(args, "report_only", False),
     )
-    print(f"report: {report}")
-    return 0
+    return suite.finish()

@@ -123,6 +123,26 @@ class Collected:
         return text + (f", {not_run} not finished (not run: --report-only)" if not_run else "")
 
 
+@attrs.frozen
+class SuiteRun:
+    """What a standalone suite wrote, and how many of its runs (or blocks) were lost
+    with their worker process: the command then says so and exits 1."""
+
+    report: Path
+    lost: int = 0
+    unit: str = "run"
+
+    def finish(self) -> int:
+        """Print the report's path (and on stderr the lost runs); the exit status."""
+        print(f"report: {self.report}")
+        if not self.lost:
+            return 0
+        print(f"ensembo bench: {self.lost} {self.unit}s were not finished: their worker "
+              "process died before they started; rerun the same command to run them",
+              file=sys.stderr)
+        return 1
+
+
 def run_and_collect(
     runs: Sequence[Any],
     execute: Callable[[Any], dict[str, Any]],

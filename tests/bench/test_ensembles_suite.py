@@ -104,10 +104,10 @@ def test_cli_refuses_a_dataset_no_chosen_experiment_has(tmp_path, capsys):
 
 
 def test_report_only_runs_no_block_but_writes_the_report(tmp_path):
-    report = run_ensembles(experiments=["eo-refit"], seeds=1, budget=10, out=tmp_path,
-                           datasets=["german"], run=False, progress=False)
+    suite = run_ensembles(experiments=["eo-refit"], seeds=1, budget=10, out=tmp_path,
+                          datasets=["german"], run=False, progress=False)
     assert not list((tmp_path / "ensembles").glob("eo-refit/**/*.json"))
-    assert report.exists()
+    assert suite.report.exists() and suite.lost == 0
 
 
 def test_classes_merge_largest_first_into_the_smaller_group():
@@ -474,6 +474,21 @@ def test_ensembles_say_how_many_blocks_ran_and_were_finished(tmp_path, monkeypat
                      "banana", "--seeds", "2", "--out", str(tmp_path), "--no-progress"])
     assert code == 0
     assert "1 blocks executed, 1 already finished" in capsys.readouterr().out
+
+
+def test_blocks_lost_with_their_worker_are_said_and_fail_the_command(
+    tmp_path, monkeypatch, capsys
+):
+    """They were counted as not finished, but the command exited 0 (review)."""
+    from ensembo.bench.standalone_runs import Tally
+
+    monkeypatch.setattr("ensembo.bench.standalone_runs.run_pending",
+                        lambda *args, **kw: Tally(executed=0, lost=1))
+    code = cli_main(["bench", "ensembles", "--optimizers", "esmbo-large:svm", "--problems",
+                     "banana", "--seeds", "1", "--out", str(tmp_path), "--no-progress"])
+    assert code == 1
+    assert ("ensembo bench: 1 blocks were not finished: their worker process died"
+            in capsys.readouterr().err)
 
 
 def test_report_names_the_environment_of_its_records():

@@ -88,7 +88,7 @@ def test_reports_say_records_of_another_budget_exist(tmp_path, capsys):
     record = tmp_path / "estimators" / "iris" / "seed-0.json"
     record.parent.mkdir(parents=True)
     record.write_text('{"status": "complete", "n_trials": 30, "dataset": "iris"}')
-    report = run_estimators(datasets=["iris"], seeds=1, n_trials=5, out=tmp_path,
-                            progress=False, run=False)
+    suite = run_estimators(datasets=["iris"], seeds=1, n_trials=5, out=tmp_path,
+                           progress=False, run=False)
     said = "1 record(s) made with another --budget are not reported (--budget 30: 1)"
-    assert said in report.read_text() and said in capsys.readouterr().err
+    assert said in suite.report.read_text() and said in capsys.readouterr().err
