@@ -21,17 +21,21 @@ import attrs
 @attrs.frozen
 class RecordStamp:
     """What a record file was: ``(inode, size, mtime_ns)``, or None when there was none.
-    Records are replaced whole (``os.replace``), so a rewrite changes the inode."""
+    Records are replaced whole (``os.replace``), so a rewrite changes the inode.
+    ``invocation``: the token of the invocation that took the stamp, which its workers
+    write into their records, so that a record of its own (written by a worker whose
+    result was lost when a sibling worker died) is not taken for another's."""
 
     identity: tuple[int, int, int] | None
+    invocation: str | None = None
 
 
-def stamp(path: Path) -> RecordStamp:
+def stamp(path: Path, invocation: str | None = None) -> RecordStamp:
     try:
         status = os.stat(path)
     except OSError:
-        return RecordStamp(None)
-    return RecordStamp((status.st_ino, status.st_size, status.st_mtime_ns))
+        return RecordStamp(None, invocation)
+    return RecordStamp((status.st_ino, status.st_size, status.st_mtime_ns), invocation)
 
 
 def another_invocations_result(
@@ -40,10 +44,11 @@ def another_invocations_result(
     """``record``, read under the run's claim, is a result another invocation wrote
     after this one saw ``seen`` (None: not known, so no): a record that is not a
     ``running`` marker (whose process, the claim being free, is gone), in a file that
-    changed since."""
+    changed since, and not written by this invocation."""
     return (
         seen is not None
         and record is not None
         and record.get("status") != "running"
-        and stamp(path) != seen
+        and stamp(path).identity != seen.identity
+        and (seen.invocation is None or record.get("invocation") != seen.invocation)
     )

@@ -19,6 +19,7 @@ import os
 import platform
 import time
 import traceback
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -198,7 +199,8 @@ def attempt(spec: RunSpec, seen: RecordStamp | None = None) -> Outcome:
         elsewhere = _elsewhere(spec, existing, taken, seen)
         if elsewhere is not None:
             return elsewhere
-        return Outcome(record=_run_claimed(spec), ran_here=True)
+        return Outcome(record=_run_claimed(spec, seen.invocation if seen else None),
+                       ran_here=True)
 
 
 def _elsewhere(spec, existing, taken, seen: RecordStamp | None) -> Outcome | None:
@@ -224,8 +226,9 @@ def _claimed_elsewhere(spec: RunSpec) -> dict[str, Any]:
     return {**attrs.asdict(spec), "status": "running"}
 
 
-def _run_claimed(spec: RunSpec) -> dict[str, Any]:
-    """Run ``spec``, whose claim this process holds, writing its marker and record."""
+def _run_claimed(spec: RunSpec, invocation: str | None = None) -> dict[str, Any]:
+    """Run ``spec``, whose claim this process holds, writing its marker and record
+    (which name the ``invocation`` that ran it)."""
     problem = get_suite(spec.suite).problem(spec.problem)
     budget = spec.budget or problem.budget
     marker = {
@@ -247,6 +250,7 @@ def _run_claimed(spec: RunSpec) -> dict[str, Any]:
         "system": system_description(),
         "status": "complete",
         "error": None,
+        "invocation": invocation,
     }
     recorder = None
     try:
@@ -356,7 +360,8 @@ def run_all(
     another invocation's; the next invocation runs them). Runs that would replace a
     final record made with another budget are refused before any run starts.
     """
-    seen = {run.path: stamp(Path(run.path)) for run in runs}  # before deciding to run them
+    invocation = uuid.uuid4().hex
+    seen = {run.path: stamp(Path(run.path), invocation) for run in runs}  # before running
     refuse_replacing_other_budgets(runs)
     records: list[dict[str, Any]] = []
     attempted: set[str] = set()
@@ -425,11 +430,20 @@ def _after_worker_death(
         elsewhere = _elsewhere(run, existing, taken, seen)
         if elsewhere is not None:
             return elsewhere
+        if _written_by(existing, seen):  # its worker finished it; the result was lost
+            return Outcome(record=existing, ran_here=True)
         if existing is None or existing.get("status") != "running":
             return None
         record = {**attrs.asdict(run), "status": "failed", "error": repr(error)}
         _write_atomically(Path(run.path), record)
         return Outcome(record=record, ran_here=True)
+
+
+def _written_by(record: dict[str, Any] | None, seen: RecordStamp | None) -> bool:
+    """Whether ``record`` is a result a worker of the invocation that took ``seen`` wrote."""
+    return (record is not None and seen is not None and seen.invocation is not None
+            and record.get("status") != "running"
+            and record.get("invocation") == seen.invocation)
 
 
 def load_records(runs: Sequence[RunSpec]) -> list[dict[str, Any]]:

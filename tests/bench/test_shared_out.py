@@ -195,3 +195,29 @@ def test_a_run_another_invocation_runs_at_another_budget_is_counted_once(tmp_pat
     assert said.startswith("0 runs executed, 0 already finished, 1 finished or running in "
                            "another invocation sharing --out; report:")
     assert "another budget" not in said
+
+
+def test_a_result_this_invocations_worker_wrote_is_its_own_when_a_sibling_died(
+    tmp_path, monkeypatch
+):
+    """The worker ran the run and wrote its failed record; then a sibling worker died and
+    the pool failed every future: the record was taken for another invocation's result
+    (summary 'finished or running in another invocation', exit 0) (review)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from ensembo.bench.record_stamps import stamp
+
+    run = runner.plan("synthetic", ["random"], [0], 5, tmp_path)[0]
+    seen = stamp(Path(run.path), "this-invocation")
+
+    def fails(spec):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(runner, "make_optimizer", fails)
+    ran = runner.attempt(run, seen)  # in the worker: marker, then the failed record
+    assert ran.ran_here and ran.record["status"] == "failed"
+
+    after = runner._after_worker_death(run, BrokenProcessPool("a sibling died"), seen)
+    assert after.ran_here and after.record["status"] == "failed"
+    other = stamp(Path(run.path), "another-invocation")  # planned before the record
+    assert not runner.attempt(run, attrs.evolve(other, identity=seen.identity)).ran_here
