@@ -292,6 +292,18 @@ def _load_average() -> float | None:
         return None
 
 
+def _stale_marker(run: RunSpec, record: dict[str, Any]) -> bool:
+    """Whether a ``running`` marker of this host is left by a run that no process runs:
+    its claim is free (where claims are locks; a pid, which may be reused by another
+    process since, is the test only where they are not)."""
+    if record.get("host") != platform.node():
+        return False
+    with claim(Path(run.path)) as taken:
+        if taken.locked:
+            return taken.held
+    return not _running_elsewhere(record)
+
+
 def _running_elsewhere(record: dict[str, Any] | None) -> bool:
     if not record or record.get("status") != "running" or record.get("host") != platform.node():
         return False
@@ -469,11 +481,7 @@ def load_records(runs: Sequence[RunSpec]) -> list[dict[str, Any]]:
                     f"run budget {run.budget} into another --out"
                 ),
             }
-        elif (
-            record.get("status") == "running"
-            and record.get("host") == platform.node()
-            and not _running_elsewhere(record)
-        ):
+        elif record.get("status") == "running" and _stale_marker(run, record):
             record = {
                 **record,
                 "status": "interrupted",

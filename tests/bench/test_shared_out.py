@@ -221,3 +221,16 @@ def test_a_result_this_invocations_worker_wrote_is_its_own_when_a_sibling_died(
     assert after.ran_here and after.record["status"] == "failed"
     other = stamp(Path(run.path), "another-invocation")  # planned before the record
     assert not runner.attempt(run, attrs.evolve(other, identity=seen.identity)).ran_here
+
+
+def test_a_marker_whose_claim_is_free_is_reported_interrupted_though_its_pid_lives(tmp_path):
+    """The report judged a marker by its pid, which a new process may have taken since
+    (here: this test's own): it said the run was running (review)."""
+    run = runner.plan("synthetic", ["random"], [0], 5, tmp_path)[0]
+    marker = {**attrs.asdict(run), "status": "running", "pid": os.getpid(),
+              "host": platform.node()}
+    Path(run.path).parent.mkdir(parents=True, exist_ok=True)
+    Path(run.path).write_text(json.dumps(marker))
+    assert runner.load_records([run])[0]["status"] == "interrupted"
+    with _running_here(run):  # its claim held: running indeed
+        assert runner.load_records([run])[0]["status"] == "running"
