@@ -215,6 +215,12 @@ def observed_run(manager: pluggy.PluginManager, study: Any, progress: Any = None
                 manager.unregister(progress)
 
 
+def should_stop(manager: pluggy.PluginManager, study: Any) -> bool:
+    """Whether an observer's ``ensembo_should_stop`` stops the run before its next trial
+    (``optimize`` and the data runs' task loop ask the same way)."""
+    return bool(notify(manager, "ensembo_should_stop", study=study))
+
+
 def notify_finished(manager: pluggy.PluginManager, run_error: BaseException | None,
                     **kwargs: Any) -> None:
     """``ensembo_study_finished``, called as the run ends. If the run itself already

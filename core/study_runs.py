@@ -50,9 +50,7 @@ def optimize(
             execution.run_trials(
                 study, objective, backend, n_trials=n_trials, timeout=timeout,
                 limits=limits, max_retries=max_retries, catch=catch,
-                should_stop=lambda: bool(
-                    observers.notify(observer_manager, "ensembo_should_stop", study=study)
-                ),
+                should_stop=lambda: observers.should_stop(observer_manager, study),
             )
         finally:  # before the observers hear that the run ended
             if owned:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
+from collections.abc import Callable
 
 import attrs
 import joblib
@@ -71,20 +72,23 @@ def run_task(
     trial once a plugin's ``ensembo_should_stop`` says so, except a study's first.
     ``limits`` (wall time, memory) fail a trial that exceeds them. The observers hear
     the run end, as after ``optimize``."""
-    with observers.observed_run(study._observer_manager, study):
-        _run_batches(study, task, n_trials, store, timeout, n_jobs, limits)
+    manager = study._observer_manager  # the study's observers, as optimize hands them on
+    with observers.observed_run(manager, study):
+        _run_batches(study, task, n_trials, store, timeout, n_jobs, limits,
+                     should_stop=lambda: observers.should_stop(manager, study))
     return study
 
 
 def _run_batches(study: Study, task: Task, n_trials: int, store: ArtifactStore | None,
-                 timeout: float | None, n_jobs: int | None, limits: TrialLimits) -> None:
+                 timeout: float | None, n_jobs: int | None, limits: TrialLimits,
+                 should_stop: Callable[[], bool]) -> None:
     deadline = None if timeout is None else time.monotonic() + timeout
     workers = max(1, joblib.effective_n_jobs(n_jobs))
     done = 0
     while done < n_trials and (done == 0 or deadline is None or time.monotonic() < deadline):
         batch = []
         for _ in range(min(workers, n_trials - done)):
-            if study.trials and study._notify("ensembo_should_stop", study=study):
+            if study.trials and should_stop():
                 break
             batch.append(study.ask())
         if not batch:
