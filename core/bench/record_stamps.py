@@ -12,6 +12,7 @@ an NFS server and its clients need not agree.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,12 @@ class RecordStamp:
 
     identity: tuple[int, int, int] | None
     invocation: str | None = None
+
+
+def stamps(runs: Iterable[Any], invocation: str | None = None) -> dict[str, RecordStamp]:
+    """Each run's record file as it is now, by the run's ``path``: taken before deciding
+    which runs to run, so that a result written since is known for another's."""
+    return {run.path: stamp(Path(run.path), invocation) for run in runs}
 
 
 def stamp(path: Path, invocation: str | None = None) -> RecordStamp:

@@ -32,9 +32,9 @@ from ensembo.bench import metrics
 from ensembo.bench.optimizers import make_optimizer
 from ensembo.bench.pool_stopping import pool_stuck, stop_on_interrupt  # noqa: F401 (its API)
 from ensembo.bench.provenance import system_description
-from ensembo.bench.record_stamps import RecordStamp, another_invocations_result, stamp
+from ensembo.bench.record_stamps import RecordStamp, another_invocations_result, stamps
 from ensembo.bench.recorder import Recorder, clocks
-from ensembo.bench.run_claims import claim
+from ensembo.bench.run_claims import Claim, claim
 from ensembo.bench.seed_coverage import OTHER_BUDGET
 from ensembo.bench.suite import UnknownSuiteError, get_suite
 from ensembo.errors import ExperimentError, MissingDependencyError
@@ -196,34 +196,44 @@ def attempt(spec: RunSpec, seen: RecordStamp | None = None) -> Outcome:
     """
     with claim(Path(spec.path)) as taken:
         existing = read_record(Path(spec.path))
-        elsewhere = _elsewhere(spec, existing, taken, seen)
-        if elsewhere is not None:
-            return elsewhere
+        outcome = elsewhere(spec, existing, taken, seen)
+        if outcome is not None:
+            return outcome
         return Outcome(record=_run_claimed(spec, seen.invocation if seen else None),
                        ran_here=True)
 
 
-def _elsewhere(spec, existing, taken, seen: RecordStamp | None) -> Outcome | None:
-    """The outcome of a run another invocation holds or finished, None if it is ours."""
+def elsewhere(
+    spec: Any,
+    existing: dict[str, Any] | None,
+    taken: Claim,
+    seen: RecordStamp | None,
+    final: Callable[[dict[str, Any] | None], bool] = _is_final,
+) -> Outcome | None:
+    """The outcome of a run another invocation holds or finished, None if it is ours.
+
+    ``spec`` is any run with a ``path``: the standalone suites decide here too, passing
+    their own ``final`` (for them a record of another size is not final)."""
     if not taken.held:
         return Outcome(record=existing or _claimed_elsewhere(spec), ran_here=False)
-    if _left_to_others(spec, existing, taken.locked, seen):
+    if _left_to_others(spec, existing, taken.locked, seen, final):
         return Outcome(record=existing, ran_here=False)
     return None
 
 
-def _left_to_others(spec, existing, locked: bool, seen: RecordStamp | None) -> bool:
+def _left_to_others(spec, existing, locked: bool, seen: RecordStamp | None, final) -> bool:
     """Under a held claim: another invocation finished the run, or wrote its result
     since ``seen``, or (where the claim is no lock) a live process is running it."""
     return (
-        _is_final(existing)
+        final(existing)
         or another_invocations_result(Path(spec.path), existing, seen)
         or (not locked and _running_elsewhere(existing))
     )
 
 
-def _claimed_elsewhere(spec: RunSpec) -> dict[str, Any]:
-    return {**attrs.asdict(spec), "status": "running"}
+def _claimed_elsewhere(spec: Any) -> dict[str, Any]:
+    fields = attrs.asdict(spec) if attrs.has(type(spec)) else {"path": str(spec.path)}
+    return {**fields, "status": "running"}
 
 
 def _run_claimed(spec: RunSpec, invocation: str | None = None) -> dict[str, Any]:
@@ -373,7 +383,7 @@ def run_all(
     final record made with another budget are refused before any run starts.
     """
     invocation = uuid.uuid4().hex
-    seen = {run.path: stamp(Path(run.path), invocation) for run in runs}  # before running
+    seen = stamps(runs, invocation)  # before deciding what to run
     refuse_replacing_other_budgets(runs)
     records: list[dict[str, Any]] = []
     attempted: set[str] = set()
@@ -439,9 +449,9 @@ def _after_worker_death(
     died (its lock went with the worker), and its run must not be marked failed."""
     with claim(Path(run.path)) as taken:
         existing = read_record(Path(run.path))
-        elsewhere = _elsewhere(run, existing, taken, seen)
-        if elsewhere is not None:
-            return elsewhere
+        outcome = elsewhere(run, existing, taken, seen)
+        if outcome is not None:
+            return outcome
         if _written_by(existing, seen):  # its worker finished it; the result was lost
             return Outcome(record=existing, ran_here=True)
         if existing is None or existing.get("status") != "running":

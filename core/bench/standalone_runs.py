@@ -6,9 +6,11 @@ interrupted benchmark resumes; records of another budget are left out of the rep
 says so.
 Workers are spawned with the harness's one-thread environment. A worker that dies (for
 instance on an import error) loses its run, not the benchmark: the run stays pending for
-the next invocation. Each run is claimed before it starts, as the optimizer suites'
-runs are (:mod:`ensembo.bench.run_claims`), so invocations sharing an ``--out`` never
-run it twice, and each counts as executed only the runs it ran itself.
+the next invocation. Each run is claimed before it starts, and what to do with it is
+decided as for the optimizer suites' runs (:func:`ensembo.bench.runner.elsewhere`), so
+invocations sharing an ``--out`` never run it twice, not even one after the other when it
+failed in the first (:mod:`ensembo.bench.record_stamps`), and each counts as executed
+only the runs it ran itself.
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ from typing import Any
 
 import attrs
 
-from ensembo.bench.run_claims import claimed
+from ensembo.bench.record_stamps import RecordStamp, stamps
+from ensembo.bench.run_claims import claim
 from ensembo.bench.runner import (
+    FINAL_STATES,
     Outcome,
-    is_finished,
+    elsewhere,
     read_record,
     run_counts,
     stop_on_interrupt,
@@ -215,10 +219,13 @@ def _same_size(record: dict[str, Any], run: Any) -> bool:
 
 def finished(run: Any) -> bool:
     """``run`` has a final record made with its own budget."""
-    if not is_finished(Path(run.path)):
-        return False
-    record = read_record(Path(run.path))
-    return record is not None and _same_size(record, run)
+    return final_for(run)(read_record(Path(run.path)))
+
+
+def final_for(run: Any) -> Callable[[dict[str, Any] | None], bool]:
+    """Whether a record is final for ``run``: complete, and made with its own budget."""
+    return lambda record: (record is not None and record.get("status") in FINAL_STATES
+                           and _same_size(record, run))
 
 
 def write_record(path: str | Path, record: dict[str, Any]) -> None:
@@ -238,6 +245,7 @@ def run_pending(
 ) -> Tally:
     """Run every run without a final record, ``workers`` spawned processes at a time,
     each claimed first (:func:`execute_claimed`); say how many ran here."""
+    seen = stamps(runs)  # before deciding what to run
     pending = [r for r in runs if not finished(r)]
     executed, lost = 0, 0
     if not pending:
@@ -248,7 +256,7 @@ def run_pending(
             max_workers=max(1, workers), mp_context=get_context("spawn"), max_tasks_per_child=1
         ) as pool,
     ):
-        futures = {pool.submit(execute_claimed, execute, r): r for r in pending}
+        futures = {pool.submit(execute_claimed, execute, r, seen[r.path]): r for r in pending}
         with stop_on_interrupt(pool):
             for future in as_completed(futures):
                 try:
@@ -265,12 +273,15 @@ def run_pending(
     return Tally(executed=executed, lost=lost)
 
 
-def execute_claimed(execute: Callable[[Any], dict[str, Any]], run: Any) -> Outcome:
-    """``execute(run)`` in a worker, unless another process holds the run's claim or it
-    has a final record by now (another invocation sharing ``--out`` finished it): then
-    that invocation's record (or a "running" one) is returned and nothing is run."""
-    with claimed(Path(run.path)) as held:
-        if not held or finished(run):
-            record = read_record(Path(run.path)) or {"path": str(run.path), "status": "running"}
-            return Outcome(record=record, ran_here=False)
+def execute_claimed(
+    execute: Callable[[Any], dict[str, Any]], run: Any, seen: RecordStamp | None = None
+) -> Outcome:
+    """``execute(run)`` in a worker, unless another process holds the run's claim, or it
+    has a final record by now, or a record written since the invocation saw the file as
+    ``seen`` (another invocation sharing ``--out`` finished it, or ran it and it failed):
+    then that invocation's record (or a "running" one) is returned and nothing is run."""
+    with claim(Path(run.path)) as taken:
+        outcome = elsewhere(run, read_record(Path(run.path)), taken, seen, final_for(run))
+        if outcome is not None:
+            return outcome
         return Outcome(record=execute(run), ran_here=True)

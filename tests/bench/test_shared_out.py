@@ -234,3 +234,43 @@ def test_a_marker_whose_claim_is_free_is_reported_interrupted_though_its_pid_liv
     assert runner.load_records([run])[0]["status"] == "interrupted"
     with _running_here(run):  # its claim held: running indeed
         assert runner.load_records([run])[0]["status"] == "running"
+
+
+def test_a_standalone_run_that_failed_in_an_invocation_started_together_is_not_run_again(
+    tmp_path, monkeypatch
+):
+    """A and B plan run R together; A runs it and it fails; B, claiming R after A let
+    go, found a 'failed' record (not final) and ran R again, counting it as executed, as
+    the optimizer suites no longer do. A failed record there when B planned is retried."""
+    run = types.SimpleNamespace(path=str(tmp_path / "estimators" / "iris" / "seed-0.json"))
+    executed = []
+
+    def failing(each):
+        executed.append(each.path)
+        record = {"status": "failed", "error": "ValueError: boom"}
+        standalone_runs.write_record(each.path, record)
+        return record
+
+    def invocation():
+        return standalone_runs.run_and_collect([run], failing, workers=1, label="t",
+                                               progress=False).counts("run")
+
+    said_by_a = []
+
+    class _AStartsFirst(_ThreadPool):
+        """B's pool: B has planned R; before B's worker claims it, A runs it."""
+
+        def submit(self, fn, *args):
+            if not said_by_a:
+                said_by_a.append(None)  # A's own pool comes here too
+                said_by_a[0] = invocation()
+            return super().submit(fn, *args)
+
+    monkeypatch.setattr(standalone_runs, "ProcessPoolExecutor", _AStartsFirst)
+    said_by_b = invocation()
+    assert executed == [run.path]  # was twice: B ran it again
+    assert said_by_a == ["1 runs executed, 0 already finished"]
+    assert said_by_b == ("0 runs executed, 0 already finished, 1 finished or running in "
+                         "another invocation sharing --out")  # was "1 runs executed, ..."
+    assert invocation() == "1 runs executed, 0 already finished"  # failed when planned: retried
+    assert executed == [run.path, run.path]
