@@ -93,6 +93,20 @@ NO_LIMITS = TrialLimits()
 
 
 _FORK_LOCK = threading.Lock()
+"""Held from the pipe to the fork, so that no sibling evaluation inherits a write end."""
+
+
+def _fresh_fork_lock_in_child() -> None:
+    """A forked process gets :data:`_FORK_LOCK` as it was: held, when the fork was an
+    evaluation's (or another thread's was under way), by a thread the child does not
+    have. An objective that itself evaluates in a child (nested) then waited on it until
+    its own wall-time limit killed it."""
+    global _FORK_LOCK
+    _FORK_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_fresh_fork_lock_in_child)
 
 
 def evaluate(
