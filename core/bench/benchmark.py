@@ -12,6 +12,7 @@ from tqdm import tqdm
 from ensembo.bench import plots, report, runner
 from ensembo.bench.optimizers import make_optimizer
 from ensembo.bench.optimizers.ensembo_optimizer import EnsemboOptimizer
+from ensembo.bench.report_file import write_report
 from ensembo.bench.seeds import seed_list
 from ensembo.bench.suite import get_suite
 from ensembo.progress import is_terminal
@@ -88,9 +89,7 @@ def run_benchmark(
         command=command or f"ensembo bench {suite}",
         plots=figures,
     )
-    suite_dir.mkdir(parents=True, exist_ok=True)
-    report_path = suite_dir / "report.md"
-    report_path.write_text(text)
+    report_path = write_report(suite_dir / "report.md", text)
     left_to_others = len(pending) - len(done) - len(lost)
     return BenchmarkResult(
         report_path=report_path,

@@ -33,6 +33,7 @@ from ensembo.bench.ensembles_experiments import (
     search_of_method,
 )
 from ensembo.bench.provenance import system_description
+from ensembo.bench.report_file import write_report
 from ensembo.bench.seeds import seed_list
 from ensembo.bench.standalone_runs import (
     SuiteRun,
@@ -236,12 +237,11 @@ def run_ensembles(
     collected = run_and_collect(blocks, execute, workers=workers, label="ensembles",
                                 unit="block", progress=progress, run=run)
     note = other_size_note(collected, "ensembles")
-    report = Path(out) / "ensembles" / "report.md"
-    report.parent.mkdir(parents=True, exist_ok=True)
-    report.write_text(render_report(collected.records,
-                                    command=command or "ensembo bench ensembles",
-                                    budget=budget, seeds=len(chosen_seeds),
-                                    notes=[note] if note else []))
+    report = write_report(Path(out) / "ensembles" / "report.md",
+                          render_report(collected.records,
+                                        command=command or "ensembo bench ensembles",
+                                        budget=budget, seeds=len(chosen_seeds),
+                                        notes=[note] if note else []))
     print(collected.counts("block"))
     return SuiteRun(report, collected.lost, "block")
 

@@ -25,6 +25,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ensembo.bench.report_file import write_report
 from ensembo.bench.seeds import seed_list
 from ensembo.bench.standalone_runs import (
     SuiteRun,
@@ -214,13 +215,12 @@ def run_estimators(
     collected = run_and_collect(runs, execute, workers=workers, label="estimators",
                                 progress=progress, run=run)
     note = other_size_note(collected, "estimators")
-    report = Path(out) / "estimators" / "report.md"
-    report.parent.mkdir(parents=True, exist_ok=True)
-    report.write_text(
+    report = write_report(
+        Path(out) / "estimators" / "report.md",
         render(
             collected.records, command=command or "ensembo bench estimators",
             n_trials=n_trials, seeds=len(chosen_seeds), notes=[note] if note else [],
-        )
+        ),
     )
     print(collected.counts("run"))
     return SuiteRun(report, collected.lost)

@@ -27,6 +27,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ensembo.bench.report_file import write_report
 from ensembo.bench.seeds import seed_list
 from ensembo.bench.standalone_runs import (
     SuiteRun,
@@ -311,9 +312,7 @@ def run_overfitting(
         notes=[note] if note else [],
     )
     print(collected.counts("run"))
-    report = Path(out) / "overfitting" / "report.md"
-    report.parent.mkdir(parents=True, exist_ok=True)
-    report.write_text(text)
+    report = write_report(Path(out) / "overfitting" / "report.md", text)
     return SuiteRun(report, collected.lost)
 
 

@@ -29,6 +29,7 @@ import attrs
 import numpy as np
 
 from ensembo.bench.functions import TEST_FUNCTIONS
+from ensembo.bench.report_file import write_report
 from ensembo.bench.suites.synthetic import NAMES, budget_for
 from ensembo.execution import config_key, start_local_cluster
 from ensembo.study import Study
@@ -181,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         a for a in arguments if a != "--report-only"
     )
     if args.report_only:
-        (args.out / "report.md").write_text(report(load_records(args.out), command))
+        write_report(args.out / "report.md", report(load_records(args.out), command))
         return 0
     client = start_local_cluster(args.workers)
     client.wait_for_workers(args.workers)
@@ -195,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
                     record = run_one(name, mode, seed, args, client)
                     path.parent.mkdir(parents=True, exist_ok=True)
                     path.write_text(json.dumps(record, indent=2))
-                    (args.out / "report.md").write_text(report(load_records(args.out), command))
+                    write_report(args.out / "report.md", report(load_records(args.out), command))
                     print(json.dumps(record), flush=True)
     finally:
         cluster = client.cluster

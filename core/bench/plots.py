@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from ensembo.report.staged_folder import staged
+
 logger = logging.getLogger(__name__)
 
 
@@ -20,7 +22,8 @@ def convergence_plots(
     directory: Path,
 ) -> dict[str, str]:
     """One PNG per problem; returns problem -> file name. Empty without matplotlib,
-    with a warning, as ``ensembo report`` gives: the report is then missing a section."""
+    with a warning, as ``ensembo report`` gives: the report is then missing a section.
+    The figures are staged and moved in together, so a figure is never cut short."""
     if importlib.util.find_spec("matplotlib") is None:
         logger.warning(
             "matplotlib is not installed, so the benchmark report has no convergence "
@@ -32,38 +35,47 @@ def convergence_plots(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    directory.mkdir(parents=True, exist_ok=True)
     written = {}
-    for problem in problems:
-        figure, axes = plt.subplots(figsize=(6, 4))
-        positive = True
-        for optimizer in optimizers:
-            curves = [
-                np.asarray(r["best_so_far"]) - (r.get("optimum") or 0.0)
-                for r in records
-                if r["problem"] == problem
-                and r["optimizer"] == optimizer
-                and r.get("status") == "complete"
-            ]
-            if not curves:
+    with staged(directory) as stage:  # moved in when every figure is whole
+        for problem in problems:
+            figure = _figure(plt, records, optimizers, problem)
+            if figure is None:
                 continue
-            length = min(len(c) for c in curves)
-            median = np.median([c[:length] for c in curves], axis=0)
-            positive &= bool(np.all(median > 0))
-            axes.plot(np.arange(1, length + 1), median, label=optimizer)
-        if not axes.lines:
+            name = f"{problem}.png"
+            figure.savefig(stage / name, dpi=80)
             plt.close(figure)
-            continue
-        has_optimum = any(r.get("optimum") is not None for r in records if r["problem"] == problem)
-        if positive:
-            axes.set_yscale("log")
-        axes.set_xlabel("evaluations")
-        axes.set_ylabel("simple regret" if has_optimum else "best validation loss")
-        axes.set_title(problem)
-        axes.legend(fontsize="small")
-        figure.tight_layout()
-        name = f"{problem}.png"
-        figure.savefig(directory / name, dpi=80)
-        plt.close(figure)
-        written[problem] = f"plots/{name}"
+            written[problem] = f"plots/{name}"
     return written
+
+
+def _figure(plt: Any, records: Sequence[dict[str, Any]], optimizers: Sequence[str],
+            problem: str) -> Any:
+    """The convergence figure of ``problem``; None when no optimizer completed a run."""
+    figure, axes = plt.subplots(figsize=(6, 4))
+    positive = True
+    for optimizer in optimizers:
+        curves = [
+            np.asarray(r["best_so_far"]) - (r.get("optimum") or 0.0)
+            for r in records
+            if r["problem"] == problem
+            and r["optimizer"] == optimizer
+            and r.get("status") == "complete"
+        ]
+        if not curves:
+            continue
+        length = min(len(c) for c in curves)
+        median = np.median([c[:length] for c in curves], axis=0)
+        positive &= bool(np.all(median > 0))
+        axes.plot(np.arange(1, length + 1), median, label=optimizer)
+    if not axes.lines:
+        plt.close(figure)
+        return None
+    has_optimum = any(r.get("optimum") is not None for r in records if r["problem"] == problem)
+    if positive:
+        axes.set_yscale("log")
+    axes.set_xlabel("evaluations")
+    axes.set_ylabel("simple regret" if has_optimum else "best validation loss")
+    axes.set_title(problem)
+    axes.legend(fontsize="small")
+    figure.tight_layout()
+    return figure
