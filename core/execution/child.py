@@ -17,7 +17,10 @@ pipe's write end too, so EOF would wait for the helper).
 
 The joblib/loky workers of the process that forked are its own: the child drops
 the executor it inherited and starts workers of its own if the objective asks
-(:mod:`ensembo.execution.inherited_executors`).
+(:mod:`ensembo.execution.inherited_executors`). It stops those after sending its result,
+saying so in the frame's header: the parent then gives it up to
+:data:`~ensembo.execution.inherited_executors.SHUTDOWN_SECONDS` more to exit, so that
+stopping them is not charged to the objective's wall time.
 
 Forking works inside daemonic processes (Dask workers, pool workers), where
 ``multiprocessing`` refuses to start children. POSIX only. Ending the child and its group,
@@ -44,8 +47,10 @@ import attrs
 
 from ensembo import interrupts
 from ensembo.execution.inherited_executors import (
+    SHUTDOWN_SECONDS,
     forget_inherited_executors,
-    shut_down_own_executors,
+    own_executors,
+    shut_down,
 )
 from ensembo.execution.outcome import (
     Outcome,
@@ -66,8 +71,11 @@ from ensembo.execution.process_group import (
 
 _PR_SET_PDEATHSIG = 1
 _CHUNK = 1 << 16
-_HEADER = struct.Struct("<Q")
-"""The payload's length in bytes, written before it."""
+_HEADER = struct.Struct("<Q?")
+"""Written before the payload: its length in bytes, and whether the child still stops
+joblib workers of its own after sending it (:func:`_exit_deadline`)."""
+_STOPPING_GRACE = 2.0
+"""Seconds beyond the workers' shutdown a child has to flush its output and exit."""
 _EXIT_POLL = 0.05
 """Seconds between checks that the child exited, where there is no pidfd."""
 
@@ -185,7 +193,7 @@ def evaluate_in_child(
         if on_start is not None:
             on_start(pid)
         deadline = None if limits.wall_time is None else time.monotonic() + limits.wall_time
-        payload = _read_frame(read_end, deadline, exited, pid)
+        frame = _read_frame(read_end, deadline, exited, pid)
     except BaseException:  # Ctrl-C or shutdown from the fork on: the child must not linger
         if pid:
             kill_and_reap(pid)
@@ -195,7 +203,7 @@ def evaluate_in_child(
             os.close(read_end)
         if exited is not None:
             os.close(exited)
-    if payload is None:
+    if frame is None:
         end_timed_out(pid)
         return Outcome(
             kind=OutcomeKind.TIMEOUT,
@@ -204,10 +212,10 @@ def evaluate_in_child(
                 "and was killed"
             ),
         )
-    status = reap_ending_group(pid, deadline)
-    if payload:
+    status = reap_ending_group(pid, _exit_deadline(deadline, frame.workers_stopping))
+    if frame.payload:
         try:
-            outcome = pickle.loads(payload)
+            outcome = pickle.loads(frame.payload)
         except Exception as error:
             return Outcome(
                 kind=OutcomeKind.RAISED,
@@ -219,6 +227,15 @@ def evaluate_in_child(
         message=f"crashed: the evaluation process {exit_description(status)}"
         + _memory_limit_note(limits),
     )
+
+
+def _exit_deadline(deadline: float | None, workers_stopping: bool) -> float | None:
+    """When a child that sent its result must have exited: at the trial's deadline, or,
+    while it stops joblib workers of its own, once that shutdown has had its time
+    (``trial_timeout`` bounds the objective's work, not the cleanup after it)."""
+    if deadline is None or not workers_stopping:
+        return deadline
+    return max(deadline, time.monotonic() + SHUTDOWN_SECONDS + _STOPPING_GRACE)
 
 
 def _memory_limit_note(limits: TrialLimits) -> str:
@@ -255,8 +272,10 @@ def _child_main(objective, config, limits: TrialLimits, write_end: int, parent: 
         if limits.memory is not None:
             _limit_address_space(limits.memory)
         payload = _payload(_run(objective, config, limits), limits)
-        shut_down_own_executors()  # before the result: the driver then ends the group
-        _write_all(write_end, payload)
+        own = own_executors()
+        # the result first: stopping the workers can take seconds the objective did not use
+        _write_all(write_end, payload, workers_stopping=bool(own))
+        shut_down(own)  # before the exit: the driver then ends the group
     except BaseException:
         code = 1
     finally:
@@ -413,9 +432,18 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    """Write ``data`` to ``fd`` behind its length (:func:`_read_frame`), and close it."""
-    for part in (_HEADER.pack(len(data)), data):
+@attrs.frozen
+class _Frame:
+    """What the child sent: its pickled outcome (empty if it crashed first), and whether
+    it then stops joblib workers of its own before exiting."""
+
+    payload: bytes | bytearray
+    workers_stopping: bool = False
+
+
+def _write_all(fd: int, data: bytes, workers_stopping: bool = False) -> None:
+    """Write ``data`` to ``fd`` behind its header (:func:`_read_frame`), and close it."""
+    for part in (_HEADER.pack(len(data), workers_stopping), data):
         view = memoryview(part)
         while view:
             written = os.write(fd, view)
@@ -434,11 +462,11 @@ def _exit_watch(pid: int) -> int | None:
 
 def _read_frame(
     fd: int, deadline: float | None, exited: int | None = None, pid: int = 0
-) -> bytearray | None:
-    """The payload :func:`_write_all` sent on ``fd``, as soon as it is whole.
+) -> _Frame | None:
+    """The frame :func:`_write_all` sent on ``fd``, as soon as it is whole.
 
-    Empty if the pipe reaches EOF, or the child exits with nothing more in the pipe,
-    before the payload is whole: the child crashed. The exit is seen on ``exited``
+    Its payload is empty if the pipe reaches EOF, or the child exits with nothing more in
+    the pipe, before the payload is whole: the child crashed. The exit is seen on ``exited``
     (:func:`_exit_watch`) becoming readable or, where there is no pidfd, by polling the
     child ``pid`` every ``_EXIT_POLL`` s (:func:`.process_group.has_exited`). ``None`` if
     the deadline passes first. Not waiting for EOF matters: a process the objective forked and left
@@ -459,7 +487,7 @@ def _read_frame(
         ready, _, _ = select.select(watched, [], [], wait)
         if fd not in ready:
             if gone:
-                return bytearray()
+                return _Frame(b"")
             if ready or (polled and has_exited(pid)):
                 gone, watched = True, [fd]
                 continue
@@ -468,11 +496,11 @@ def _read_frame(
             continue
         chunk = os.read(fd, _CHUNK)
         if not chunk:
-            return bytearray()
+            return _Frame(b"")
         data += chunk
         if size is None and len(data) >= _HEADER.size:
-            (size,) = _HEADER.unpack_from(data)
+            size, workers_stopping = _HEADER.unpack_from(data)
             del data[: _HEADER.size]
         if size is not None and len(data) >= size:
             del data[size:]
-            return data
+            return _Frame(data, workers_stopping)

@@ -55,8 +55,20 @@ SHUTDOWN_SECONDS = 10.0
 """How long a child waits for its own executor to shut down before leaving anyway."""
 
 
-def shut_down_own_executors() -> None:
-    """In a forked child about to exit: shut down the executors it started itself.
+def own_executors() -> list[object]:
+    """In a forked child: the joblib/loky executors it started itself (not inherited)."""
+    own = []
+    for name in _LOKY_MODULES:
+        module = sys.modules.get(name)
+        executor = getattr(module, "_executor", None) if module is not None else None
+        if executor is not None and not any(executor is kept for kept in _LEFT_TO_THE_PARENT):
+            own.append(executor)
+    return own
+
+
+def shut_down(executors: list[object]) -> None:
+    """In a forked child about to exit: shut down the executors it started itself
+    (:func:`own_executors`).
 
     The child ends with ``os._exit``, which skips loky's shutdown: the semaphores and
     memmapping folder its executor registered (with the resource tracker inherited from
@@ -65,17 +77,11 @@ def shut_down_own_executors() -> None:
     objects" warnings per trial. The shutdown runs in a thread given
     :data:`SHUTDOWN_SECONDS`, as nothing else bounds it under a memory limit alone.
     """
-    own = []
-    for name in _LOKY_MODULES:
-        module = sys.modules.get(name)
-        executor = getattr(module, "_executor", None) if module is not None else None
-        if executor is not None and not any(executor is kept for kept in _LEFT_TO_THE_PARENT):
-            own.append(executor)
-    if not own:
+    if not executors:
         return
 
-    def shut_down() -> None:
-        for executor in own:
+    def stop_all() -> None:
+        for executor in executors:
             try:  # joblib's terminate also removes its memmapping folder
                 stop = getattr(executor, "terminate", None)
                 if stop is not None:
@@ -85,6 +91,6 @@ def shut_down_own_executors() -> None:
             except Exception:  # leaving anyway: a failed cleanup must not lose the result
                 pass
 
-    stopping = threading.Thread(target=shut_down, daemon=True)
+    stopping = threading.Thread(target=stop_all, daemon=True)
     stopping.start()
     stopping.join(SHUTDOWN_SECONDS)
