@@ -25,7 +25,6 @@ from ConfigSpace import (
     GreaterThanCondition,
     InCondition,
     LessThanCondition,
-    NotEqualsCondition,
     OrConjunction,
     OrdinalHyperparameter,
     UniformFloatHyperparameter,
@@ -39,7 +38,6 @@ from ensembo.spaces.spec import Compare, Condition, Param, Relation, SpaceSpec
 
 _COMPARE = {
     "eq": EqualsCondition,
-    "ne": NotEqualsCondition,
     "in": InCondition,
     "gt": GreaterThanCondition,
     "lt": LessThanCondition,
@@ -193,6 +191,8 @@ def _condition(condition: Condition, child, hyperparameters: dict, problems: Pro
             if op in _INCLUSIVE:  # ConfigSpace has only strict comparisons
                 strict = _COMPARE[_INCLUSIVE[op]](child, parent, value)
                 return OrConjunction(strict, EqualsCondition(child, parent, value))
+            if op == "ne":
+                return _not_equal(child, parent, value)
             return _COMPARE[op](child, parent, value)
         except Exception as error:
             problems.add(condition.path, _condition_problem(condition, parent, error))
@@ -201,6 +201,32 @@ def _condition(condition: Condition, child, hyperparameters: dict, problems: Pro
     if any(item is None for item in items):
         return None
     return (AndConjunction if condition.kind == "all" else OrConjunction)(*items)
+
+
+def _not_equal(child, parent, value: Any):
+    """``parent != value`` that is false while ``parent`` is inactive.
+
+    ConfigSpace's ``NotEqualsCondition`` holds on an inactive (NaN) parent, so its child
+    would be active without its parent, against the DSL's rule (a child of an inactive
+    parent is inactive) that reachability.py and the estimator checks assume. A
+    categorical-like parent becomes ``in`` its other values, a number ``< value or >
+    value``: both are false on NaN and mean ``!=`` on every value the parent takes.
+    """
+    if isinstance(parent, UniformFloatHyperparameter | UniformIntegerHyperparameter):
+        return OrConjunction(
+            LessThanCondition(child, parent, value), GreaterThanCondition(child, parent, value)
+        )
+    others = [choice for choice in _values_of(parent) if not _same_value(choice, value)]
+    return InCondition(child, parent, others)
+
+
+def _values_of(hp) -> tuple:
+    return tuple(getattr(hp, "choices", None) or getattr(hp, "sequence", None) or (hp.value,))
+
+
+def _same_value(choice: Any, value: Any) -> bool:
+    """``choice == value`` without ``True`` standing for ``1`` (as conditions.py reads it)."""
+    return choice == value and isinstance(choice, bool) == isinstance(value, bool)
 
 
 def _integral_bound(parent, op: str, value: Any) -> tuple[str, Any]:
@@ -238,8 +264,7 @@ def _legal_values(hp) -> str:
     """The values ``hp`` takes, for messages: ConfigSpace only says which one is illegal."""
     if hasattr(hp, "lower"):
         return f"[{hp.lower}, {hp.upper}]"
-    values = getattr(hp, "choices", None) or getattr(hp, "sequence", None) or (hp.value,)
-    return ", ".join(map(repr, values))
+    return ", ".join(map(repr, _values_of(hp)))
 
 
 FORBIDDEN_RELATIONS = {

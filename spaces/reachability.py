@@ -110,11 +110,11 @@ def values_required(condition: Condition, by_name: dict[str, Param]) -> dict[str
 
 
 def _values_admitted(parent: Param, compare: Compare) -> frozenset | None:
-    """The values of a choice, categorical or ordinal ``parent`` that satisfy ``compare``
+    """The values of a choice, categorical, constant or ordinal ``parent`` that satisfy ``compare``
     (an ordinal compares by position in its sequence, as ConfigSpace does)."""
     if parent.kind == "choice":
         universe = frozenset(option.name for option in parent.options)
-    elif parent.kind == "categorical":
+    elif parent.kind in ("categorical", "constant"):  # a constant: its one value
         universe = frozenset(parent.choices)
     elif parent.kind == "ordinal":
         universe = frozenset(parent.choices)
