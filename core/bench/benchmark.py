@@ -12,6 +12,7 @@ from tqdm import tqdm
 from ensembo.bench import plots, report, runner
 from ensembo.bench.optimizers import make_optimizer
 from ensembo.bench.optimizers.ensembo_optimizer import EnsemboOptimizer
+from ensembo.bench.record_stamps import pending_runs
 from ensembo.bench.report_file import write_report
 from ensembo.bench.seeds import seed_list
 from ensembo.bench.suite import get_suite
@@ -71,13 +72,14 @@ def run_benchmark(
     check_optimizers(optimizers)
     planned_seeds = seed_list(seeds)
     runs = runner.plan(suite, optimizers, planned_seeds, budget, Path(out), problems)
-    missing = [run for run in runs if not runner.is_finished(Path(run.path), run.budget)]
+    decided = pending_runs(runs, lambda run: runner.is_finished(Path(run.path), run.budget))
+    missing = decided.runs
     pending = missing if execute else []
     drawn = progress and is_terminal(sys.stderr)  # no \r-drawn bars in a log file
     lost: list[runner.RunSpec] = []
     with tqdm(total=len(pending), desc=f"bench {suite}", unit="run", disable=not drawn) as bar:
         done = runner.run_all(pending, workers, on_done=lambda record: bar.update(),
-                              on_lost=lost.append)
+                              on_lost=lost.append, seen=decided.seen)
     records = runner.load_records(runs)
     problems = list(dict.fromkeys(run.problem for run in runs))
     computed = report.tables(records, optimizers, problems, seeds=planned_seeds)

@@ -12,7 +12,8 @@ an NFS server and its clients need not agree.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+import uuid
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,23 @@ def stamps(runs: Iterable[Any], invocation: str | None = None) -> dict[str, Reco
     """Each run's record file as it is now, by the run's ``path``: taken before deciding
     which runs to run, so that a result written since is known for another's."""
     return {run.path: stamp(Path(run.path), invocation) for run in runs}
+
+
+@attrs.frozen
+class Pending:
+    """The runs an invocation decided to run, and ``seen``: every planned run's record
+    file as it was before that decision (by path, naming a fresh invocation token)."""
+
+    runs: list[Any]
+    seen: dict[str, RecordStamp]
+
+
+def pending_runs(runs: Sequence[Any], finished: Callable[[Any], bool]) -> Pending:
+    """The runs ``finished`` says are not, with the stamps taken first: stamped after
+    deciding, a record another invocation wrote in between (a failed run) looked older
+    than the decision, and the run was run again. Every suite decides here."""
+    seen = stamps(runs, uuid.uuid4().hex)
+    return Pending(runs=[run for run in runs if not finished(run)], seen=seen)
 
 
 def stamp(path: Path, invocation: str | None = None) -> RecordStamp:

@@ -368,6 +368,7 @@ def run_all(
     workers: int = 1,
     on_done: Callable[[dict[str, Any]], None] | None = None,
     on_lost: Callable[[RunSpec], None] | None = None,
+    seen: dict[str, RecordStamp] | None = None,
 ) -> list[dict[str, Any]]:
     """Execute the runs not finished yet, each in a fresh spawned process; return the
     records of the runs this call executed (not those another invocation sharing the
@@ -381,9 +382,11 @@ def run_all(
     in every pool tried, are lost: ``on_lost`` is told each (neither executed nor
     another invocation's; the next invocation runs them). Runs that would replace a
     final record made with another budget are refused before any run starts.
+    ``seen``: the record files as the caller found them before it chose ``runs``
+    (:func:`ensembo.bench.record_stamps.pending_runs`); stamped here when not given.
     """
-    invocation = uuid.uuid4().hex
-    seen = stamps(runs, invocation)  # before deciding what to run
+    if seen is None:
+        seen = stamps(runs, uuid.uuid4().hex)
     refuse_replacing_other_budgets(runs)
     records: list[dict[str, Any]] = []
     attempted: set[str] = set()

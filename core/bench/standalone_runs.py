@@ -28,7 +28,7 @@ from typing import Any
 
 import attrs
 
-from ensembo.bench.record_stamps import RecordStamp, stamps
+from ensembo.bench.record_stamps import RecordStamp, pending_runs, stamps
 from ensembo.bench.run_claims import claim
 from ensembo.bench.runner import (
     FINAL_STATES,
@@ -159,14 +159,16 @@ def run_and_collect(
 ) -> Collected:
     """Run the runs without a final record (none when ``run`` is false, as for
     ``--report-only``), then collect every record of the runs' size, in their order."""
-    pending = [r for r in runs if not finished(r)]
+    decided = pending_runs(runs, finished)
+    pending = decided.runs
     tally = Tally()
     if run:
         from tqdm import tqdm
 
         with tqdm(total=len(pending), desc=f"bench {label}", unit=unit,
                   disable=not (progress and is_terminal(sys.stderr))) as bar:
-            tally = run_pending(pending, execute, workers, on_done=lambda record: bar.update())
+            tally = run_pending(pending, execute, workers, on_done=lambda record: bar.update(),
+                                seen=decided.seen)
     records, other_sizes = [], Counter()
     for each in runs:
         record = read_record(Path(each.path))
@@ -242,10 +244,14 @@ def run_pending(
     execute: Callable[[Any], dict[str, Any]],
     workers: int,
     on_done: Callable[[dict[str, Any] | None], None] | None = None,
+    seen: dict[str, RecordStamp] | None = None,
 ) -> Tally:
     """Run every run without a final record, ``workers`` spawned processes at a time,
-    each claimed first (:func:`execute_claimed`); say how many ran here."""
-    seen = stamps(runs)  # before deciding what to run
+    each claimed first (:func:`execute_claimed`); say how many ran here. ``seen``: the
+    record files as the caller found them before it chose ``runs``
+    (:func:`ensembo.bench.record_stamps.pending_runs`); stamped here when not given."""
+    if seen is None:
+        seen = stamps(runs)
     pending = [r for r in runs if not finished(r)]
     executed, lost = 0, 0
     if not pending:

@@ -47,7 +47,7 @@ def test_known_plugin_options_pass_the_check():
 def test_failed_runs_give_a_nonzero_exit_saying_how_many(tmp_path, monkeypatch, capsys):
     """Every run failing used to print 'N runs executed' and exit 0."""
 
-    def all_fail(runs, workers=1, on_done=None, on_lost=None):
+    def all_fail(runs, workers=1, on_done=None, on_lost=None, seen=None):
         records = [{**attrs.asdict(r), "status": "failed", "error": "boom"} for r in runs]
         for record in records:
             runner._write_atomically(Path(record["path"]), record)

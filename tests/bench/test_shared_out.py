@@ -274,3 +274,64 @@ def test_a_standalone_run_that_failed_in_an_invocation_started_together_is_not_r
                          "another invocation sharing --out")  # was "1 runs executed, ..."
     assert invocation() == "1 runs executed, 0 already finished"  # failed when planned: retried
     assert executed == [run.path, run.path]
+
+
+def test_a_standalone_run_that_failed_elsewhere_after_planning_is_not_run_again(
+    tmp_path, monkeypatch
+):
+    """B decided to run R (no record yet); A's run of R failed and wrote its record
+    before B's run_pending took its stamps: B saw that record as older than its decision
+    and ran R again, saying '1 runs executed'."""
+    monkeypatch.setattr(standalone_runs, "ProcessPoolExecutor", _ThreadPool)
+    run = types.SimpleNamespace(path=str(tmp_path / "estimators" / "iris" / "seed-0.json"))
+    executed = []
+
+    def failing(each):
+        executed.append(each.path)
+        record = {"status": "failed", "error": "ValueError: boom"}
+        standalone_runs.write_record(each.path, record)
+        return record
+
+    run_pending = standalone_runs.run_pending
+
+    def a_ran_it_meanwhile(*args, **kwargs):  # B has decided; A runs R now
+        failing(run)
+        return run_pending(*args, **kwargs)
+
+    monkeypatch.setattr(standalone_runs, "run_pending", a_ran_it_meanwhile)
+    said_by_b = standalone_runs.run_and_collect([run], failing, workers=1, label="t",
+                                                progress=False).counts("run")
+    assert executed == [run.path]  # was twice: B ran it again
+    assert said_by_b == ("0 runs executed, 0 already finished, 1 finished or running in "
+                         "another invocation sharing --out")
+
+
+def test_a_suite_run_that_failed_elsewhere_after_planning_is_not_run_again(
+    tmp_path, monkeypatch
+):
+    """run_benchmark chose its missing runs before run_all took its stamps: a failed
+    record another invocation wrote in between was run again, as B's own."""
+    monkeypatch.setattr(runner, "ProcessPoolExecutor", _ThreadPool)
+    made = []
+
+    def optimizer_never_made(name):
+        made.append(name)
+        raise ValueError("B ran it")
+
+    monkeypatch.setattr(runner, "make_optimizer", optimizer_never_made)
+    [spec] = runner.plan("synthetic", ["random"], [0], 3, tmp_path, problems=["branin"])
+    failed_in_a = {**attrs.asdict(spec), "status": "failed", "error": "A's failure",
+                   "invocation": "A"}
+    run_all = runner.run_all
+
+    def a_ran_it_meanwhile(*args, **kwargs):  # B has chosen R; A's run of R fails now
+        runner._write_atomically(Path(spec.path), failed_in_a)
+        return run_all(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "run_all", a_ran_it_meanwhile)
+    result = run_benchmark("synthetic", optimizers=["random"], problems=["branin"], seeds=1,
+                           budget=3, out=tmp_path, progress=False)
+    assert made == []  # was ["random"]: B ran it again
+    assert result.counts() == ("0 runs executed, 0 already finished, 1 finished or running "
+                               "in another invocation sharing --out")
+    assert json.loads(Path(spec.path).read_text())["error"] == "A's failure"
