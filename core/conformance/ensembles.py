@@ -125,6 +125,42 @@ def _check_combines(history: History, ensemble: Any) -> None:
             f"combined predictions of shape {combined.shape}")
 
 
+def _finishing_otherwise(events: list[Trial]) -> list[Trial]:
+    """The same trials, all handed out first (in number order, as a study numbers them)
+    and finishing in the reverse order: the history they leave is the same."""
+    started = {}
+    for trial in events:
+        started.setdefault(trial.number, trial)
+    finished = [t for t in events if t.state is not TrialState.RUNNING]
+    return [started[n] for n in sorted(started)] + finished[::-1]
+
+
+def _rearranged(one: Any, other: Any) -> bool:
+    """``one`` holds the values of ``other``, but not in its order."""
+    one, other = np.asarray(one, dtype=float), np.asarray(other, dtype=float)
+    return (one.shape == other.shape and one.ndim == 1
+            and not np.allclose(one, other, equal_nan=True)
+            and bool(np.allclose(np.sort(one), np.sort(other), equal_nan=True)))
+
+
+def _check_aligned(history: History, steps: list, other_steps: list) -> None:
+    """The targets are in the order of ``history.completed()``, as the surrogate pairs
+    them with configurations: targets kept in finishing order (as ``update`` sees the
+    trials) passed every other check, and the surrogate then learnt each trial's target
+    at another's configuration. Told by two signs: the completed trials' losses,
+    rearranged; and the same values given to other trials when the same trials finished
+    in another order (a strategy whose targets depend on that order gives other values)."""
+    targets, other = steps[-1][0], other_steps[-1][0]
+    require(not _rearranged(targets, history.losses()),
+            "its targets are the completed trials' losses in another order than "
+            "history.completed() (finishing order?): the surrogate pairs target i with the "
+            "i-th completed trial's configuration")
+    require(not _rearranged(targets, other),
+            "the same trials finishing in another order got the same targets, but for "
+            "other trials: targets must follow history.completed() (trial number order), "
+            "not the order update() saw the trials in")
+
+
 def _without_predictions(seed: int) -> tuple[list[Trial], EnsembleContext]:
     """The same trials as a study whose objective returns only a loss records them (the
     example's Branin experiment): no predictions, no validation targets, no task."""
@@ -190,6 +226,10 @@ def check_ensemble_strategy(
                      "resumed half-way (stored trials replayed through update, without the "
                      "targets calls the uninterrupted run made), it ends with another ensemble "
                      "or other targets: keep state in update, not in targets or ensemble")
+        with checks.check(f"targets follow history.completed(), {task}"):
+            history, steps = _replay(checks.fresh(), trials, context)
+            _, otherwise = _replay(checks.fresh(), _finishing_otherwise(trials), context)
+            _check_aligned(history, steps, otherwise)
         if f"targets and ensemble at every step, {task}" not in checks.passed:
             continue  # what is wrong with its ensembles is said; combining them adds noise
         with checks.check(f"the ensemble combines its members' predictions, {task}"):
