@@ -100,9 +100,9 @@ class AgnosticBayes:
         if self.sampler != "dirichlet" or self.alpha <= 0 or context.y_true is None:
             return
         y = np.asarray(context.y_true)
-        if context.task == "classification":
-            classes = np.searchsorted(context.classes, y)
-            wrongs = [np.eye(len(context.classes))[(classes + 1) % len(context.classes)]]
+        if context.task == "classification":  # losses score class indices, not labels
+            y = np.searchsorted(context.classes, y)
+            wrongs = [np.eye(len(context.classes))[(y + 1) % len(context.classes)]]
         else:
             wrongs = [y.astype(float) + offset for offset in REGRESSION_PROBE_OFFSETS]
         for wrong in wrongs:

@@ -172,6 +172,27 @@ def test_a_dirichlet_prior_with_a_loss_beyond_zero_one_is_refused_before_any_tri
     Study(space, surrogate=None, ensemble=accepted, loss="zero-one", validation_targets=targets)
 
 
+@pytest.mark.parametrize(
+    "labels", [["b", "a", "c"], [10, 20, 30], [1, 2, 3]], ids=["strings", "tens", "one-based"]
+)
+def test_a_dirichlet_prior_checks_its_loss_on_class_indices_not_labels(labels):
+    """The check scored the raw labels against made-up class probabilities: string
+    labels were refused as 'invalid literal for int()', and 1-based or other integer
+    labels raised IndexError, so the option worked only on labels 0..k-1."""
+    from ConfigSpace import ConfigurationSpace
+
+    from ensembo.errors import ExperimentError
+    from ensembo.study import Study
+
+    spec = {"name": "agnostic-bayes", "sampler": "dirichlet", "alpha": 0.5}
+    targets = np.array(labels * 4)
+    space = ConfigurationSpace(space={"x": (0.0, 1.0)})
+    Study(space, surrogate=None, ensemble=spec, loss="zero-one", task="classification",
+          validation_targets=targets)
+    with pytest.raises(ExperimentError, match="needs zero-one losses"):
+        Study(space, surrogate=None, ensemble=spec, loss="log-loss", task="classification",
+              validation_targets=targets)
+
 
 @pytest.mark.parametrize("loss", ["mse", "mae"])
 def test_a_dirichlet_prior_refuses_mse_and_mae_on_whole_number_targets(loss):
