@@ -209,24 +209,30 @@ def elsewhere(
     taken: Claim,
     seen: RecordStamp | None,
     final: Callable[[dict[str, Any] | None], bool] = _is_final,
+    of_this_size: Callable[[dict[str, Any]], bool] = lambda record: True,
 ) -> Outcome | None:
     """The outcome of a run another invocation holds or finished, None if it is ours.
 
     ``spec`` is any run with a ``path``: the standalone suites decide here too, passing
-    their own ``final`` (for them a record of another size is not final)."""
+    their own ``final`` (for them a record of another size is not final) and
+    ``of_this_size`` (a record of another size written since ``seen`` is no result of
+    this run: the run at this size is still to be run)."""
     if not taken.held:
         return Outcome(record=existing or _claimed_elsewhere(spec), ran_here=False)
-    if _left_to_others(spec, existing, taken.locked, seen, final):
+    if _left_to_others(spec, existing, taken.locked, seen, final, of_this_size):
         return Outcome(record=existing, ran_here=False)
     return None
 
 
-def _left_to_others(spec, existing, locked: bool, seen: RecordStamp | None, final) -> bool:
+def _left_to_others(spec, existing, locked: bool, seen: RecordStamp | None, final,
+                    of_this_size) -> bool:
     """Under a held claim: another invocation finished the run, or wrote its result
-    since ``seen``, or (where the claim is no lock) a live process is running it."""
+    (of this size) since ``seen``, or (where the claim is no lock) a live process is
+    running it."""
     return (
         final(existing)
-        or another_invocations_result(Path(spec.path), existing, seen)
+        or (another_invocations_result(Path(spec.path), existing, seen)
+            and of_this_size(existing))
         or (not locked and _running_elsewhere(existing))
     )
 

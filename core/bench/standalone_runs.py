@@ -283,11 +283,14 @@ def execute_claimed(
     execute: Callable[[Any], dict[str, Any]], run: Any, seen: RecordStamp | None = None
 ) -> Outcome:
     """``execute(run)`` in a worker, unless another process holds the run's claim, or it
-    has a final record by now, or a record written since the invocation saw the file as
-    ``seen`` (another invocation sharing ``--out`` finished it, or ran it and it failed):
-    then that invocation's record (or a "running" one) is returned and nothing is run."""
+    has a final record by now, or a record of its size written since the invocation saw
+    the file as ``seen`` (another invocation sharing ``--out`` finished it, or ran it and
+    it failed): then that invocation's record (or a "running" one) is returned and
+    nothing is run. A record of another ``--budget`` written since is redone: nobody ran
+    the run at this one."""
     with claim(Path(run.path)) as taken:
-        outcome = elsewhere(run, read_record(Path(run.path)), taken, seen, final_for(run))
+        outcome = elsewhere(run, read_record(Path(run.path)), taken, seen, final_for(run),
+                            lambda record: _same_size(record, run))
         if outcome is not None:
             return outcome
         return Outcome(record=execute(run), ran_here=True)

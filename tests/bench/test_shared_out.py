@@ -335,3 +335,53 @@ def test_a_suite_run_that_failed_elsewhere_after_planning_is_not_run_again(
     assert result.counts() == ("0 runs executed, 0 already finished, 1 finished or running "
                                "in another invocation sharing --out")
     assert json.loads(Path(spec.path).read_text())["error"] == "A's failure"
+
+
+def _run_at_budget(each) -> dict:
+    record = {"status": "complete", "budget": each.budget}
+    standalone_runs.write_record(each.path, record)
+    return record
+
+
+def test_a_standalone_record_of_another_budget_written_after_planning_is_redone(
+    tmp_path, monkeypatch
+):
+    """B (--budget 10) planned R; A (--budget 5) then finished R. B left A's record as
+    'finished or running in another invocation': nobody ran R at budget 10, and B's
+    report lacked it."""
+    path = str(tmp_path / "overfitting" / "banana" / "seed-0.json")
+    budgets_run = []
+
+    def execute(each):
+        budgets_run.append(each.budget)
+        return _run_at_budget(each)
+
+    class _AFinishesFirst(_ThreadPool):
+        def submit(self, fn, *args):
+            if not budgets_run:  # B has planned and stamped R: A finishes it at budget 5
+                execute(types.SimpleNamespace(path=path, budget=5))
+            return super().submit(fn, *args)
+
+    monkeypatch.setattr(standalone_runs, "ProcessPoolExecutor", _AFinishesFirst)
+    collected = standalone_runs.run_and_collect(
+        [types.SimpleNamespace(path=path, budget=10)], execute, workers=1, label="t",
+        progress=False)
+    assert budgets_run == [5, 10]  # was [5]
+    assert collected.counts("run") == "1 runs executed, 0 already finished"
+    assert collected.records == [{"status": "complete", "budget": 10}]
+    assert not collected.other_sizes  # was {5: 1}
+
+
+def test_a_standalone_record_of_another_budget_there_when_planned_is_redone(
+    tmp_path, monkeypatch
+):
+    """A complete record of budget 5 is not final for a run at budget 10 (the suite's
+    own test of a final record, not the optimizer suites', decides)."""
+    monkeypatch.setattr(standalone_runs, "ProcessPoolExecutor", _ThreadPool)
+    path = str(tmp_path / "overfitting" / "banana" / "seed-0.json")
+    standalone_runs.write_record(path, {"status": "complete", "budget": 5})
+    collected = standalone_runs.run_and_collect(
+        [types.SimpleNamespace(path=path, budget=10)], _run_at_budget, workers=1, label="t",
+        progress=False)
+    assert collected.counts("run") == "1 runs executed, 0 already finished"
+    assert collected.records == [{"status": "complete", "budget": 10}]
