@@ -3,10 +3,15 @@ replaced whole: a Ctrl-C while one is written leaves the earlier file as it was.
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 import pytest
 
+from ensembo.bench.report_file import write_report
+from ensembo.errors import ExperimentError
+from ensembo.report import staged_folder
 from ensembo.report.staged_folder import STAGING_PREFIX
 
 OLD = "# the earlier report\n"
@@ -115,3 +120,44 @@ def test_plots_interrupted_while_written_leave_the_earlier_ones(tmp_path, monkey
         "branin": "plots/branin.png"}
     assert figure.read_bytes().startswith(b"\x89PNG")
     assert not list(tmp_path.rglob(f"{STAGING_PREFIX}*"))
+
+
+def _folder_takes_no_new_files(monkeypatch, code: int = errno.EACCES) -> None:
+    """The staging folder cannot be made (a shared results folder, a read-only mount)."""
+    def refused(*args, dir=None, **kwargs):
+        raise OSError(code, os.strerror(code), str(dir))
+
+    monkeypatch.setattr(staged_folder.tempfile, "mkdtemp", refused)
+
+
+def test_a_writable_report_in_a_folder_taking_no_new_files_is_written_in_place(
+    tmp_path, monkeypatch, caplog
+):
+    """It failed with a PermissionError naming a staging folder that never existed; the
+    report was rewritten in place before staging."""
+    report = tmp_path / "report.md"
+    report.write_text(OLD)
+    _folder_takes_no_new_files(monkeypatch)
+    assert write_report(report, "# new\n") == report
+    assert report.read_text() == "# new\n"
+    assert f"{tmp_path} takes no new files" in caplog.text
+
+
+@pytest.mark.parametrize("code", [errno.EACCES, errno.EROFS])
+def test_a_report_that_cannot_be_written_at_all_is_named_with_its_folder(
+    tmp_path, monkeypatch, code
+):
+    _folder_takes_no_new_files(monkeypatch, code)
+    with pytest.raises(ExperimentError, match=(
+            rf"{tmp_path / 'report.md'}: cannot write it: its folder {tmp_path} takes no new "
+            rf"files \({os.strerror(code)}\)")):
+        write_report(tmp_path / "report.md", "# new\n")
+    assert not (tmp_path / "report.md").exists()
+
+
+def test_other_failures_to_stage_are_not_hidden(tmp_path, monkeypatch):
+    _folder_takes_no_new_files(monkeypatch, errno.ENOSPC)
+    (tmp_path / "report.md").write_text(OLD)
+    with pytest.raises(OSError, match="No space left"):
+        write_report(tmp_path / "report.md", "# new\n")
+    assert (tmp_path / "report.md").read_text() == OLD
