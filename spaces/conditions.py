@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -110,7 +110,7 @@ def _bad_list(parent: str, value: Any, written: bool) -> str:
     )
 
 
-def candidates(reference: str, scope: str, params: list[Param]) -> list[str]:
+def candidates(reference: str, scope: str, params: Sequence[Param | Unparsed]) -> list[str]:
     """The flat names ``reference`` may mean when written in ``scope``: one when it
     resolves, several when it is a local name used in several places, none when unknown."""
     names = {p.name for p in params}
@@ -126,13 +126,43 @@ def candidates(reference: str, scope: str, params: list[Param]) -> list[str]:
     return [p.name for p in params if p.local == reference]
 
 
-def resolve_name(reference: str, scope: str, params: list[Param]) -> str | None:
-    """The flat name ``reference`` means when written in ``scope``, or None."""
-    found = candidates(reference, scope, params)
-    return found[0] if len(found) == 1 else None
+@attrs.frozen(kw_only=True)
+class Unparsed:
+    """A hyperparameter written in the document but refused (unknown type, duplicate
+    choices, ...), its own problems reported: a ``when`` or ``forbidden`` naming it is
+    skipped rather than reported again as naming a missing hyperparameter."""
+
+    name: str
+    local: str
 
 
-def unresolved(reference: str, scope: str, params: list[Param], missing: str) -> str:
+def _resolved(
+    reference: str,
+    scope: str,
+    params: list[Param],
+    unparsed: Sequence[Unparsed],
+    report: Callable[[str], None],
+    missing: str,
+) -> str | None:
+    """The flat name ``reference`` means when written in ``scope``, or None: reported
+    (by ``report``) when it names nothing or is ambiguous, silently when it names an
+    :class:`Unparsed` hyperparameter or one under an unparsed choice."""
+    written = [*params, *unparsed]
+    found = candidates(reference, scope, written)
+    failed = {u.name for u in unparsed}
+    if (len(found) == 1 and found[0] in failed) or any(
+        reference.startswith(name + SEPARATOR) for name in failed
+    ):
+        return None
+    if len(found) != 1:  # ambiguous among all written; else unknown: list the usable ones
+        report(unresolved(reference, scope, written if found else params, missing))
+        return None
+    return found[0]
+
+
+def unresolved(
+    reference: str, scope: str, params: Sequence[Param | Unparsed], missing: str
+) -> str:
     """Why ``reference`` resolves to no single hyperparameter: ambiguous (listing the flat
     names it may mean, to write instead) or missing (``missing``, close matches and the
     first known names: a large space has hundreds)."""
@@ -144,7 +174,7 @@ def unresolved(reference: str, scope: str, params: list[Param], missing: str) ->
     return f"{missing} {reference!r}{hint}; known hyperparameters: {_known(params)}"
 
 
-def close_names(reference: str, scope: str, params: list[Param]) -> list[str]:
+def close_names(reference: str, scope: str, params: Sequence[Param | Unparsed]) -> list[str]:
     """Names close to ``reference`` (flat or local), as they may be written in ``scope``: a
     local name that would be ambiguous there is replaced by its flat names."""
     names = list(dict.fromkeys([p.name for p in params] + [p.local for p in params]))
@@ -155,7 +185,7 @@ def close_names(reference: str, scope: str, params: list[Param]) -> list[str]:
     return list(dict.fromkeys(close))[:3]
 
 
-def _known(params: list[Param]) -> str:
+def _known(params: Sequence[Param | Unparsed]) -> str:
     """The first known flat names, outer scopes first, and how many more there are."""
     names = sorted((p.name for p in params), key=lambda name: name.count(SEPARATOR))
     shown = ", ".join(names[:SHOWN_NAMES])
@@ -169,20 +199,24 @@ def resolve_condition(
     params: list[Param],
     problems: Problems,
     missing: str = "condition on missing parent",
+    unparsed: Sequence[Unparsed] = (),
 ) -> Condition | None:
     """``condition`` with parent references replaced by flat names and values of a
     choice by option names (None on failure); ``missing`` starts the message for an
-    unknown name."""
+    unknown name; a reference to one of ``unparsed`` fails without a message."""
     if isinstance(condition, Junction):
         items = [
-            resolve_condition(item, scope, params, problems, missing) for item in condition.items
+            resolve_condition(item, scope, params, problems, missing, unparsed)
+            for item in condition.items
         ]
         if any(item is None for item in items):
             return None
         return attrs.evolve(condition, items=tuple(items))
-    name = resolve_name(condition.parent, scope, params)
+    name = _resolved(
+        condition.parent, scope, params, unparsed,
+        lambda message: problems.add(condition.path, message), missing,
+    )
     if name is None:
-        problems.add(condition.path, unresolved(condition.parent, scope, params, missing))
         return None
     parent = next(p for p in params if p.name == name)
     mistyped = _numeric_mismatch(condition, parent)
@@ -274,11 +308,13 @@ def _illegal_values(condition: Compare, parent: Param) -> list[Any]:
 
 
 def parse_forbidden(
-    raw: Any, path: str, params: list[Param], problems: Problems
+    raw: Any, path: str, params: list[Param], problems: Problems,
+    unparsed: Sequence[Unparsed] = (),
 ) -> list[tuple[Compare, ...] | Relation]:
     """``forbidden: [{a: 1, b: [x, y]}, {relation: "a > b"}, ...]``: each mapping forbids
     that combination of values, each ``relation`` that relation between two
-    hyperparameters (``<``, ``>`` or ``==``)."""
+    hyperparameters (``<``, ``>`` or ``==``); an entry naming one of ``unparsed`` is
+    dropped without a message of its own."""
     if not isinstance(raw, list):
         problems.add(path, f"'forbidden' is a list of {{name: value}} mappings, got {raw!r}")
         return []
@@ -291,14 +327,14 @@ def parse_forbidden(
             )
             continue
         if "relation" in entry and not any(p.name == "relation" for p in params):
-            relation = _relation(entry, where, params, problems)
+            relation = _relation(entry, where, params, problems, unparsed)
             if relation is not None:
                 clauses.append(relation)
             continue
         compares = []
         for key, value in entry.items():
             for compare in _forbidden_value(str(key), value, f"{where}.{key}", problems):
-                resolved = resolve_condition(compare, "", params, problems, UNKNOWN)
+                resolved = resolve_condition(compare, "", params, problems, UNKNOWN, unparsed)
                 if resolved is not None:
                     compares.append(resolved)
         if len(compares) == len(entry):
@@ -378,7 +414,8 @@ def _forbidden_value(name: str, value: Any, path: str, problems: Problems) -> li
 
 
 def _relation(
-    entry: Mapping, path: str, params: list[Param], problems: Problems
+    entry: Mapping, path: str, params: list[Param], problems: Problems,
+    unparsed: Sequence[Unparsed],
 ) -> Relation | None:
     """``{relation: "left > right"}`` with both sides resolved to flat names."""
     where = f"{path}.relation"
@@ -394,10 +431,11 @@ def _relation(
             f"a relation is 'left OP right' with OP one of {' '.join(RELATIONS)}, got {text!r}",
         )
         return None
-    names = [resolve_name(side, "", params) for side in (parts[0], parts[2])]
-    for side, name in zip((parts[0], parts[2]), names, strict=True):
-        if name is None:
-            problems.add(where, unresolved(side, "", params, UNKNOWN))
+    names = [
+        _resolved(side, "", params, unparsed, lambda message: problems.add(where, message),
+                  UNKNOWN)
+        for side in (parts[0], parts[2])
+    ]
     if None in names:
         return None
     if names[0] == names[1]:

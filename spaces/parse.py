@@ -21,6 +21,7 @@ from ensembo.spaces.bounds import exact_integer_bounds, storable_float_bounds
 from ensembo.spaces.conditions import (
     JUNCTIONS,
     SCALARS,
+    Unparsed,
     parse_condition,
     parse_forbidden,
     resolve_condition,
@@ -97,7 +98,9 @@ def parse(document: Any, source: str = "") -> tuple[SpaceSpec | None, Problems]:
         impute=space_rule,
         params=tuple(params),
         forbidden=tuple(
-            parse_forbidden(document.get("forbidden", []), "forbidden", params, problems)
+            parse_forbidden(
+                document.get("forbidden", []), "forbidden", params, problems, parser.unparsed
+            )
         ),
         steps=steps,
         categorical_steps=categorical_steps,
@@ -180,6 +183,24 @@ def _option_name_ok(option: str, path: str, problems: Problems) -> bool:
     return False
 
 
+def _unknown_type(kind: Any) -> str:
+    """``kind`` is no type: with the type a misspelt name is close to (``categoric``)."""
+    written = kind if isinstance(kind, str) else ""  # a list or mapping is close to no name
+    close = difflib.get_close_matches(written, TYPE_KEYS, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown type {kind!r}{hint}; use one of {', '.join(TYPE_KEYS)}"
+
+
+def _without_type(body: Any) -> str:
+    """Why ``body`` is no hyperparameter, naming a key that looks like a misspelt 'type'."""
+    expected = f"a hyperparameter is a mapping with 'type' (one of {', '.join(TYPE_KEYS)})"
+    if isinstance(body, Mapping):
+        for key in body:
+            if difflib.get_close_matches(str(key), ("type",), n=1, cutoff=0.75):
+                return f"unknown key {key!r}; did you mean 'type'? ({expected})"
+    return f"{expected}, got {body!r}"
+
+
 def _misspelt_option_key(key: str, body: Any, path: str, problems: Problems) -> bool:
     """Report ``key`` if it looks like a misspelt option key, not a hyperparameter missing
     its 'type' (``n_estimators: {low: 1, high: 9}``): an ``estimater:`` was reported as a
@@ -198,6 +219,7 @@ class _Parser:
     def __init__(self, problems: Problems):
         self.problems = problems
         self.params: list[Param] = []
+        self.unparsed: list[Unparsed] = []  # refused, each with its own problems reported
 
     def scope(self, raw: Mapping, scope: str, path: str, branch: tuple[str, str] | None) -> None:
         for local, body in raw.items():
@@ -214,21 +236,18 @@ class _Parser:
             if not isinstance(body, Mapping) or "type" not in body:
                 if branch is not None and _misspelt_option_key(local, body, where, self.problems):
                     continue
-                self.problems.add(
-                    where,
-                    f"a hyperparameter is a mapping with 'type' (one of {', '.join(TYPE_KEYS)}), "
-                    f"got {body!r}",
-                )
+                self.problems.add(where, _without_type(body))
+                self.unparsed.append(Unparsed(name=scope + local, local=local))
                 continue
-            self.param(local, body, scope, where, branch)
+            if not self.param(local, body, scope, where, branch):
+                self.unparsed.append(Unparsed(name=scope + local, local=local))
 
-    def param(self, local: str, raw: Mapping, scope: str, path: str, branch) -> None:
+    def param(self, local: str, raw: Mapping, scope: str, path: str, branch) -> bool:
+        """Parse one hyperparameter; False when it is refused (its problems reported)."""
         kind = raw["type"]
         if not isinstance(kind, str) or kind not in TYPE_KEYS:  # a list is not hashable
-            self.problems.add(
-                f"{path}.type", f"unknown type {kind!r}; use one of {', '.join(TYPE_KEYS)}"
-            )
-            return
+            self.problems.add(f"{path}.type", _unknown_type(kind))
+            return False
         unknown_keys(raw, COMMON_KEYS + TYPE_KEYS[kind], path, self.problems)
         fields: dict[str, Any] = {
             "name": scope + local,
@@ -248,6 +267,7 @@ class _Parser:
         parsed = getattr(self, f"_{kind}")(raw, path, fields)
         if parsed is not None:
             self.params.append(Param(**parsed))
+        return parsed is not None
 
     def _float(self, raw, path, fields, integer=False):
         low = _number(raw, "low", path, self.problems, integer)
@@ -438,7 +458,9 @@ class _Parser:
         resolved = []
         for param in self.params:
             if param.when is not None:
-                when = resolve_condition(param.when, param.scope, self.params, self.problems)
+                when = resolve_condition(
+                    param.when, param.scope, self.params, self.problems, unparsed=self.unparsed
+                )
                 if when is not None and param.name in parents(when):
                     self.problems.add(param.when.path, f"{param.name!r} cannot depend on itself")
                     when = None
