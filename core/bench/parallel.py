@@ -11,7 +11,8 @@ For each (problem, seed) the same study (surrogate, seed, budget = the problem's
 runs once serially and once on a loopback ``LocalCluster`` with ``--workers`` worker
 processes, interleaved so that both see the same machine load. Each run writes
 ``DIR/PROBLEM/MODE/seed-S.json`` (wall time, trials, final regret, duplicate
-configurations) and is skipped when that file exists, so re-running resumes;
+configurations), written whole (a Ctrl-C leaves no half of one), and is skipped when
+that file can be read, so re-running resumes (an unreadable one is run again, saying so);
 ``DIR/report.md`` is rewritten after every run (``--report-only`` rewrites it from the
 records alone). Cluster start-up is not timed.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import statistics
 import time
 from pathlib import Path
@@ -30,12 +32,15 @@ import numpy as np
 
 from ensembo.bench.functions import TEST_FUNCTIONS
 from ensembo.bench.report_file import write_report
+from ensembo.bench.standalone_runs import write_record
 from ensembo.bench.suites.synthetic import NAMES, budget_for
 from ensembo.execution import config_key, start_local_cluster
 from ensembo.study import Study
 from ensembo.trials import TrialState
 
 MODES = ("serial", "dask")
+
+logger = logging.getLogger(__name__)
 
 
 @attrs.frozen(kw_only=True)
@@ -98,8 +103,28 @@ def run_one(name: str, mode: str, seed: int, args, client) -> dict[str, Any]:
     }
 
 
-def load_records(out: Path) -> list[dict[str, Any]]:
-    return [json.loads(path.read_text()) for path in sorted(out.glob("*/*/seed-*.json"))]
+def read_record(path: Path) -> dict[str, Any] | None:
+    """The run's record; None when there is none or it cannot be read (one cut short when
+    records were written in place): the run is then missing, and run again."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def load_records(out: Path, warn: bool = True) -> list[dict[str, Any]]:
+    """Every readable record under ``out``; an unreadable one is left out (``warn``: and
+    named), so that one broken file does not stop the report."""
+    records = []
+    for path in sorted(out.glob("*/*/seed-*.json")):
+        record = read_record(path)
+        if record is not None:
+            records.append(record)
+        elif warn:
+            logger.warning("%s cannot be read (cut short?): left out of the report; a run "
+                           "without --report-only runs it again", path)
+    return records
 
 
 def report(records: list[dict[str, Any]], command: str) -> str:
@@ -191,12 +216,14 @@ def main(argv: list[str] | None = None) -> int:
             for seed in range(args.seeds):
                 for mode in MODES:
                     path = args.out / name / mode / f"seed-{seed}.json"
-                    if path.exists():
+                    if read_record(path) is not None:
                         continue
+                    if path.exists():
+                        logger.warning("%s cannot be read (cut short?): running it again", path)
                     record = run_one(name, mode, seed, args, client)
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    path.write_text(json.dumps(record, indent=2))
-                    write_report(args.out / "report.md", report(load_records(args.out), command))
+                    write_record(path, record)
+                    write_report(args.out / "report.md",
+                                 report(load_records(args.out, warn=False), command))
                     print(json.dumps(record), flush=True)
     finally:
         cluster = client.cluster

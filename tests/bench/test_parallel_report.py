@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import types
+from pathlib import Path
+
+import pytest
+
+from ensembo.bench import parallel
 from ensembo.bench.parallel import report
 
 
@@ -22,3 +29,61 @@ def test_report_compares_dask_regrets_with_the_serial_range():
     assert cells[4] == "5.00×"  # 10 against 2 trials/s
     # the median is inside; one seed inside the range, two at or below its maximum
     assert cells[7:10] == ["yes", "1/3", "2/3"]
+
+
+def _without_cluster(monkeypatch) -> list[tuple[str, str, int]]:
+    """``main`` runs with a stand-in client and runs; the list says which were run."""
+    ran = []
+
+    def run_one(name, mode, seed, args, client):
+        ran.append((name, mode, seed))
+        return _record(mode, seed, 1e-6, 25.0 if mode == "serial" else 5.0)
+
+    client = types.SimpleNamespace(wait_for_workers=lambda count: None, close=lambda: None,
+                                   cluster=types.SimpleNamespace(close=lambda: None))
+    monkeypatch.setattr(parallel, "start_local_cluster", lambda workers: client)
+    monkeypatch.setattr(parallel, "run_one", run_one)
+    return ran
+
+
+CUT_SHORT = '{"problem": "branin", "mode": "serial", "seed": 0, "tri'
+BRANIN_ONE_SEED = ["--problems", "branin", "--seeds", "1", "--workers", "1"]
+
+
+def test_a_record_cut_short_is_run_again_saying_so(tmp_path, monkeypatch, caplog):
+    """It was skipped for ever (the file exists), and the report then failed on it with a
+    JSONDecodeError."""
+    ran = _without_cluster(monkeypatch)
+    cut_short = tmp_path / "branin" / "serial" / "seed-0.json"
+    cut_short.parent.mkdir(parents=True)
+    cut_short.write_text(CUT_SHORT)
+    assert parallel.main([*BRANIN_ONE_SEED, "--out", str(tmp_path)]) == 0
+    assert ran == [("branin", "serial", 0), ("branin", "dask", 0)]  # was only dask
+    assert json.loads(cut_short.read_text())["mode"] == "serial"
+    assert f"{cut_short} cannot be read (cut short?): running it again" in caplog.text
+    assert "| branin | 1/1 |" in (tmp_path / "report.md").read_text()
+
+
+def test_the_report_leaves_out_a_record_cut_short_naming_it(tmp_path, caplog):
+    cut_short = tmp_path / "branin" / "serial" / "seed-0.json"
+    cut_short.parent.mkdir(parents=True)
+    cut_short.write_text(CUT_SHORT)
+    assert parallel.main(["--report-only", "--out", str(tmp_path)]) == 0  # was JSONDecodeError
+    assert f"{cut_short} cannot be read (cut short?): left out of the report" in caplog.text
+
+
+def test_a_record_interrupted_while_written_leaves_no_file(tmp_path, monkeypatch):
+    """It was written in place: a Ctrl-C left half of it, skipped by every rerun."""
+    _without_cluster(monkeypatch)
+    write_text = Path.write_text
+
+    def half_then_ctrl_c(self, data, *args, **kwargs):
+        if not self.name.startswith("seed-0."):
+            return write_text(self, data, *args, **kwargs)
+        write_text(self, data[: len(data) // 2], *args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Path, "write_text", half_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        parallel.main([*BRANIN_ONE_SEED, "--out", str(tmp_path)])
+    assert not (tmp_path / "branin" / "serial" / "seed-0.json").exists()  # was half of it
