@@ -224,6 +224,23 @@ def break_vote_ties(votes: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
     return np.argmax(np.where(leading_votes(votes), tiebreak, -np.inf), axis=1)
 
 
+def _nonzero(given: Mapping[Any, Any], what: str) -> dict[Any, float]:
+    """The members of ``given`` (member -> weight or count) whose value is not zero, in
+    member order. Negative and NaN values were dropped as zeros are, silently, and an
+    ensemble of no member at all came back (which reads as false, so the best trial
+    stood in for it): they are refused, naming them, as the docs say."""
+    values = {member: float(value) for member, value in sorted(given.items())}
+    refused = {m: v for m, v in values.items() if not (np.isfinite(v) and v >= 0)}
+    if refused:
+        raise ValueError(f"ensemble {what} must be finite and non-negative, got {what} "
+                         f"{refused} (trial number: {what[:-1]})")
+    kept = {m: v for m, v in values.items() if v != 0}
+    if not kept:
+        raise ValueError(f"an ensemble needs at least one member with {what} above zero, "
+                         f"got {values}")
+    return kept
+
+
 def _default_size(ensemble: Ensemble) -> float:
     return float(len(ensemble.members))
 
@@ -270,8 +287,9 @@ class Ensemble:
     def from_counts(cls, counts: Mapping[int, float], *,
                     combination: str | None = None) -> Ensemble:
         """Build from ``{trial number: multiplicity}``, dropping zeros; the size is the
-        total multiplicity."""
-        kept = {m: c for m, c in sorted(counts.items()) if c > 0}
+        total multiplicity. A negative, NaN or infinite count, or none above zero, raises
+        ``ValueError``."""
+        kept = _nonzero(counts, "counts")
         return cls(members=tuple(kept), weights=tuple(kept.values()),
                    size=sum(kept.values()), combination=combination)
 
@@ -279,8 +297,9 @@ class Ensemble:
     def from_weights(cls, weights: Mapping[int, float], *, size: float | None = None,
                      combination: str | None = None) -> Ensemble:
         """Build from ``{trial number: weight}``, dropping zeros. Weights are not counts:
-        the size is one per member unless given (``esmbo``'s N bootstrap winners)."""
-        kept = {m: w for m, w in sorted(weights.items()) if w > 0}
+        the size is one per member unless given (``esmbo``'s N bootstrap winners). A
+        negative, NaN or infinite weight, or none above zero, raises ``ValueError``."""
+        kept = _nonzero(weights, "weights")
         return cls(members=tuple(kept), weights=tuple(kept.values()),
                    size=len(kept) if size is None else size, combination=combination)
 

@@ -251,8 +251,14 @@ class EnsembleKeeper:
         return [history[number] for number in self._unseen]
 
     def _check_members(self, ensemble: Ensemble, history: History) -> None:
-        """An ensemble may only name completed trials: its members' models are fetched
-        by number later, after the whole budget, when the mistake would cost the run."""
+        """An ensemble must name at least one trial, and only completed ones: its members'
+        models are fetched by number later, after the whole budget, when the mistake
+        would cost the run."""
+        if not ensemble.members:  # it stood for no choice at all, and the best trial for it
+            raise self._broken(
+                "ensemble", f"{self._label} built an ensemble with no members; return None "
+                "while it has no ensemble to give"
+            )
         completed = {t.number for t in history.completed()}
         unknown = [m for m in ensemble.members if m not in completed]
         if unknown:

@@ -108,7 +108,9 @@ def final_ensemble(study: Study, best: Trial) -> Ensemble:
     optimistic choice, so predicting with the argmin would silently undo it."""
     if isinstance(study.strategy, BestSingle):
         return Ensemble.single(best.number)
-    return study.ensemble or Ensemble.single(best.number)
+    if study.ensemble is None:  # no strategy ensemble yet; an empty one is refused when built
+        return Ensemble.single(best.number)
+    return study.ensemble
 
 
 def store_final_choice(study: Study, selection: str, best: Trial, ensemble: Ensemble) -> None:
