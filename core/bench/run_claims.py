@@ -54,16 +54,9 @@ class Claim:
 
 
 @contextlib.contextmanager
-def claimed(record: Path) -> Iterator[bool]:
-    """True inside the block while this process holds the claim on ``record``'s run;
-    False when another process holds it (the block must then leave the run alone)."""
-    with claim(record) as taken:
-        yield taken.held
-
-
-@contextlib.contextmanager
 def claim(record: Path) -> Iterator[Claim]:
-    """:func:`claimed`, saying also whether the claim is a real lock."""
+    """The claim on ``record``'s run, held by this process inside the block unless
+    another process holds it (the block must then leave the run alone)."""
     sidecar = claim_path(Path(record))
     taken, handle = _lock(sidecar)
     try:

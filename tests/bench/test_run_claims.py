@@ -12,20 +12,20 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from ensembo.bench import run_claims
-from ensembo.bench.run_claims import CLAIM_SUFFIX, claim_path, claimed
+from ensembo.bench.run_claims import CLAIM_SUFFIX, claim, claim_path
 
 pytestmark = pytest.mark.skipif(run_claims.fcntl is None, reason="claims lock on POSIX only")
 
 
 def test_a_claim_held_by_another_is_refused_and_released_when_done(tmp_path):
     record = tmp_path / "seed-0.json"
-    with claimed(record) as first:
-        with claimed(record) as second:
-            assert (first, second) == (True, False)
+    with claim(record) as first:
+        with claim(record) as second:
+            assert (first.held, second.held) == (True, False)
         assert claim_path(record).exists()
     assert not claim_path(record).exists()
-    with claimed(record) as again:
-        assert again
+    with claim(record) as again:
+        assert again.held
 
 
 def test_the_claim_of_a_killed_process_is_taken_over(tmp_path):
@@ -40,14 +40,14 @@ def test_the_claim_of_a_killed_process_is_taken_over(tmp_path):
     )
     try:
         assert holder.stdout.readline() == "held\n"
-        with claimed(record) as held:
-            assert not held
+        with claim(record) as taken:
+            assert not taken.held
     finally:
         holder.kill()
         holder.wait()
     assert claim_path(record).exists()
-    with claimed(record) as held:
-        assert held
+    with claim(record) as taken:
+        assert taken.held
 
 
 def test_of_claimants_racing_for_a_stale_claim_exactly_one_wins(tmp_path):
@@ -56,14 +56,15 @@ def test_of_claimants_racing_for_a_stale_claim_exactly_one_wins(tmp_path):
     claimants = 8
     start, everyone_tried = threading.Barrier(claimants), threading.Barrier(claimants)
 
-    def claim(_):
+    def try_to_claim(_):
         start.wait(timeout=10)
-        with claimed(record) as held:
+        with claim(record) as taken:
             everyone_tried.wait(timeout=10)  # a winner holds on until all have tried
-            return held
+            return taken.held
 
     with ThreadPoolExecutor(claimants) as pool:
-        assert sorted(pool.map(claim, range(claimants))) == [False] * (claimants - 1) + [True]
+        won = sorted(pool.map(try_to_claim, range(claimants)))
+    assert won == [False] * (claimants - 1) + [True]
 
 
 def test_a_claimant_that_locked_a_released_sidecar_tries_the_new_one(tmp_path, monkeypatch):
@@ -82,8 +83,8 @@ def test_a_claimant_that_locked_a_released_sidecar_tries_the_new_one(tmp_path, m
         return handle
 
     monkeypatch.setattr(run_claims, "_open", open_then_release)
-    with claimed(record) as held:
-        assert held and len(opened) == 2
+    with claim(record) as taken:
+        assert taken.held and len(opened) == 2
         assert claim_path(record).exists()
 
 
@@ -124,8 +125,8 @@ def test_a_claim_file_of_another_user_is_locked_read_only(tmp_path, monkeypatch)
     _claim_files_of_another_user(monkeypatch)
     with run_claims.claim(record) as held:
         assert held == run_claims.Claim(held=True, locked=True)
-        with claimed(record) as second:
-            assert not second
+        with claim(record) as second:
+            assert not second.held
         assert claim_path(record).read_text() == left  # not written: it is not ours
     assert claim_path(record).exists()  # not ours to delete either
 

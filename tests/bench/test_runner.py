@@ -8,7 +8,7 @@ import pytest
 
 from ensembo.bench import run_claims, runner
 from ensembo.bench.benchmark import run_benchmark
-from ensembo.bench.run_claims import claimed
+from ensembo.bench.run_claims import claim
 from ensembo.cli import main
 from ensembo.errors import ExperimentError
 
@@ -231,7 +231,7 @@ def test_a_run_in_progress_elsewhere_is_left_alone_unless_its_process_is_gone(tm
 
     [spec] = runner.plan("synthetic", ["random"], [0], 5, tmp_path, problems=["branin"])
     marker = _marker(spec, os.getpid())
-    with claimed(Path(spec.path)):  # this process "is running it"
+    with claim(Path(spec.path)):  # this process "is running it"
         assert runner.execute(spec) == marker
     _marker(spec, 2**22 + 12345)  # no such pid
     assert runner.execute(spec)["status"] == "complete"
@@ -277,7 +277,7 @@ def test_after_a_worker_dies_only_the_run_it_held_is_marked_failed(tmp_path):
     assert outcome.ran_here and outcome.record["status"] == "failed"
     assert runner._after_worker_death(untouched, error) is None
     assert not Path(untouched.path).exists()
-    with claimed(Path(elsewhere.path)):  # another invocation is running it
+    with claim(Path(elsewhere.path)):  # another invocation is running it
         assert not runner._after_worker_death(elsewhere, error).ran_here
     assert json.loads(Path(elsewhere.path).read_text())["status"] == "running"
 

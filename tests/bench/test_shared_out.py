@@ -16,7 +16,7 @@ import attrs
 
 from ensembo.bench import runner, standalone_runs
 from ensembo.bench.benchmark import run_benchmark
-from ensembo.bench.run_claims import claim_path, claimed
+from ensembo.bench.run_claims import claim, claim_path
 from ensembo.cli import main
 
 BRANIN_TWO_SEEDS = ["bench", "synthetic", "--problems", "branin", "--optimizers", "random",
@@ -31,7 +31,7 @@ def _running_here(spec: runner.RunSpec):
               "host": platform.node()}
     Path(spec.path).parent.mkdir(parents=True, exist_ok=True)
     Path(spec.path).write_text(json.dumps(marker))
-    with claimed(Path(spec.path)):
+    with claim(Path(spec.path)):
         yield
 
 
