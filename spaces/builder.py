@@ -16,10 +16,15 @@ same document (``Space.document``) and stores, compares and resumes like one::
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ensembo.spaces.parse import TOP_KEYS
+
 _UNSET = object()
+DOCUMENT_KEYS = tuple(key for key in TOP_KEYS if key != "params")
+"""The keywords of :func:`document` that are document keys; every other is a hyperparameter."""
 
 
 def _param(kind: str, extra: Mapping[str, Any], common: Mapping[str, Any]) -> dict[str, Any]:
@@ -37,11 +42,12 @@ def Float(
     q: Any = _UNSET,
     when: Any = _UNSET,
     impute: Any = _UNSET,
+    description: Any = _UNSET,
 ) -> dict[str, Any]:  # noqa: N802 - reads like a type
     return _param(
         "float",
         {"low": low, "high": high, "log": log},
-        {"default": default, "q": q, "when": when, "impute": impute},
+        {"default": default, "q": q, "when": when, "impute": impute, "description": description},
     )
 
 
@@ -54,71 +60,116 @@ def Int(
     q: Any = _UNSET,
     when: Any = _UNSET,
     impute: Any = _UNSET,
+    description: Any = _UNSET,
 ) -> dict[str, Any]:  # noqa: N802
     return _param(
         "int",
         {"low": low, "high": high, "log": log},
-        {"default": default, "q": q, "when": when, "impute": impute},
+        {"default": default, "q": q, "when": when, "impute": impute, "description": description},
     )
 
 
 def Categorical(
-    choices: Sequence[Any], *, default: Any = _UNSET, when: Any = _UNSET, impute: Any = _UNSET
+    choices: Sequence[Any],
+    *,
+    default: Any = _UNSET,
+    weights: Any = _UNSET,
+    when: Any = _UNSET,
+    impute: Any = _UNSET,
+    description: Any = _UNSET,
 ) -> dict[str, Any]:  # noqa: N802
+    """``weights``: the sampling prior, one non-negative number per choice."""
+    if weights is not _UNSET and isinstance(weights, Sequence):
+        weights = list(weights)  # a tuple or numpy array is no YAML list
     return _param(
         "categorical",
         {"choices": list(choices)},
-        {"default": default, "when": when, "impute": impute},
+        {
+            "default": default,
+            "weights": weights,
+            "when": when,
+            "impute": impute,
+            "description": description,
+        },
     )
 
 
-def Bool(*, default: Any = _UNSET, when: Any = _UNSET, impute: Any = _UNSET) -> dict[str, Any]:  # noqa: N802
-    return _param("bool", {}, {"default": default, "when": when, "impute": impute})
+def Bool(
+    *,
+    default: Any = _UNSET,
+    when: Any = _UNSET,
+    impute: Any = _UNSET,
+    description: Any = _UNSET,
+) -> dict[str, Any]:  # noqa: N802
+    return _param(
+        "bool", {}, {"default": default, "when": when, "impute": impute, "description": description}
+    )
 
 
 def Ordinal(
-    sequence: Sequence[Any], *, default: Any = _UNSET, when: Any = _UNSET, impute: Any = _UNSET
+    sequence: Sequence[Any],
+    *,
+    default: Any = _UNSET,
+    when: Any = _UNSET,
+    impute: Any = _UNSET,
+    description: Any = _UNSET,
 ) -> dict[str, Any]:  # noqa: N802
     return _param(
         "ordinal",
         {"sequence": list(sequence)},
-        {"default": default, "when": when, "impute": impute},
+        {"default": default, "when": when, "impute": impute, "description": description},
     )
 
 
-def Constant(value: Any, *, when: Any = _UNSET) -> dict[str, Any]:  # noqa: N802
-    return _param("constant", {"value": value}, {"when": when})
+def Constant(
+    value: Any, *, when: Any = _UNSET, impute: Any = _UNSET, description: Any = _UNSET
+) -> dict[str, Any]:  # noqa: N802
+    return _param(
+        "constant", {"value": value}, {"when": when, "impute": impute, "description": description}
+    )
 
 
 def Choice(
-    *, default: Any = _UNSET, when: Any = _UNSET, impute: Any = _UNSET, **options: Mapping[str, Any]
+    *,
+    default: Any = _UNSET,
+    when: Any = _UNSET,
+    impute: Any = _UNSET,
+    description: Any = _UNSET,
+    **options: Mapping[str, Any],
 ) -> dict[str, Any]:  # noqa: N802
     """A branch point; each keyword is an option: a mapping of hyperparameters (and
-    ``estimator``/``fixed``/``rename``/``pack`` for executable options)."""
+    ``estimator``/``fixed``/``rename``/``pack``/``description`` for the option itself)."""
     return _param(
         "choice",
         {"options": {k: dict(v) for k, v in options.items()}},
-        {"default": default, "when": when, "impute": impute},
+        {"default": default, "when": when, "impute": impute, "description": description},
     )
 
 
 def document(
     name: str,
     *,
+    description: Any = _UNSET,
     impute: Any = _UNSET,
     forbidden: Any = _UNSET,
     steps: Any = _UNSET,
+    categorical_steps: Any = _UNSET,
     estimator: Any = _UNSET,
     fixed: Any = _UNSET,
     rename: Any = _UNSET,
     pack: Any = _UNSET,
     **params: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """The DSL document with hyperparameters given as keywords."""
+    """The DSL document with hyperparameters given as keywords (so a hyperparameter named
+    like a document key needs a dict document). A keyword whose value is no mapping is
+    refused here: a misspelt document key would otherwise become a hyperparameter."""
+    _refuse_non_mappings(params)
     top = {
+        "description": description,
         "impute": impute,
         "forbidden": forbidden,
         "steps": steps,
+        "categorical_steps": categorical_steps,
         "estimator": estimator,
         "fixed": fixed,
         "rename": rename,
@@ -129,6 +180,22 @@ def document(
         "params": dict(params),
         **{k: v for k, v in top.items() if v is not _UNSET},
     }
+
+
+def _refuse_non_mappings(params: Mapping[str, Any]) -> None:
+    wrong = [name for name, body in params.items() if not isinstance(body, Mapping)]
+    if not wrong:
+        return
+    reasons = []
+    for name in wrong:
+        close = difflib.get_close_matches(name, DOCUMENT_KEYS, n=1, cutoff=0.75)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        reasons.append(f"{name}={params[name]!r}{hint}")
+    raise TypeError(
+        f"document() takes hyperparameters as mappings (Float(0, 1), ...), got "
+        f"{', '.join(reasons)}; its other keywords are the document keys "
+        f"{', '.join(DOCUMENT_KEYS)}"
+    )
 
 
 def space(name: str, **keywords: Any):
