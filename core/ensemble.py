@@ -8,6 +8,7 @@ scored on the validation set without retraining anything.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,6 +22,25 @@ def members_text(members: Sequence[int], weights: Sequence[float]) -> str:
     """``"1:0.2, 4:0.0015"``: trial:weight with three significant digits, so a small
     weight (an Agnostic Bayes posterior's tail) does not print as 0.00."""
     return ", ".join(f"{m}:{w:.3g}" for m, w in zip(members, weights, strict=True))
+
+
+def _trial_numbers(members: Any) -> tuple[int, ...]:
+    """Members as ``int`` trial numbers (numpy integers too). A float such as ``4.0`` was
+    kept, and the report, the fitted ensemble and the stored study failed on it later,
+    after the whole budget."""
+    members = tuple(members)
+    numbers = []
+    for member in members:
+        try:
+            if isinstance(member, bool):
+                raise TypeError(member)
+            numbers.append(operator.index(member))
+        except TypeError:
+            raise ValueError(
+                f"ensemble members are trial numbers (int), got {member!r} "
+                f"({type(member).__name__}) among members {list(members)}"
+            ) from None
+    return tuple(numbers)
 
 
 def _normalized(weights: Sequence[float]) -> tuple[float, ...]:
@@ -258,7 +278,7 @@ class Ensemble:
     probabilities or values), or ``None``: as the study's loss combines.
     """
 
-    members: tuple[int, ...] = attrs.field(converter=tuple)
+    members: tuple[int, ...] = attrs.field(converter=_trial_numbers)
     weights: tuple[float, ...] = attrs.field(converter=_normalized)
     size: float = attrs.field(default=attrs.Factory(_default_size, takes_self=True),
                               converter=float)

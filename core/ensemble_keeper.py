@@ -8,6 +8,7 @@ strategy returns that would only fail later, after the whole budget was spent.
 from __future__ import annotations
 
 import logging
+import numbers
 from collections.abc import Mapping
 from typing import Any
 
@@ -251,13 +252,20 @@ class EnsembleKeeper:
         return [history[number] for number in self._unseen]
 
     def _check_members(self, ensemble: Ensemble, history: History) -> None:
-        """An ensemble must name at least one trial, and only completed ones: its members'
-        models are fetched by number later, after the whole budget, when the mistake
-        would cost the run."""
+        """An ensemble must name at least one trial, and only completed ones, by their
+        number (an integer): its members' models are fetched by number later, after the
+        whole budget, when the mistake would cost the run."""
         if not ensemble.members:  # it stood for no choice at all, and the best trial for it
             raise self._broken(
                 "ensemble", f"{self._label} built an ensemble with no members; return None "
                 "while it has no ensemble to give"
+            )
+        strangers = [m for m in ensemble.members
+                     if isinstance(m, bool) or not isinstance(m, numbers.Integral)]
+        if strangers:  # an Ensemble subclass without its converter: the report failed on them
+            raise self._broken(
+                "ensemble", f"{self._label} built an ensemble of members "
+                f"{list(ensemble.members)}, but {strangers} are not trial numbers (int)"
             )
         completed = {t.number for t in history.completed()}
         unknown = [m for m in ensemble.members if m not in completed]
