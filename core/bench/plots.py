@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import logging
 from collections.abc import Sequence
@@ -10,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ensembo.report.staged_folder import staged
+from ensembo.bench.report_file import write_files
 
 logger = logging.getLogger(__name__)
 
@@ -23,7 +24,9 @@ def convergence_plots(
 ) -> dict[str, str]:
     """One PNG per problem; returns problem -> file name. Empty without matplotlib,
     with a warning, as ``ensembo report`` gives: the report is then missing a section.
-    The figures are staged and moved in together, so a figure is never cut short."""
+    The figures are staged and moved in together, so a figure is never cut short
+    (:func:`~ensembo.bench.report_file.write_files`, which writes them in place where
+    the folder takes no new files)."""
     if importlib.util.find_spec("matplotlib") is None:
         logger.warning(
             "matplotlib is not installed, so the benchmark report has no convergence "
@@ -35,17 +38,21 @@ def convergence_plots(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    written = {}
-    with staged(directory) as stage:  # moved in when every figure is whole
+    figures = {}
+    try:
         for problem in problems:
             figure = _figure(plt, records, optimizers, problem)
-            if figure is None:
-                continue
-            name = f"{problem}.png"
-            figure.savefig(stage / name, dpi=80)
+            if figure is not None:
+                figures[problem] = figure
+        # moved in together when every figure is whole; in place where plots/ takes no
+        # new files, as the report is
+        write_files(directory, {
+            f"{problem}.png": functools.partial(figure.savefig, dpi=80)
+            for problem, figure in figures.items()})
+    finally:
+        for figure in figures.values():
             plt.close(figure)
-            written[problem] = f"plots/{name}"
-    return written
+    return {problem: f"plots/{problem}.png" for problem in figures}
 
 
 def _figure(plt: Any, records: Sequence[dict[str, Any]], optimizers: Sequence[str],

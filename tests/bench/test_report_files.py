@@ -161,3 +161,56 @@ def test_other_failures_to_stage_are_not_hidden(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="No space left"):
         write_report(tmp_path / "report.md", "# new\n")
     assert (tmp_path / "report.md").read_text() == OLD
+
+
+def test_writable_plots_in_a_folder_taking_no_new_files_are_written_in_place(
+    tmp_path, monkeypatch, caplog
+):
+    """They failed with the staging PermissionError, as report.md did before dcbbe10."""
+    pytest.importorskip("matplotlib")
+    from ensembo.bench.plots import convergence_plots
+
+    records = [{"problem": problem, "optimizer": "random", "status": "complete",
+                "best_so_far": [3.0, 2.0, 1.0], "optimum": 0.0}
+               for problem in ("branin", "hartmann3")]
+    plots = tmp_path / "plots"
+    plots.mkdir()
+    for name in ("branin.png", "hartmann3.png"):
+        (plots / name).write_bytes(b"the earlier figure")
+    _folder_takes_no_new_files(monkeypatch)
+    assert convergence_plots(records, ["random"], ["branin", "hartmann3"], plots) == {
+        "branin": "plots/branin.png", "hartmann3": "plots/hartmann3.png"}
+    for name in ("branin.png", "hartmann3.png"):
+        assert (plots / name).read_bytes().startswith(b"\x89PNG")
+        assert f"{plots} takes no new files (Permission denied): {name} is written" \
+            in caplog.text
+
+
+def test_plots_are_not_written_in_place_unless_every_one_can_be(tmp_path, monkeypatch):
+    """A figure new to a folder taking no new files is named; the others stay as they were."""
+    pytest.importorskip("matplotlib")
+    from ensembo.bench.plots import convergence_plots
+
+    records = [{"problem": problem, "optimizer": "random", "status": "complete",
+                "best_so_far": [3.0, 2.0, 1.0], "optimum": 0.0}
+               for problem in ("branin", "hartmann3")]
+    plots = tmp_path / "plots"
+    plots.mkdir()
+    (plots / "branin.png").write_bytes(b"the earlier figure")
+    _folder_takes_no_new_files(monkeypatch)
+    with pytest.raises(ExperimentError, match=(
+            rf"{plots / 'hartmann3.png'}: cannot write it: its folder {plots} takes no new "
+            "files")):
+        convergence_plots(records, ["random"], ["branin", "hartmann3"], plots)
+    assert (plots / "branin.png").read_bytes() == b"the earlier figure"
+
+
+def test_a_suite_folder_taking_no_new_files_rewrites_its_report(tmp_path, monkeypatch):
+    """run_benchmark draws its plots before the report: their staging failed the suite
+    with a PermissionError before the report could be written in place."""
+    report = tmp_path / "synthetic" / "report.md"
+    (tmp_path / "synthetic" / "plots").mkdir(parents=True)
+    report.write_text(OLD)
+    _folder_takes_no_new_files(monkeypatch)
+    assert _synthetic(tmp_path) == report
+    assert report.read_text() != OLD and report.read_text().startswith("## `synthetic` suite")
