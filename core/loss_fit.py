@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from ensembo.components import describe
-from ensembo.errors import ExperimentError
+from ensembo.attribution import CALL_NOTE
+from ensembo.components import describe, split_spec
+from ensembo.errors import ExperimentError, PluginContractError
 
 DEFAULT_LOSS = {"classification": "zero-one", "regression": "mse"}
 
@@ -42,12 +44,14 @@ def check_loss_fits_task(
     try:
         whole_ensembles_only = of_ensembles and not getattr(loss, "per_example", True)
         if not whole_ensembles_only:
-            loss(sample, predictions)
+            _check_per_example(loss(sample, predictions), loss, name, len(sample))
         contributions = getattr(loss, "contributions", None)
         if contributions is not None:
             totals = contributions(predictions)
             if whole_ensembles_only:
                 loss.ensemble_loss(sample, totals, 1)
+    except PluginContractError:
+        raise  # the loss's bug, not a task it does not fit
     except Exception as error:  # whatever the loss raises, the user must hear which loss
         if not of_ensembles and not getattr(loss, "per_example", True):
             # the C-bound is a classification loss: "does not fit a task" misled
@@ -59,6 +63,38 @@ def check_loss_fits_task(
             f"tried on {len(sample)} perfect predictions made up for this check, it raised: "
             f"{error} (the {task} default is {suggestion!r})",
         ) from error
+
+
+def _check_per_example(values: Any, loss: Any, name: Any, examples: int) -> None:
+    """A loss gives one finite value per example. A scalar or a column passed here, and
+    the study then failed inside a built-in strategy (an IndexError in ``esmbo``), which
+    was blamed for it."""
+    try:
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        array = np.asarray(values, dtype=object)
+    label = loss_label(loss, name)
+    if array.shape != (examples,):
+        raise _broken(label, f"loss {label} returned values of shape {array.shape} for "
+                             f"{examples} examples; a loss returns one value per example, "
+                             f"of shape ({examples},)")
+    if array.dtype == object or not np.all(np.isfinite(array)):
+        raise _broken(label, f"loss {label} returned NaN, infinite or non-numeric values "
+                             f"for perfect predictions: {array.tolist()}")
+
+
+def _broken(label: str, message: str) -> PluginContractError:
+    """The loss's bug, noted as found in a call of it: the command line then says it is
+    the plugin's (exit 1), not a mistake in the experiment."""
+    error = PluginContractError(message)
+    error.add_note(f"{CALL_NOTE}__call__() of loss {label}")
+    return error
+
+
+def loss_label(loss: Any, name: Any) -> str:
+    """The loss as the user named it: ``'mse'`` by its registry name, else its class."""
+    parts = split_spec("loss", name) if isinstance(name, str | Mapping) else None
+    return repr(parts[0]) if parts else type(loss).__qualname__
 
 
 def check_loss_fits_context(
@@ -83,16 +119,21 @@ def task_the_loss_fits(loss: Any, name: Any, targets: np.ndarray) -> str | None:
     if not len(targets):
         return None
     classes, indices = np.unique(targets, return_inverse=True)
-    fitting = []
+    fitting, broken = [], []
     for task in ("classification", "regression"):
         try:
             if task == "classification":
                 check_loss_fits_task(loss, name, task, indices, len(classes))
             else:
                 check_loss_fits_task(loss, name, task, np.asarray(targets, dtype=float), 0)
+        except PluginContractError as error:  # in the other task's format, it may be the misfit
+            broken.append(error)
+            continue
         except (ExperimentError, ValueError, TypeError):
             continue
         fitting.append(task)
+    if broken and not fitting:
+        raise broken[0]
     return fitting[0] if len(fitting) == 1 else None
 
 
