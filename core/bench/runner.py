@@ -190,13 +190,14 @@ def attempt(spec: RunSpec, seen: RecordStamp | None = None) -> Outcome:
     nothing is run or written. A "running" marker is stale once the claim is held (its
     process would hold the claim); only where the claim is no lock does a marker of a
     live process on this host keep the run from being run again. A record (failed,
-    skipped) written since the invocation saw the file as ``seen`` is another
-    invocation's result of the same round, left alone too
-    (:mod:`ensembo.bench.record_stamps`).
+    skipped) of this budget written since the invocation saw the file as ``seen`` is
+    another invocation's result of the same round, left alone too
+    (:mod:`ensembo.bench.record_stamps`); one of another budget is no result of this run,
+    which is run.
     """
     with claim(Path(spec.path)) as taken:
         existing = read_record(Path(spec.path))
-        outcome = elsewhere(spec, existing, taken, seen)
+        outcome = elsewhere(spec, existing, taken, seen, _is_final, _of_budget(spec))
         if outcome is not None:
             return outcome
         return Outcome(record=_run_claimed(spec, seen.invocation if seen else None),
@@ -208,20 +209,28 @@ def elsewhere(
     existing: dict[str, Any] | None,
     taken: Claim,
     seen: RecordStamp | None,
-    final: Callable[[dict[str, Any] | None], bool] = _is_final,
-    of_this_size: Callable[[dict[str, Any]], bool] = lambda record: True,
+    final: Callable[[dict[str, Any] | None], bool],
+    of_this_size: Callable[[dict[str, Any]], bool],
 ) -> Outcome | None:
     """The outcome of a run another invocation holds or finished, None if it is ours.
 
-    ``spec`` is any run with a ``path``: the standalone suites decide here too, passing
-    their own ``final`` (for them a record of another size is not final) and
-    ``of_this_size`` (a record of another size written since ``seen`` is no result of
-    this run: the run at this size is still to be run)."""
+    ``spec`` is any run with a ``path``; each suite passes its ``final`` (for the
+    optimizer suites any complete record, which is never replaced; for the standalone
+    suites one of this size) and ``of_this_size`` (a record of another size written
+    since ``seen`` is no result of this run: the run at this size is still to be run;
+    taking any record, the optimizer suites left it so though nobody ran it)."""
     if not taken.held:
         return Outcome(record=existing or _claimed_elsewhere(spec), ran_here=False)
     if _left_to_others(spec, existing, taken.locked, seen, final, of_this_size):
         return Outcome(record=existing, ran_here=False)
     return None
+
+
+def _of_budget(spec: RunSpec) -> Callable[[dict[str, Any]], bool]:
+    """Whether a record was made with ``spec``'s budget (a record or spec without one:
+    made before budgets were kept, taken as of it, as :func:`load_records` takes it)."""
+    return lambda record: (spec.budget is None
+                           or record.get("budget", spec.budget) == spec.budget)
 
 
 def _left_to_others(spec, existing, locked: bool, seen: RecordStamp | None, final,
@@ -458,7 +467,7 @@ def _after_worker_death(
     died (its lock went with the worker), and its run must not be marked failed."""
     with claim(Path(run.path)) as taken:
         existing = read_record(Path(run.path))
-        outcome = elsewhere(run, existing, taken, seen)
+        outcome = elsewhere(run, existing, taken, seen, _is_final, _of_budget(run))
         if outcome is not None:
             return outcome
         if _written_by(existing, seen):  # its worker finished it; the result was lost

@@ -16,6 +16,7 @@ import attrs
 
 from ensembo.bench import runner, standalone_runs
 from ensembo.bench.benchmark import run_benchmark
+from ensembo.bench.record_stamps import stamp
 from ensembo.bench.run_claims import claim, claim_path
 from ensembo.cli import main
 
@@ -385,3 +386,37 @@ def test_a_standalone_record_of_another_budget_there_when_planned_is_redone(
         progress=False)
     assert collected.counts("run") == "1 runs executed, 0 already finished"
     assert collected.records == [{"status": "complete", "budget": 10}]
+
+
+def test_a_suite_record_of_another_budget_written_after_planning_is_redone(
+    tmp_path, monkeypatch
+):
+    """B (--budget 3) planned R; A (--budget 5) then wrote R's failed record. B took it
+    for A's result of R ('finished or running in another invocation'): nobody ran R at
+    budget 3, and B's report lacked it. The standalone suites redo it (6765289)."""
+    monkeypatch.setattr(runner, "ProcessPoolExecutor", _ThreadPool)
+    [spec] = runner.plan("synthetic", ["random"], [0], 3, tmp_path, problems=["branin"])
+    failed_in_a = {**attrs.asdict(spec), "budget": 5, "status": "failed",
+                   "error": "A's failure", "invocation": "A"}
+    run_all = runner.run_all
+
+    def a_ran_it_meanwhile(*args, **kwargs):  # B has chosen R; A's run of R fails now
+        runner._write_atomically(Path(spec.path), failed_in_a)
+        return run_all(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "run_all", a_ran_it_meanwhile)
+    result = run_benchmark("synthetic", optimizers=["random"], problems=["branin"], seeds=1,
+                           budget=3, out=tmp_path, progress=False)
+    assert result.counts() == "1 runs executed, 0 already finished"  # was 1 in another
+    record = json.loads(Path(spec.path).read_text())
+    assert (record["status"], record["budget"]) == ("complete", 3)
+
+
+def test_a_record_of_another_budget_after_a_worker_died_leaves_the_run_pending(tmp_path):
+    """Its worker died before the run started, and another invocation wrote a failed
+    record at another budget since: the run was counted as left to that invocation."""
+    [spec] = runner.plan("synthetic", ["random"], [0], 3, tmp_path, problems=["branin"])
+    seen = stamp(Path(spec.path), "B")
+    runner._write_atomically(Path(spec.path), {**attrs.asdict(spec), "budget": 5,
+                                               "status": "failed", "invocation": "A"})
+    assert runner._after_worker_death(spec, RuntimeError("died"), seen) is None
