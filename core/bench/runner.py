@@ -32,9 +32,10 @@ from ensembo.bench import metrics
 from ensembo.bench.optimizers import make_optimizer
 from ensembo.bench.pool_stopping import pool_stuck, stop_on_interrupt  # noqa: F401 (its API)
 from ensembo.bench.provenance import system_description
-from ensembo.bench.record_stamps import RecordStamp, another_invocations_result, stamps
+from ensembo.bench.record_stamps import RecordStamp, stamps
 from ensembo.bench.recorder import Recorder, clocks
-from ensembo.bench.run_claims import Claim, claim
+from ensembo.bench.run_claims import claim
+from ensembo.bench.run_ownership import Outcome, elsewhere, stale_marker, written_by
 from ensembo.bench.seed_coverage import OTHER_BUDGET
 from ensembo.bench.suite import UnknownSuiteError, get_suite
 from ensembo.errors import ExperimentError, MissingDependencyError
@@ -164,16 +165,6 @@ def plan(
     return runs
 
 
-@attrs.frozen(kw_only=True)
-class Outcome:
-    """What a worker did with one run. ``ran_here`` is false when another invocation
-    sharing the output directory had finished the run or was running it: ``record`` is
-    then theirs, and this invocation must not count the run as one it executed."""
-
-    record: dict[str, Any]
-    ran_here: bool
-
-
 def execute(spec: RunSpec) -> dict[str, Any]:
     """Run one benchmark run in this process and write its record (see :func:`attempt`)."""
     return attempt(spec).record
@@ -204,51 +195,11 @@ def attempt(spec: RunSpec, seen: RecordStamp | None = None) -> Outcome:
                        ran_here=True)
 
 
-def elsewhere(
-    spec: Any,
-    existing: dict[str, Any] | None,
-    taken: Claim,
-    seen: RecordStamp | None,
-    final: Callable[[dict[str, Any] | None], bool],
-    of_this_size: Callable[[dict[str, Any]], bool],
-) -> Outcome | None:
-    """The outcome of a run another invocation holds or finished, None if it is ours.
-
-    ``spec`` is any run with a ``path``; each suite passes its ``final`` (for the
-    optimizer suites any complete record, which is never replaced; for the standalone
-    suites one of this size) and ``of_this_size`` (a record of another size written
-    since ``seen`` is no result of this run: the run at this size is still to be run;
-    taking any record, the optimizer suites left it so though nobody ran it)."""
-    if not taken.held:
-        return Outcome(record=existing or _claimed_elsewhere(spec), ran_here=False)
-    if _left_to_others(spec, existing, taken.locked, seen, final, of_this_size):
-        return Outcome(record=existing, ran_here=False)
-    return None
-
-
 def _of_budget(spec: RunSpec) -> Callable[[dict[str, Any]], bool]:
     """Whether a record was made with ``spec``'s budget (a record or spec without one:
     made before budgets were kept, taken as of it, as :func:`load_records` takes it)."""
     return lambda record: (spec.budget is None
                            or record.get("budget", spec.budget) == spec.budget)
-
-
-def _left_to_others(spec, existing, locked: bool, seen: RecordStamp | None, final,
-                    of_this_size) -> bool:
-    """Under a held claim: another invocation finished the run, or wrote its result
-    (of this size) since ``seen``, or (where the claim is no lock) a live process is
-    running it."""
-    return (
-        final(existing)
-        or (another_invocations_result(Path(spec.path), existing, seen)
-            and of_this_size(existing))
-        or (not locked and _running_elsewhere(existing))
-    )
-
-
-def _claimed_elsewhere(spec: Any) -> dict[str, Any]:
-    fields = attrs.asdict(spec) if attrs.has(type(spec)) else {"path": str(spec.path)}
-    return {**fields, "status": "running"}
 
 
 def _run_claimed(spec: RunSpec, invocation: str | None = None) -> dict[str, Any]:
@@ -315,28 +266,6 @@ def _load_average() -> float | None:
         return os.getloadavg()[0]
     except (AttributeError, OSError):  # not on every platform
         return None
-
-
-def _stale_marker(run: RunSpec, record: dict[str, Any]) -> bool:
-    """Whether a ``running`` marker of this host is left by a run that no process runs:
-    its claim is free (where claims are locks; a pid, which may be reused by another
-    process since, is the test only where they are not)."""
-    if record.get("host") != platform.node():
-        return False
-    with claim(Path(run.path)) as taken:
-        if taken.locked:
-            return taken.held
-    return not _running_elsewhere(record)
-
-
-def _running_elsewhere(record: dict[str, Any] | None) -> bool:
-    if not record or record.get("status") != "running" or record.get("host") != platform.node():
-        return False
-    try:
-        os.kill(int(record["pid"]), 0)
-    except (OSError, KeyError, ValueError):
-        return False  # that process is gone: the marker is stale
-    return True
 
 
 def _write_atomically(path: Path, record: dict[str, Any]) -> None:
@@ -470,20 +399,13 @@ def _after_worker_death(
         outcome = elsewhere(run, existing, taken, seen, _is_final, _of_budget(run))
         if outcome is not None:
             return outcome
-        if _written_by(existing, seen):  # its worker finished it; the result was lost
+        if written_by(existing, seen):  # its worker finished it; the result was lost
             return Outcome(record=existing, ran_here=True)
         if existing is None or existing.get("status") != "running":
             return None
         record = {**attrs.asdict(run), "status": "failed", "error": repr(error)}
         _write_atomically(Path(run.path), record)
         return Outcome(record=record, ran_here=True)
-
-
-def _written_by(record: dict[str, Any] | None, seen: RecordStamp | None) -> bool:
-    """Whether ``record`` is a result a worker of the invocation that took ``seen`` wrote."""
-    return (record is not None and seen is not None and seen.invocation is not None
-            and record.get("status") != "running"
-            and record.get("invocation") == seen.invocation)
 
 
 def load_records(runs: Sequence[RunSpec]) -> list[dict[str, Any]]:
@@ -509,7 +431,7 @@ def load_records(runs: Sequence[RunSpec]) -> list[dict[str, Any]]:
                     f"run budget {run.budget} into another --out"
                 ),
             }
-        elif record.get("status") == "running" and _stale_marker(run, record):
+        elif record.get("status") == "running" and stale_marker(run, record):
             record = {
                 **record,
                 "status": "interrupted",

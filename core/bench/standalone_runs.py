@@ -7,7 +7,7 @@ says so.
 Workers are spawned with the harness's one-thread environment. A worker that dies (for
 instance on an import error) loses its run, not the benchmark: the run stays pending for
 the next invocation. Each run is claimed before it starts, and what to do with it is
-decided as for the optimizer suites' runs (:func:`ensembo.bench.runner.elsewhere`), so
+decided as for the optimizer suites' runs (:func:`ensembo.bench.run_ownership.elsewhere`), so
 invocations sharing an ``--out`` never run it twice, not even one after the other when it
 failed in the first (:mod:`ensembo.bench.record_stamps`), and each counts as executed
 only the runs it ran itself.
@@ -30,10 +30,9 @@ import attrs
 
 from ensembo.bench.record_stamps import RecordStamp, pending_runs, stamps
 from ensembo.bench.run_claims import claim
+from ensembo.bench.run_ownership import Outcome, elsewhere
 from ensembo.bench.runner import (
     FINAL_STATES,
-    Outcome,
-    elsewhere,
     read_record,
     run_counts,
     stop_on_interrupt,
