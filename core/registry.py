@@ -73,16 +73,17 @@ class PluginLoadFailure:
 
 @attrs.frozen(kw_only=True)
 class PluginConflict:
-    """Two distributions registering the same name for the same kind.
+    """Distributions registering the same name for the same kind.
 
-    ``winner`` is the distribution that keeps the name (ensembo, against a third party);
-    ``None`` means the name is ambiguous and looking it up raises
+    ``winner`` is the distribution that keeps the name (ensembo, against a third party:
+    one conflict per other claimant); ``None`` means the name is ambiguous, every
+    claimant is in ``distributions``, and looking it up raises
     :class:`DuplicatePluginError`.
     """
 
     kind: str
     name: str
-    distributions: tuple[str, str]
+    distributions: tuple[str, ...]
     winner: str | None = None
 
     @property
@@ -101,7 +102,27 @@ class PluginConflict:
                 f"{self.ignored}'s {kind} {self.name!r} ignored: "
                 f"the name belongs to {self.winner}"
             )
-        return f"conflict: {kind} {self.name!r} from {' and '.join(self.distributions)}"
+        return f"conflict: {kind} {self.name!r} from {_listing(self.distributions)}"
+
+
+def _listing(names: tuple[str, ...]) -> str:
+    """``a and b``, ``a, b and c``."""
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+
+
+def _registered_more_than_once(
+    kind: str, name: str, distributions: tuple[str, ...]
+) -> DuplicatePluginError:
+    """The error naming every distribution that claims ``name``: with three or more,
+    only two were named, and removing one of them left the name ambiguous still."""
+    error = DuplicatePluginError(kind, name, distributions[0], distributions[-1])
+    if len(distributions) > 2:
+        listing = _listing(tuple(repr(d) for d in distributions))
+        message = (f"{kind} {name!r} is registered {len(distributions)} times: by "
+                   f"distributions {listing}. Uninstall all but one or block the others with "
+                   "ENSEMBO_BLOCK_PLUGINS.")
+        error.args = (message,)
+    return error
 
 
 def canonical_distribution(name: str) -> str:
@@ -296,6 +317,12 @@ class Registry:
         own = [c for c in claims if c.distribution == OWN_DISTRIBUTION]
         holder = own[0] if len(own) == 1 else claims[0]
         winner = OWN_DISTRIBUTION if len(own) == 1 else None
+        if winner is None and len(claims) > 1:  # one conflict naming every claimant
+            self.conflicts.append(PluginConflict(
+                kind=holder.kind, name=holder.name,
+                distributions=tuple(c.distribution for c in claims),
+            ))
+            return holder
         for other in claims:
             if other is holder:
                 continue
@@ -305,8 +332,7 @@ class Registry:
                 distributions=(holder.distribution, other.distribution),
                 winner=winner,
             )
-            if winner is not None:
-                logger.warning("%s", conflict.describe())
+            logger.warning("%s", conflict.describe())
             self.conflicts.append(conflict)
         return holder
 
@@ -353,7 +379,7 @@ class Registry:
         kind = self._check_kind(kind)
         for conflict in self.conflicts:
             if conflict.kind == kind and conflict.name == name and conflict.winner is None:
-                raise DuplicatePluginError(kind, name, *conflict.distributions)
+                raise _registered_more_than_once(kind, name, conflict.distributions)
         try:
             return self._entries[kind][name]
         except KeyError:

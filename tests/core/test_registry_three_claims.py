@@ -1,0 +1,35 @@
+"""Three or more distributions claiming one name are all named (plugin audit F6): the
+error named two, and removing one of them left the name ambiguous still."""
+
+from __future__ import annotations
+
+import pytest
+
+from ensembo import hookimpl
+from ensembo.errors import DuplicatePluginError
+from ensembo.plugins.initial_designs.random_design import RandomDesign
+from ensembo.registry import PluginConflict, Registry
+
+
+class _Grid:
+    @hookimpl
+    def ensembo_add_initial_designs(self):
+        return {"grid": RandomDesign}
+
+
+def test_every_claimant_is_named():
+    reg = Registry.from_plugins({"a": _Grid(), "b": _Grid(), "c": _Grid()})
+    assert reg.conflicts == [
+        PluginConflict(kind="initial_design", name="grid", distributions=("a", "b", "c"))
+    ]
+    assert reg.conflicts[0].describe() == "conflict: initial design 'grid' from a, b and c"
+    with pytest.raises(DuplicatePluginError,
+                       match=r"'grid' is registered 3 times: by distributions 'a', 'b' and 'c'"):
+        reg.entry("initial_design", "grid")
+
+
+def test_two_claimants_keep_their_message():
+    reg = Registry.from_plugins({"a": _Grid(), "b": _Grid()})
+    with pytest.raises(DuplicatePluginError,
+                       match=r"registered twice: by distribution 'a' and by distribution 'b'"):
+        reg.entry("initial_design", "grid")
