@@ -12,7 +12,8 @@ runs once serially and once on a loopback ``LocalCluster`` with ``--workers`` wo
 processes, interleaved so that both see the same machine load. Each run writes
 ``DIR/PROBLEM/MODE/seed-S.json`` (wall time, trials, final regret, duplicate
 configurations), written whole (a Ctrl-C leaves no half of one), and is skipped when
-that file can be read, so re-running resumes (an unreadable one is run again, saying so);
+that file can be read, so re-running resumes (an unreadable one is run again, saying so),
+or when another invocation sharing ``--out`` holds the run's claim (it is running it);
 ``DIR/report.md`` is rewritten after every run (``--report-only`` rewrites it from the
 records alone). Cluster start-up is not timed.
 """
@@ -20,10 +21,12 @@ records alone). Cluster start-up is not timed.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +35,7 @@ import numpy as np
 
 from ensembo.bench.functions import TEST_FUNCTIONS
 from ensembo.bench.report_file import write_report
+from ensembo.bench.run_claims import claim
 from ensembo.bench.standalone_runs import write_record
 from ensembo.bench.suites.synthetic import NAMES, budget_for
 from ensembo.execution import config_key, start_local_cluster
@@ -111,6 +115,25 @@ def read_record(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return record if isinstance(record, dict) else None
+
+
+def run_claimed(path: Path, run: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
+    """``run()`` recorded in ``path``, unless the run's record can be read or another
+    invocation sharing ``--out`` holds its claim (:mod:`ensembo.bench.run_claims`; it is
+    running it): None then. Without the claim both ran it."""
+    if read_record(path) is not None:
+        return None
+    with claim(path) as taken:
+        if not taken.held:
+            logger.info("%s: another invocation sharing --out is running it", path)
+            return None
+        if read_record(path) is not None:  # finished by another invocation meanwhile
+            return None
+        if path.exists():
+            logger.warning("%s cannot be read (cut short?): running it again", path)
+        record = run()
+        write_record(path, record)
+        return record
 
 
 def load_records(out: Path, warn: bool = True) -> list[dict[str, Any]]:
@@ -216,12 +239,10 @@ def main(argv: list[str] | None = None) -> int:
             for seed in range(args.seeds):
                 for mode in MODES:
                     path = args.out / name / mode / f"seed-{seed}.json"
-                    if read_record(path) is not None:
+                    record = run_claimed(
+                        path, functools.partial(run_one, name, mode, seed, args, client))
+                    if record is None:
                         continue
-                    if path.exists():
-                        logger.warning("%s cannot be read (cut short?): running it again", path)
-                    record = run_one(name, mode, seed, args, client)
-                    write_record(path, record)
                     write_report(args.out / "report.md",
                                  report(load_records(args.out, warn=False), command))
                     print(json.dumps(record), flush=True)

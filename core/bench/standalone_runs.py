@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import sys
+import uuid
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -230,12 +231,17 @@ def final_for(run: Any) -> Callable[[dict[str, Any] | None], bool]:
 
 
 def write_record(path: str | Path, record: dict[str, Any]) -> None:
-    """Write ``record`` as JSON atomically (a killed run never leaves half a file)."""
+    """Write ``record`` as JSON atomically (a killed run never leaves half a file),
+    through a temporary file of this call's own: two processes writing one record at once
+    (invocations sharing ``--out``, on other hosts too) never write into each other's."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(record, indent=1, default=str))
-    os.replace(temporary, path)
+    temporary = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        temporary.write_text(json.dumps(record, indent=1, default=str))
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)  # left only when the write or the move failed
 
 
 def run_pending(

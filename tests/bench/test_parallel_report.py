@@ -10,6 +10,8 @@ import pytest
 
 from ensembo.bench import parallel
 from ensembo.bench.parallel import report
+from ensembo.bench.run_claims import claim, claim_path
+from ensembo.bench.standalone_runs import write_record
 
 
 def _record(mode, seed, regret, seconds):
@@ -87,3 +89,66 @@ def test_a_record_interrupted_while_written_leaves_no_file(tmp_path, monkeypatch
     with pytest.raises(KeyboardInterrupt):
         parallel.main([*BRANIN_ONE_SEED, "--out", str(tmp_path)])
     assert not (tmp_path / "branin" / "serial" / "seed-0.json").exists()  # was half of it
+
+
+def test_a_run_another_invocation_holds_is_left_to_it(tmp_path, monkeypatch):
+    """Nothing was claimed: two invocations sharing --out both ran the same run."""
+    ran = _without_cluster(monkeypatch)
+    held = tmp_path / "branin" / "serial" / "seed-0.json"
+    with claim(held):  # another invocation is running it
+        assert parallel.main([*BRANIN_ONE_SEED, "--out", str(tmp_path)]) == 0
+    assert ran == [("branin", "dask", 0)]  # was serial too
+    assert not held.exists()
+    assert not claim_path(tmp_path / "branin" / "dask" / "seed-0.json").exists()
+
+
+def test_a_run_finished_elsewhere_while_its_claim_was_awaited_is_not_run_again(
+    tmp_path, monkeypatch
+):
+    """The record is read again under the claim: another invocation may have finished
+    the run between the first look and the claim."""
+    ran = _without_cluster(monkeypatch)
+    finished = tmp_path / "branin" / "serial" / "seed-0.json"
+    take = parallel.claim
+
+    def finished_meanwhile(path):
+        if path == finished:
+            write_record(finished, _record("serial", 0, 1e-6, 25.0))
+        return take(path)
+
+    monkeypatch.setattr(parallel, "claim", finished_meanwhile)
+    assert parallel.main([*BRANIN_ONE_SEED, "--out", str(tmp_path)]) == 0
+    assert ran == [("branin", "dask", 0)]
+
+
+def test_two_processes_writing_one_record_at_once_each_write_it_whole(tmp_path, monkeypatch):
+    """The temporary name was fixed (seed-0.tmp): the second process wrote into the
+    first one's temporary file and moved it away, and the first failed with a
+    FileNotFoundError."""
+    path = tmp_path / "seed-0.json"
+    write_text = Path.write_text
+
+    def then_another_process_writes(self, data, *args, **kwargs):
+        written = write_text(self, data, *args, **kwargs)
+        if "first" in data:
+            write_record(path, {"by": "second"})
+        return written
+
+    monkeypatch.setattr(Path, "write_text", then_another_process_writes)
+    write_record(path, {"by": "first"})
+    assert json.loads(path.read_text()) == {"by": "first"}
+    assert [p.name for p in tmp_path.iterdir()] == ["seed-0.json"]
+
+
+def test_a_record_interrupted_while_written_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """Half of it was left in seed-0.tmp."""
+    write_text = Path.write_text
+
+    def half_then_ctrl_c(self, data, *args, **kwargs):
+        write_text(self, data[: len(data) // 2], *args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Path, "write_text", half_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        write_record(tmp_path / "seed-0.json", {"by": "first"})
+    assert list(tmp_path.iterdir()) == []
