@@ -16,26 +16,31 @@ hyperparameter (notes/003 §1.4, Eq. 5.8):
 
 Changing a parent activates the children its new value satisfies (at their defaults)
 and deactivates the others, the way ConfigSpace's own neighbourhood does; neighbours
-hitting a forbidden clause are dropped. Everything is done per hyperparameter over the
-whole population, so a local search scores all its neighbourhoods as one batch.
+hitting a forbidden clause are dropped. The moves are made per type of hyperparameter
+over the whole population (:mod:`.one_exchange_moves`), the conditions per run of
+independent condition nodes (:mod:`.condition_stages`), so a local search scores all
+its neighbourhoods as one batch. The neighbours are listed column by column, each
+column's in the order its type gives; a climb breaks ties by that order.
 """
 
 from __future__ import annotations
 
 import attrs
 import numpy as np
-from ConfigSpace.hyperparameters import (
-    CategoricalHyperparameter,
-    IntegerHyperparameter,
-    OrdinalHyperparameter,
-)
 
+from ensembo.plugins.acquisition_optimizers.condition_stages import (
+    condition_stages,
+    evaluate_stages,
+)
+from ensembo.plugins.acquisition_optimizers.one_exchange_moves import (
+    MIN_MOVE,
+    all_moves,
+    move_groups,
+)
 from ensembo.spaces import Space
 from ensembo.spaces.activity import in_activation_order
-from ensembo.spaces.quantize import quantize_array, step_of
 
-MIN_MOVE = 1e-6
-"""Smallest continuous move (vector scale, a range is [0, 1]) that makes a neighbour."""
+__all__ = ["MIN_MOVE", "Neighbours", "OneExchangeNeighbourhood"]
 
 
 @attrs.frozen(kw_only=True)
@@ -58,9 +63,13 @@ class OneExchangeNeighbourhood:
         dag = configspace._dag
         self._dependants = [dag.change_hp_lookup.get(name, []) for name in space.names]
         self._one_pass = [in_activation_order(nodes) for nodes in self._dependants]
-        self._defaults = np.asarray(dag.normalized_defaults, dtype=float)
+        defaults = np.asarray(dag.normalized_defaults, dtype=float)
+        self._stages = [condition_stages(nodes, defaults) for nodes in self._dependants]
         self._forbidden = list(configspace.forbidden_clauses)
-        self._hyperparameters = [configspace[name] for name in space.names]
+        self._groups = move_groups([configspace[name] for name in space.names])
+        self._parents = np.array(
+            [column for column, nodes in enumerate(self._dependants) if nodes], dtype=np.intp
+        )
 
     def neighbours(self, vectors: np.ndarray, step: np.ndarray) -> Neighbours:
         """All one-exchange neighbours of each row of ``vectors``.
@@ -69,82 +78,28 @@ class OneExchangeNeighbourhood:
         """
         vectors = np.atleast_2d(np.asarray(vectors, dtype=float))
         step = np.broadcast_to(np.asarray(step, dtype=float), (len(vectors),))
-        blocks, origins = [], []
-        for column, hp in enumerate(self._hyperparameters):
-            rows = np.flatnonzero(~np.isnan(vectors[:, column]))
-            if rows.size == 0 or hp.size == 1:
-                continue
-            values, owners = self._moves(hp, vectors[rows, column], step[rows], rows)
-            if values.size == 0:
-                continue
-            block = vectors[owners].copy()
-            block[:, column] = values
-            if self._dependants[column]:
-                self._update_activity(block, column)
-            blocks.append(block)
-            origins.append(owners)
-        if not blocks:
+        moves = all_moves(self._groups, vectors, step)
+        if moves.values.size == 0:
             return Neighbours(
                 vectors=np.empty((0, vectors.shape[1])), origin=np.empty(0, dtype=int)
             )
-        stacked, origin = np.concatenate(blocks), np.concatenate(origins)
+        stacked = vectors[moves.owners]
+        stacked[np.arange(len(stacked)), moves.columns] = moves.values
+        if self._parents.size:
+            self._update_parents_activity(stacked, moves.columns)
         allowed = self._allowed(stacked)
-        return Neighbours(vectors=stacked[allowed], origin=origin[allowed])
-
-    # --- moves per hyperparameter type ---------------------------------------------------
-
-    def _moves(self, hp, current: np.ndarray, step: np.ndarray, rows: np.ndarray):
-        """New vector values and the row each belongs to, for one hyperparameter."""
-        if isinstance(hp, CategoricalHyperparameter):
-            choices = np.arange(hp.size, dtype=float)
-            values = np.tile(choices, len(current))
-            owners = np.repeat(rows, hp.size)
-            keep = values != np.repeat(current, hp.size)
-            return values[keep], owners[keep]
-        if isinstance(hp, OrdinalHyperparameter):
-            values = np.concatenate([current - 1, current + 1])
-            owners = np.concatenate([rows, rows])
-            keep = (values >= 0) & (values <= hp.size - 1)
-            return values[keep], owners[keep]
-        stepped = [np.clip(current - step, 0.0, 1.0), np.clip(current + step, 0.0, 1.0)]
-        if step_of(hp) is not None:
-            return self._grid_moves(hp, current, stepped, rows)
-        if isinstance(hp, IntegerHyperparameter):
-            return self._integer_moves(hp, current, stepped, rows)
-        values = np.concatenate(stepped)
-        owners = np.concatenate([rows, rows])
-        # A step clipped at a bound from right beside it moves nowhere worth scoring.
-        moved = np.abs(values - np.tile(current, 2)) > MIN_MOVE
-        return values[moved], owners[moved]
-
-    @staticmethod
-    def _integer_moves(hp, current: np.ndarray, stepped: list, rows: np.ndarray):
-        """Plus and minus one, and the continuous steps rounded, as distinct integers.
-
-        Moves are compared as integers, not vectors: a sampled vector is any point of
-        its integer's cell, so the canonical vector of the *same* integer differs from
-        it and would pass for a move.
-        """
-        integers = np.asarray(hp.to_value(current), dtype=float)
-        candidates = [np.asarray(hp.to_value(s), dtype=float) for s in stepped] + [
-            np.clip(integers - 1, hp.lower, hp.upper),
-            np.clip(integers + 1, hp.lower, hp.upper),
-        ]
-        return _distinct_moves(hp, integers, candidates, rows)
-
-    @staticmethod
-    def _grid_moves(hp, current: np.ndarray, stepped: list, rows: np.ndarray):
-        """One grid step either way, and the continuous steps snapped to the grid, as
-        distinct grid values (compared as values, as integers are)."""
-        q = step_of(hp)
-        on_grid = quantize_array(hp, np.asarray(hp.to_value(current), dtype=float))
-        # Every candidate goes through quantize_array, so one grid point has one spelling.
-        candidates = [quantize_array(hp, np.asarray(hp.to_value(s), dtype=float))
-                      for s in stepped] + [quantize_array(hp, on_grid - q),
-                                           quantize_array(hp, on_grid + q)]
-        return _distinct_moves(hp, on_grid, candidates, rows)
+        return Neighbours(vectors=stacked[allowed], origin=moves.owners[allowed])
 
     # --- conditions and forbidden clauses ------------------------------------------------
+
+    def _update_parents_activity(self, stacked: np.ndarray, columns: np.ndarray) -> None:
+        """Conditions below each changed parent, on its neighbours (one run of rows each,
+        as moves come ordered by column)."""
+        starts = np.searchsorted(columns, self._parents, side="left")
+        stops = np.searchsorted(columns, self._parents, side="right")
+        for column, start, stop in zip(self._parents, starts, stops, strict=True):
+            if stop > start:
+                self._update_activity(stacked[start:stop], column)
 
     def _update_activity(self, block: np.ndarray, column: int) -> None:
         """Re-evaluate the conditions below ``column`` after it changed (in place).
@@ -168,31 +123,10 @@ class OneExchangeNeighbourhood:
 
     def _evaluate_conditions(self, block: np.ndarray, column: int) -> None:
         """One pass over the conditions below ``column``, in ConfigSpace's order."""
-        for node in self._dependants[column]:
-            satisfied = np.asarray(node.condition.satisfied_by_vector_array(block.T), dtype=bool)
-            children = np.asarray(node.children_indices)
-            sub = block[:, children]
-            activate = satisfied[:, None] & np.isnan(sub)
-            sub = np.where(activate, self._defaults[children][None, :], sub)
-            sub[~satisfied] = np.nan
-            block[:, children] = sub
+        evaluate_stages(self._stages[column], block)
 
     def _allowed(self, vectors: np.ndarray) -> np.ndarray:
         allowed = np.ones(len(vectors), dtype=bool)
         for clause in self._forbidden:
             allowed &= ~np.asarray(clause.is_forbidden_vector_array(vectors.T), dtype=bool)
         return allowed
-
-
-def _distinct_moves(hp, values: np.ndarray, candidates: list, rows: np.ndarray):
-    """The candidate values of each row that differ from its value and from each other
-    (a rounded or snapped step often lands on the one-step move), as vectors."""
-    table = np.stack(candidates, axis=1)  # (rows, candidates)
-    keep = table != values[:, None]
-    ordered = np.sort(table, axis=1)
-    first = np.concatenate(
-        [np.ones((len(table), 1), dtype=bool), ordered[:, 1:] != ordered[:, :-1]], axis=1
-    )
-    keep = np.take_along_axis(keep, np.argsort(table, axis=1), axis=1) & first
-    moved, owners = ordered[keep], np.broadcast_to(rows[:, None], table.shape)[keep]
-    return np.asarray(hp.to_vector(moved), dtype=float), owners
