@@ -36,6 +36,7 @@ from ensembo.errors import (
     PluginContractError,
     UnknownComponentError,
 )
+from ensembo.factory_refusals import raised_by_factory
 from ensembo.factory_signatures import options_rejected, rejection
 from ensembo.plugin_checks import (
     article,
@@ -416,6 +417,10 @@ class Registry:
         except EnsemboError:
             raise  # the plugin's own error already names it (docs/plugin-authoring.md)
         except TypeError as error:
+            if options and raised_by_factory(entry.factory, error):
+                # its own refusal of a value ("k must be an int"), as a ValueError would be
+                raise ComponentOptionError(f"{label} rejected options {options}: {error}") \
+                    from error
             if not options_rejected(entry.factory, options, error):
                 error.add_note(f"while building {label}")
                 raise  # a bug inside the factory: keep its traceback
