@@ -139,9 +139,16 @@ def _changed_settings(stored: dict[str, Any], updated: dict[str, Any]) -> list[s
     changes += [
         f"{key} {stored.get(key)} -> {updated.get(key)}"
         for key in ("budget", "n_initial", "loss", "task")
-        if stored.get(key) != updated.get(key)
+        if _named(stored.get(key)) != _named(updated.get(key))
     ]
     return changes
+
+
+def _named(setting: Any) -> Any:
+    """A setting given by name as its spec mapping: the losses ``zero-one`` and
+    ``{name: zero-one}`` are one loss, not a changed setting (two task names still
+    differ as they did)."""
+    return {"name": setting} if isinstance(setting, str) else setting
 
 
 def _spec_name(spec: Any) -> str:
@@ -285,8 +292,9 @@ def _comparable_data(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _differences(stored: Any, given: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
-    """(dotted key, stored value, given value) where two JSON values differ."""
-    if isinstance(stored, dict) and isinstance(given, dict):
+    """(dotted key, stored value, given value) where two JSON values differ; mappings of
+    another kind (a holdout and a k-fold ``scheme``) are one difference, shown whole."""
+    if isinstance(stored, dict) and isinstance(given, dict) and not _other_kind(stored, given):
         return [
             difference
             for key in sorted(set(stored) | set(given), key=str)
@@ -295,6 +303,13 @@ def _differences(stored: Any, given: Any, prefix: str = "") -> list[tuple[str, A
     if stored == given or _same_mapping_text(stored, given):
         return []
     return [(prefix.rstrip(".") or "scoring", stored, given)]
+
+
+def _other_kind(stored: dict[str, Any], given: dict[str, Any]) -> bool:
+    """Whether two mappings name another ``scheme`` or component ``name``: their options
+    do not correspond, so listing them one by one says nothing."""
+    return any(key in stored and key in given and stored[key] != given[key]
+               for key in ("scheme", "name"))
 
 
 def _same_mapping_text(stored: Any, given: Any) -> bool:

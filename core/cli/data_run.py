@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ensembo import spaces
+from ensembo import components, spaces
 from ensembo.cli.run_command import print_budget_reached, print_timeout_stop
 from ensembo.datasets import data_digest
 from ensembo.errors import ExperimentError, StorageError, TrialError
@@ -21,6 +21,7 @@ from ensembo.execution import TrialLimits
 from ensembo.experiment import Experiment
 from ensembo.experiment_location import recorded_location
 from ensembo.hookspecs import hookimpl
+from ensembo.loss_fit import DEFAULT_LOSS
 from ensembo.ml.artifacts import artifact_store_for
 from ensembo.ml.data_run import (
     DataSettings,
@@ -157,7 +158,7 @@ def run_data_experiment(
     scoring = {
         # as they act on the scoring: final, refit and threads may change between runs
         "data": scoring_settings(experiment.source["data"]),
-        "loss": experiment.source.get("loss"),
+        "loss": _loss_record(prepared.task.loss_spec, DEFAULT_LOSS[prepared.task.task], storage),
     }
     if storage is not None:  # a study in memory cannot be continued: nothing to compare
         scoring[DATA_DIGEST] = data_digest(prepared.dataset)
@@ -207,6 +208,19 @@ def run_data_experiment(
     print_timeout_stop(finished_count(study), experiment)
     print(json.dumps(summary, indent=2, default=str) if as_json else format_report(summary))
     return 0
+
+
+def _loss_record(loss: Any, default: Any, storage: Path | None) -> Any:
+    """The loss in effect (the task's default when unset) as a spec mapping, so that
+    ``zero-one``, ``{name: zero-one}`` and leaving out the default are one setting. A
+    study stored by an earlier version recorded the loss as written (``None``: the
+    default): the same loss keeps that record, to compare equal."""
+    record = components.describe("loss", loss)
+    if storage is None or not storage.is_file() or stored_scoring(storage, "data") is None:
+        return record  # no data study stored yet
+    stored = stored_scoring(storage, "loss")
+    same = components.describe("loss", default if stored is None else stored) == record
+    return stored if same else record
 
 
 def _continues_stored_split(document: Any, storage: Path | None) -> bool:

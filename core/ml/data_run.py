@@ -53,7 +53,7 @@ from ensembo.ml.final import ensemble_validation_loss, finalize
 from ensembo.ml.loop import finished_count, run_task
 from ensembo.ml.selection import SELECTIONS
 from ensembo.ml.task import Task
-from ensembo.ml.validation import ValidationScheme, validation_scheme
+from ensembo.ml.validation import ValidationScheme, scheme_mapping, validation_scheme
 from ensembo.study import Study
 from ensembo.trials import outcome_counts, outcome_text
 
@@ -278,17 +278,22 @@ _SCORING_KEYS = ("dataset", "target", "groups", "task", "test", "validation", "s
 
 
 def scoring_settings(document: Any) -> dict[str, Any] | None:
-    """The ``data:`` settings that decide how trials are scored, defaults filled in and
-    the dataset named as loaded, so that ``data: iris``, ``{dataset: iris, test: 0.25}``
-    and ``breast_cancer`` / ``breast-cancer`` compare equal. ``None`` for a document
-    that is not a valid ``data:`` value (then compared as written)."""
+    """The ``data:`` settings that decide how trials are scored, defaults filled in, the
+    dataset named as loaded and the validation as its scheme's mapping, so that
+    ``data: iris``, ``{dataset: iris, test: 0.25}``, ``breast_cancer`` /
+    ``breast-cancer`` and ``validation: 3`` / ``{scheme: kfold, folds: 3}`` compare
+    equal. ``None`` for a document that is not a valid ``data:`` value (then compared
+    as written)."""
     try:
         settings = DataSettings.from_document(document, stored=True, quiet=True)
     except ExperimentError:
         return None
+    # from_document read the validation already: validation_scheme cannot refuse it
+    scheme = scheme_mapping(validation_scheme(settings.validation))
     return {
-        key: canonical_name(settings.dataset) if key == "dataset" else getattr(settings, key)
-        for key in _SCORING_KEYS
+        **{key: getattr(settings, key) for key in _SCORING_KEYS},
+        "dataset": canonical_name(settings.dataset),
+        "validation": settings.validation if scheme is None else scheme,  # a splitter as given
     }
 
 

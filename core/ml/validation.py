@@ -470,6 +470,14 @@ _SCHEMES = {
 }
 
 
+def scheme_mapping(scheme: ValidationScheme) -> dict[str, Any] | None:
+    """The mapping :func:`validation_scheme` reads back as ``scheme``, every option
+    written out: ``3`` and ``{scheme: kfold, folds: 3}`` are one setting and compare
+    equal. ``None`` for a splitter object, which has no such mapping."""
+    kind = next((name for name, cls in _SCHEMES.items() if type(scheme) is cls), None)
+    return None if kind is None else {"scheme": kind, **attrs.asdict(scheme)}
+
+
 def _scheme(kind: object, options: dict) -> ValidationScheme:
     if not isinstance(kind, str) or kind not in _SCHEMES:
         raise ExperimentError(

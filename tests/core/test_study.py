@@ -453,7 +453,7 @@ def test_metadata_scoring_must_match_to_continue_a_study(flat_space, tmp_path):
     Study(flat_space, surrogate=None, storage=path, metadata={"scoring": scoring})
     other = {"data": {"dataset": "iris", "validation": 10}, "loss": "log-loss"}
     with pytest.raises(StorageError, match=re.escape(
-            "scored otherwise (data.validation 3 stored, 10 given; loss None stored, "
+            "scored otherwise (data.validation.folds 3 stored, 10 given; loss None stored, "
             "'log-loss' given)")):
         Study(flat_space, surrogate=None, storage=path, metadata={"scoring": other})
     Study(flat_space, surrogate=None, storage=path, metadata={"scoring": scoring})

@@ -116,7 +116,7 @@ def test_rerun_with_another_validation_is_refused_and_the_same_one_continues(tmp
                                                                          "budget: 6"))
     assert "validation: 3" in text and "budget: 4" in text  # the replacements apply
     assert main(["run", str(other), "--storage", str(storage), "--no-progress"]) == 2
-    assert "scored otherwise (data.validation 3 stored, 4 given)" in capsys.readouterr().err
+    assert "scored otherwise (data.validation.folds 3 stored, 4 given)" in capsys.readouterr().err
     more = tmp_path / "more.yaml"
     more.write_text(text.replace("budget: 4", "budget: 5"))
     assert main(["run", str(more), "--storage", str(storage), "--no-progress"]) == 0
