@@ -30,6 +30,20 @@ from ensembo.trials import Evaluation, History, PutWatch, Trial, TrialState, tol
 logger = logging.getLogger(__name__)
 
 
+class PredictionsNeededError(ExperimentError):
+    """A strategy that scores the trials' validation predictions, in a study without
+    validation targets. ``strategy`` names it, so that the command line can say what an
+    experiment file, which cannot give them, does instead."""
+
+    def __init__(self, strategy: str):
+        self.strategy = strategy
+        super().__init__(
+            "ensemble", f"{strategy} scores the trials' validation predictions: give the "
+            "study validation_targets= (and return Evaluation(predictions=...)), or use "
+            "ensemble='best'"
+        )
+
+
 def check_strategy_fits(
     strategy: Any, context: EnsembleContext, registry: Any = None, name: str | None = None
 ) -> None:
@@ -43,11 +57,7 @@ def check_strategy_fits(
     ``name`` is the registry name the user wrote, which messages use."""
     label = strategy_label(strategy, name)
     if getattr(strategy, "needs_predictions", False) and context.y_true is None:
-        raise ExperimentError(
-            "ensemble", f"{label} scores the trials' validation predictions: give the study "
-            "validation_targets= (and return Evaluation(predictions=...)), or use "
-            "ensemble='best'"
-        )
+        raise PredictionsNeededError(label)
     if getattr(strategy, "needs_predictions", False) and context.task is None:
         # Label predictions (m,) read as values: the ensemble averaged class labels.
         raise ExperimentError(

@@ -13,6 +13,7 @@ from typing import Any
 from ensembo import spaces
 from ensembo.attribution import CALL_NOTE
 from ensembo.ensemble import members_text
+from ensembo.ensemble_keeper import PredictionsNeededError
 from ensembo.errors import (
     EnsemboError,
     ExperimentError,
@@ -101,17 +102,24 @@ def _run_parsed(experiment: Experiment, args) -> int:
 
 
 def _start_study(experiment: Experiment, storage: Path | None) -> Study:
-    return Study(
-        experiment.space_source(),
-        storage=storage,
-        metadata={
-            "experiment": experiment.source,
-            **recorded_location(experiment.base_dir, storage),
-            # another function's losses must not join these trials (see stored_study)
-            SCORING: {"objective": experiment.source["objective"]},
-        },
-        **experiment.study_options(),
-    )
+    try:
+        return Study(
+            experiment.space_source(),
+            storage=storage,
+            metadata={
+                "experiment": experiment.source,
+                **recorded_location(experiment.base_dir, storage),
+                # another function's losses must not join these trials (see stored_study)
+                SCORING: {"objective": experiment.source["objective"]},
+            },
+            **experiment.study_options(),
+        )
+    except PredictionsNeededError as error:  # its remedy is Python, the file has no key for it
+        raise ExperimentError(
+            "ensemble", f"{error.strategy} needs the trials' validation predictions, which "
+            "only a data: experiment has (ensembo scores its trials on validation rows); an "
+            "objective: experiment can use only ensemble: best"
+        ) from None
 
 
 def check_queued(experiment: Experiment) -> None:

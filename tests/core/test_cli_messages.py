@@ -121,6 +121,25 @@ def test_errors_found_after_parsing_name_the_experiment_file(tmp_path, capsys, c
     assert error.startswith(f"ensembo: error: {path}: ") and message in error
 
 
+@pytest.mark.parametrize("ensemble", ["posthoc", "{name: esmbo}"])
+def test_a_strategy_needing_predictions_in_an_objective_experiment_is_told_in_its_terms(
+    tmp_path, capsys, ensemble
+):
+    """It was told to give the study validation_targets= and return
+    Evaluation(predictions=...): Python an experiment file has no key for."""
+    path = write_experiment(tmp_path, extra=f"ensemble: {ensemble}\n")
+    assert run(path) == 2
+    error = capsys.readouterr().err
+    name = ensemble.removeprefix("{name: ").rstrip("}")
+    assert error.startswith(
+        f"ensembo: error: {path}: ensemble: ensemble strategy {name!r} needs the trials' "
+        "validation predictions, which only a data: experiment has"
+    ), error
+    assert "an objective: experiment can use only ensemble: best" in error
+    assert "validation_targets" not in error and "Evaluation" not in error
+    assert not (tmp_path / "study.db").exists()
+
+
 # --- 3. plugins --check --task ------------------------------------------------------------
 
 
