@@ -11,8 +11,10 @@ import time
 from ensembo import Study
 from ensembo.execution import OutcomeKind, TrialLimits, evaluate_in_child
 
-OUTER_LIMIT = 3.0
-"""Seconds the outer evaluation may take; the nested one took all of it and timed out."""
+OUTER_LIMIT = 30.0
+"""Seconds the outer evaluation may take; the nested one took all of it and timed out.
+Generous, as both evaluations take well under a second but two loaded cores took 6.9 s
+for the two tests."""
 
 
 def doubled_in_a_child(config):
@@ -31,7 +33,7 @@ def test_an_evaluation_in_a_child_can_evaluate_in_a_child_of_its_own():
     value, inner_pid, outer_pid = outcome.value
     assert value == 3.0
     assert len({inner_pid, outer_pid, os.getpid()}) == 3
-    assert time.monotonic() - started < OUTER_LIMIT
+    assert time.monotonic() - started < OUTER_LIMIT / 2  # well before the hang's end
 
 
 def test_a_trial_of_a_process_run_can_evaluate_in_a_child():
