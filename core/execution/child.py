@@ -11,9 +11,10 @@ has ended, so that a helper the objective forked and left running (a daemonic
 ``multiprocessing.Process``, a prefetch worker) ends with its trial. Either way the group
 gets SIGTERM, then SIGKILL after a short grace, so that a ``multiprocessing`` resource
 tracker, which ignores SIGTERM, can still unlink the shared memory the objective left.
-The result travels back pickled through a pipe, behind its length; the parent reads it
-against the deadline, and stops reading as soon as it is whole (a forked helper holds the
-pipe's write end too, so EOF would wait for the helper).
+The result travels back pickled through a pipe, in a frame whose header gives its length
+(:mod:`ensembo.execution.result_frame`); the parent reads it against the deadline, and
+stops reading as soon as it is whole (a forked helper holds the pipe's write end too, so
+EOF would wait for the helper).
 
 The joblib/loky workers of the process that forked are its own: the child drops
 the executor it inherited and starts workers of its own if the objective asks
@@ -34,9 +35,7 @@ import io
 import os
 import pickle
 import resource
-import select
 import signal
-import struct
 import sys
 import threading
 import time
@@ -64,20 +63,14 @@ from ensembo.execution.outcome import (
 from ensembo.execution.process_group import (
     end_timed_out,
     exit_description,
-    has_exited,
     kill_and_reap,
     reap_ending_group,
 )
+from ensembo.execution.result_frame import exit_watch, read_frame, send_frame
 
 _PR_SET_PDEATHSIG = 1
-_CHUNK = 1 << 16
-_HEADER = struct.Struct("<Q?")
-"""Written before the payload: its length in bytes, and whether the child still stops
-joblib workers of its own after sending it (:func:`_exit_deadline`)."""
 _STOPPING_GRACE = 2.0
 """Seconds beyond the workers' shutdown a child has to flush its output and exit."""
-_EXIT_POLL = 0.05
-"""Seconds between checks that the child exited, where there is no pidfd."""
 
 
 @attrs.frozen(kw_only=True)
@@ -189,11 +182,11 @@ def evaluate_in_child(
                     _child_main(objective, config, limits, write_end, parent)
                 os.close(write_end)
         _own_process_group(pid)  # the child does it too: whichever runs first
-        exited = _exit_watch(pid)
+        exited = exit_watch(pid)
         if on_start is not None:
             on_start(pid)
         deadline = None if limits.wall_time is None else time.monotonic() + limits.wall_time
-        frame = _read_frame(read_end, deadline, exited, pid)
+        frame = read_frame(read_end, deadline, exited, pid)
     except BaseException:  # Ctrl-C or shutdown from the fork on: the child must not linger
         if pid:
             kill_and_reap(pid)
@@ -274,7 +267,7 @@ def _child_main(objective, config, limits: TrialLimits, write_end: int, parent: 
         payload = _payload(_run(objective, config, limits), limits)
         own = own_executors()
         # the result first: stopping the workers can take seconds the objective did not use
-        _write_all(write_end, payload, workers_stopping=bool(own))
+        send_frame(write_end, payload, workers_stopping=bool(own))
         shut_down(own)  # before the exit: the driver then ends the group
     except BaseException:
         code = 1
@@ -430,77 +423,3 @@ def _die_with(parent: int) -> None:
         pass
     if os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(1)
-
-
-@attrs.frozen
-class _Frame:
-    """What the child sent: its pickled outcome (empty if it crashed first), and whether
-    it then stops joblib workers of its own before exiting."""
-
-    payload: bytes | bytearray
-    workers_stopping: bool = False
-
-
-def _write_all(fd: int, data: bytes, workers_stopping: bool = False) -> None:
-    """Write ``data`` to ``fd`` behind its header (:func:`_read_frame`), and close it."""
-    for part in (_HEADER.pack(len(data), workers_stopping), data):
-        view = memoryview(part)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-    os.close(fd)
-
-
-def _exit_watch(pid: int) -> int | None:
-    """A descriptor that becomes readable when the child ``pid`` exits (a pidfd, Linux
-    5.3+), without reaping it; ``None`` where there is none."""
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):  # no pidfd_open here, or an old kernel (ENOSYS)
-        return None
-
-
-def _read_frame(
-    fd: int, deadline: float | None, exited: int | None = None, pid: int = 0
-) -> _Frame | None:
-    """The frame :func:`_write_all` sent on ``fd``, as soon as it is whole.
-
-    Its payload is empty if the pipe reaches EOF, or the child exits with nothing more in
-    the pipe, before the payload is whole: the child crashed. The exit is seen on ``exited``
-    (:func:`_exit_watch`) becoming readable or, where there is no pidfd, by polling the
-    child ``pid`` every ``_EXIT_POLL`` s (:func:`.process_group.has_exited`). ``None`` if
-    the deadline passes first. Not waiting for EOF matters: a process the objective forked and left
-    running holds the write end too, and EOF would come only when it ends.
-    """
-    data = bytearray()
-    size: int | None = None
-    watched = [fd] if exited is None else [fd, exited]
-    polled = exited is None and pid > 0 and hasattr(os, "waitid")
-    gone = False  # the child has exited: all it wrote is in the pipe already
-    while True:
-        if gone:
-            wait: float | None = 0.0
-        else:
-            wait = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-            if polled:
-                wait = _EXIT_POLL if wait is None else min(wait, _EXIT_POLL)
-        ready, _, _ = select.select(watched, [], [], wait)
-        if fd not in ready:
-            if gone:
-                return _Frame(b"")
-            if ready or (polled and has_exited(pid)):
-                gone, watched = True, [fd]
-                continue
-            if deadline is not None and time.monotonic() >= deadline:
-                return None
-            continue
-        chunk = os.read(fd, _CHUNK)
-        if not chunk:
-            return _Frame(b"")
-        data += chunk
-        if size is None and len(data) >= _HEADER.size:
-            size, workers_stopping = _HEADER.unpack_from(data)
-            del data[: _HEADER.size]
-        if size is not None and len(data) >= size:
-            del data[size:]
-            return _Frame(data, workers_stopping)
