@@ -20,11 +20,12 @@ training and validation. Only a splitter that splits by groups (``GroupKFold(5)`
 since its loss would leak across groups. :class:`GroupCrossValidation` and
 :class:`GroupHoldout` (``{scheme: group-kfold}``, ``{scheme: group-holdout}``) are such
 splitters, drawn from the seed as the other built-in schemes are.
+
+Whether the targets allow a stratified split is decided in :mod:`ensembo.ml.stratification`.
 """
 
 from __future__ import annotations
 
-import math
 import numbers
 import warnings
 from collections.abc import Mapping
@@ -43,6 +44,11 @@ from sklearn.model_selection import (
 
 from ensembo.checks import is_bool, is_fraction, is_whole_number
 from ensembo.errors import ExperimentError
+from ensembo.ml.stratification import can_stratify_folds, can_stratify_holdout
+
+# Still imported from here, by ml/task.py.
+from ensembo.ml.stratification import classes_rarer_than as classes_rarer_than
+from ensembo.ml.stratification import holdout_sizes as holdout_sizes
 
 
 @attrs.frozen(kw_only=True)
@@ -51,40 +57,6 @@ class Split:
 
     train: np.ndarray = attrs.field(converter=np.asarray, eq=False)
     validation: np.ndarray = attrs.field(converter=np.asarray, eq=False)
-
-
-def holdout_sizes(n_rows: int, ratio: float) -> tuple[int, int]:
-    """(training, held-out) rows of a split holding out ``ratio`` of ``n_rows``, counted
-    as scikit-learn's shuffle splits and ``train_test_split`` count them."""
-    held_out = math.ceil(ratio * n_rows)
-    return n_rows - held_out, held_out
-
-
-def can_stratify_holdout(y: np.ndarray, ratio: float) -> bool:
-    """Whether a holdout of ``ratio`` can be stratified: every class needs a row on each
-    side, and each side a row of every class, or scikit-learn refuses the split.
-    Otherwise the split is drawn unstratified (the task warns once, naming why)."""
-    _, counts = np.unique(y, return_counts=True)
-    return (
-        counts.size > 1
-        and counts.min() >= 2
-        and min(holdout_sizes(len(y), ratio)) >= counts.size
-    )
-
-
-def can_stratify_folds(y: np.ndarray, n_splits: int) -> bool:
-    """Whether k-fold can be stratified: as scikit-learn's ``StratifiedKFold``, once one
-    class fills every fold. A rarer class is still spread over as many folds as it has
-    rows (the task warns once, naming it); stratification is kept for the others."""
-    _, counts = np.unique(y, return_counts=True)
-    return counts.size > 1 and counts.max() >= n_splits
-
-
-def classes_rarer_than(y: np.ndarray, n_rows: int) -> dict[Any, int]:
-    """The classes of ``y`` with fewer than ``n_rows`` rows, and their counts."""
-    labels, counts = np.unique(y, return_counts=True)
-    return {label: int(count) for label, count in zip(labels, counts, strict=True)
-            if count < n_rows}
 
 
 def _refuse_groups(groups: np.ndarray | None, scheme: str, hint: str = "") -> None:
