@@ -1,28 +1,23 @@
 """Plugin discovery and name -> factory lookup.
 
-Entry points in the ``ensembo`` group are loaded one by one: a distribution that fails
-to import is recorded (distribution, entry point, error) and the others still load.
-Registration hooks are called implementation by implementation so that every name is
-attributed to its distribution. A name claimed twice is a conflict: if one claimant is
+Entry points in the ``ensembo`` group are loaded one by one, see
+:mod:`ensembo.plugin_loading` (which distributions, and the environment switches
+``ENSEMBO_DISABLE_PLUGIN_AUTOLOAD`` and ``ENSEMBO_BLOCK_PLUGINS``). Registration hooks
+are called implementation by implementation so that every name is attributed to its
+distribution. A name claimed twice is a conflict: if one claimant is
 ensembo itself, ensembo's component keeps the name and the other is ignored (and
 reported); between two other distributions the name is ambiguous and using it is an
 error naming both. Mistakes that would otherwise be silent — a misspelt hook, a hook
 function without ``@ensembo.hookimpl``, a factory that is not callable — are recorded
 as failures and logged.
-
-Environment switches: ``ENSEMBO_DISABLE_PLUGIN_AUTOLOAD=1`` loads only ensembo's own
-entry points; ``ENSEMBO_BLOCK_PLUGINS=dist1,dist2`` skips the named distributions.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib.metadata
+import importlib
 import logging
-import os
-import re
-import traceback
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -44,6 +39,14 @@ from ensembo.plugin_checks import (
     find_hook_mistakes,
     new_plugin_manager,
 )
+from ensembo.plugin_loading import (
+    PluginLoadFailure,
+    autoload_disabled,
+    blocked_distributions,
+    canonical_distribution,
+    load_entry_points,
+    one_line,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -60,16 +63,6 @@ class PluginEntry:
     factory: hookspecs.Factory = attrs.field(eq=False)
     #: The pluggy plugin (``distribution:entry point``) whose hook registered it.
     plugin_name: str = attrs.field(default="", eq=False)
-
-
-@attrs.frozen(kw_only=True)
-class PluginLoadFailure:
-    """An entry point that could not be imported or registered, or a hook mistake in it
-    (``entry_point`` is then ``plugin_name.attribute``)."""
-
-    distribution: str
-    entry_point: str
-    error: str
 
 
 @attrs.frozen(kw_only=True)
@@ -126,83 +119,6 @@ def _registered_more_than_once(
     return error
 
 
-def canonical_distribution(name: str) -> str:
-    """A distribution name as pip compares them (PEP 503): ``Ens_Foo`` is ``ens-foo``."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def _blocked_distributions() -> set[str]:
-    """The ``ENSEMBO_BLOCK_PLUGINS`` names as written (for messages)."""
-    raw = os.environ.get("ENSEMBO_BLOCK_PLUGINS", "")
-    return {name.strip() for name in raw.split(",") if name.strip()}
-
-
-def _autoload_disabled() -> bool:
-    return os.environ.get("ENSEMBO_DISABLE_PLUGIN_AUTOLOAD", "") not in ("", "0", "false")
-
-
-def _load_entry_points(
-    manager: pluggy.PluginManager, wanted: Callable[[str], bool]
-) -> tuple[dict[str, str], list[PluginLoadFailure]]:
-    """Register the entry points of the distributions ``wanted`` accepts, one by one.
-
-    Returns ``{plugin name: distribution}`` and the entry points that failed to import:
-    a broken distribution must not take the others down.
-    """
-    names: dict[str, str] = {}
-    failures: list[PluginLoadFailure] = []
-    for entry_point in importlib.metadata.entry_points(group=hookspecs.PROJECT):
-        distribution = _distribution_name(entry_point)
-        if not wanted(distribution):
-            continue
-        if distribution == UNNAMED_DISTRIBUTION:
-            failures.append(_unnamed_failure(entry_point))
-            continue
-        plugin_name = f"{distribution}:{entry_point.name}"
-        if manager.has_plugin(plugin_name):
-            continue  # the same distribution seen twice on sys.path
-        try:
-            plugin = entry_point.load()
-            manager.register(plugin, name=plugin_name)
-        except Exception as error:  # a broken plugin must not take the others down
-            logger.warning("plugin %s failed to load: %s", plugin_name, error)
-            failures.append(
-                PluginLoadFailure(
-                    distribution=distribution,
-                    entry_point=f"{entry_point.name} = {entry_point.value}",
-                    error=_one_line(error),
-                )
-            )
-            continue
-        names[plugin_name] = distribution
-    return names, failures
-
-
-# What a distribution without a name in its metadata is called in messages.
-UNNAMED_DISTRIBUTION = "<unnamed distribution>"
-
-
-def _distribution_name(entry_point: Any) -> str:
-    """The name of the distribution declaring ``entry_point``. While pip writes or
-    removes a distribution its metadata can lack the name (read as None, or raising),
-    and every ensembo command then failed with a TypeError from the name matching."""
-    try:  # importlib_metadata, when installed, raises MetadataNotFound instead
-        name = entry_point.dist.name if entry_point.dist is not None else None
-    except Exception:
-        name = None
-    return name or UNNAMED_DISTRIBUTION
-
-
-def _unnamed_failure(entry_point: Any) -> PluginLoadFailure:
-    """Such a distribution is not imported (it may be half-written) but reported."""
-    return PluginLoadFailure(
-        distribution=UNNAMED_DISTRIBUTION,
-        entry_point=f"{entry_point.name} = {entry_point.value}",
-        error="its distribution's metadata has no name (being installed or removed, or "
-        "damaged); not loaded: reinstall it, or uninstall it",
-    )
-
-
 class Registry:
     """Every component ensembo knows, by kind and name.
 
@@ -239,7 +155,7 @@ class Registry:
         names: dict[str, str] = {}
         failures: list[PluginLoadFailure] = []
         if builtins:
-            names, failures = _load_entry_points(manager, lambda d: d == OWN_DISTRIBUTION)
+            names, failures = load_entry_points(manager, lambda d: d == OWN_DISTRIBUTION)
         for distribution, plugin in plugins.items():
             name = manager.register(plugin, name=distribution)
             names[name] = distribution
@@ -250,15 +166,15 @@ class Registry:
         """Every installed distribution's entry points, minus the blocked ones."""
         manager = new_plugin_manager()
         # Compared as pip compares names, so `ens_foo` or `Ens-Foo` blocks `ens-foo`.
-        blocked = {canonical_distribution(name) for name in _blocked_distributions()}
-        own_only = _autoload_disabled()
+        blocked = {canonical_distribution(name) for name in blocked_distributions()}
+        own_only = autoload_disabled()
 
         def wanted(distribution: str) -> bool:
             if canonical_distribution(distribution) in blocked:
                 return False
             return distribution == OWN_DISTRIBUTION or not own_only
 
-        names, failures = _load_entry_points(manager, wanted)
+        names, failures = load_entry_points(manager, wanted)
         return cls(manager, names, failures)
 
     def _distribution(self, plugin_name: str) -> str:
@@ -289,7 +205,7 @@ class Registry:
                     self._fail(impl.plugin_name, hook_name, str(refused))
                     continue
                 except Exception as error:
-                    self._fail(impl.plugin_name, hook_name, _one_line(error))
+                    self._fail(impl.plugin_name, hook_name, one_line(error))
                     continue
                 for name, factory in items:
                     if not isinstance(name, str) or not name:
@@ -399,9 +315,9 @@ class Registry:
                 f"{len(broken)} plugin distribution{plural} failed to load: "
                 f"{', '.join(broken)} (see `ensembo plugins`)"
             )
-        if _autoload_disabled():
+        if autoload_disabled():
             hints.append("ENSEMBO_DISABLE_PLUGIN_AUTOLOAD is set: only ensembo's own load")
-        elif blocked := sorted(_blocked_distributions()):
+        elif blocked := sorted(blocked_distributions()):
             hints.append(f"ENSEMBO_BLOCK_PLUGINS skips {', '.join(blocked)}")
         return "; ".join(hints)
 
@@ -443,10 +359,6 @@ class Registry:
         if kind not in self._entries:
             raise UnknownComponentError("component kind", kind, self._entries)
         return kind
-
-
-def _one_line(error: BaseException) -> str:
-    return "".join(traceback.format_exception_only(error)).strip()
 
 
 def _bad_name(kind: str, name: Any) -> str:
