@@ -9,6 +9,16 @@ latest results. A task whose worker died comes back as ``KilledWorker`` and beco
 that this happens at the first lost worker and every retry is recorded in the study; a
 cluster the user brings keeps its own policy and ensembo sees only the final failure.
 
+On the cluster ensembo starts itself (``ensembo run`` with ``backend: dask`` and no
+``address``) every evaluation runs in a process forked for it inside the worker
+(``isolate=True``): an objective that crashes (``os._exit``, a segfault) fails its trial
+as ``CRASHED``, retried up to ``max_retries``, and the worker lives on. Killing the
+worker instead, a crash while the nanny was still restarting it after an earlier one left
+the cluster without workers, which stopped the run. A client the user brings runs the objective
+in the worker's own process unless limits are set or ``DaskBackend(client,
+isolate=True)`` asks for the fork: an objective may submit tasks through its worker
+(``worker_client``), which hangs in a forked process.
+
 ``distributed`` is optional (the ``distributed`` extra) and imported on first use.
 """
 
@@ -21,7 +31,7 @@ from typing import Any
 
 from ensembo.errors import ExecutionError, MissingDependencyError
 from ensembo.execution.backend import Objective, check_serializable
-from ensembo.execution.child import TrialLimits, evaluate
+from ensembo.execution.child import TrialLimits, evaluate, evaluate_in_child
 from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception
 
 _POLL_SECONDS = 2.0
@@ -72,7 +82,9 @@ class DaskBackend:
     objective is shipped with cloudpickle: functions of modules the workers cannot
     import must be registered by value (``cloudpickle.register_pickle_by_value``) or
     uploaded (``client.upload_file``); a ``LocalCluster`` inherits the driver's
-    ``sys.path``.
+    ``sys.path``. ``isolate``: every evaluation runs in a process forked for it inside
+    the worker, so that a crash fails its trial instead of killing the worker (a fork per
+    trial: 25-40 ms measured on a loaded 2-CPU machine).
     """
 
     def __init__(
@@ -82,12 +94,14 @@ class DaskBackend:
         max_slots: int | None = None,
         owns_client: bool = False,
         no_worker_timeout: float = 60.0,
+        isolate: bool = False,
     ):
         self._distributed = import_distributed()
         self.client = client
         self.max_slots = max_slots
         self.no_worker_timeout = no_worker_timeout
         self.owns_client = owns_client
+        self.isolate = isolate
         self._live: set[Any] = set()
         self._fetched: dict[Any, Outcome] = {}
 
@@ -109,7 +123,8 @@ class DaskBackend:
         )
 
     def submit(self, objective: Objective, config: dict[str, Any], limits: TrialLimits) -> Any:
-        future = self.client.submit(evaluate, objective, config, limits, ship=True, pure=False)
+        task = evaluate_isolated if self.isolate else evaluate
+        future = self.client.submit(task, objective, config, limits, ship=True, pure=False)
         self._live.add(future)
         return future
 
@@ -185,6 +200,16 @@ class DaskBackend:
             self.client.close()
             if cluster is not None:
                 cluster.close()
+
+
+def evaluate_isolated(
+    objective: Objective, config: dict[str, Any], limits: TrialLimits, ship: bool = True
+) -> Outcome:
+    """The task of an isolating backend: ``objective(config)`` in a process forked inside
+    the worker, whose crash is the trial's ``CRASHED`` outcome and not the worker's death.
+    The outcome comes back from the child already portable; ``ship`` is for the same call
+    signature as :func:`~ensembo.execution.child.evaluate`."""
+    return evaluate_in_child(objective, config, limits)
 
 
 def _read(future: Any) -> Outcome:

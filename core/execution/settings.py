@@ -164,7 +164,11 @@ class ExecutionSettings:
             else:
                 workers = usable_cpus() if self.n_jobs in (None, -1) else self.n_jobs
                 client, jobs = start_local_cluster(workers), None
-            backend: Backend = DaskBackend(client, max_slots=jobs, owns_client=True)
+            # ensembo's own cluster: a crash fails its trial, never a worker (whose
+            # restart may not come); a scheduler at an address keeps its own ways
+            backend: Backend = DaskBackend(
+                client, max_slots=jobs, owns_client=True, isolate=self.address is None
+            )
         elif self.backend == "serial":
             backend = InlineBackend()
         else:  # processes, even one: a crash then costs a trial, not the run
