@@ -47,6 +47,43 @@ class _FuturesBackend:
         raise error
 
 
+class ForkedChildren:
+    """The evaluation processes this process forked, killed (with their process groups)
+    when a run is interrupted. Shared by the backends whose threads fork them."""
+
+    def __init__(self) -> None:
+        self._pids: set[int] = set()
+        self._stopping = False  # kill_all() began: kill what starts now
+        self._lock = threading.Lock()
+
+    def evaluate(
+        self, objective: Objective, config: dict[str, Any], limits: TrialLimits
+    ) -> Outcome:
+        """:func:`~ensembo.execution.child.evaluate_in_child`, its child tracked."""
+        started: list[int] = []
+
+        def track(pid: int) -> None:
+            started.append(pid)
+            with self._lock:
+                self._pids.add(pid)
+                stopping = self._stopping
+            if stopping:  # forked while kill_all() was killing the others: not spared
+                kill_group(pid)
+
+        try:
+            return evaluate_in_child(objective, config, limits, on_start=track)
+        finally:
+            with self._lock:
+                self._pids.difference_update(started)
+
+    def kill_all(self) -> None:
+        with self._lock:
+            self._stopping = True
+            pids = list(self._pids)
+        for pid in pids:
+            kill_group(pid)
+
+
 class ProcessBackend(_FuturesBackend):
     """``n_jobs`` evaluations at once on this machine, one forked process each."""
 
@@ -57,41 +94,16 @@ class ProcessBackend(_FuturesBackend):
         self._threads = concurrent.futures.ThreadPoolExecutor(
             n_jobs, thread_name_prefix="ensembo-trial"
         )
-        self._children: set[int] = set()
-        self._stopping = False  # close(interrupted=True) began: kill what starts now
-        self._lock = threading.Lock()
+        self._children = ForkedChildren()
 
     def submit(
         self, objective: Objective, config: dict[str, Any], limits: TrialLimits
     ) -> concurrent.futures.Future:
-        return self._threads.submit(self._supervise, objective, config, limits)
-
-    def _supervise(
-        self, objective: Objective, config: dict[str, Any], limits: TrialLimits
-    ) -> Outcome:
-        started: list[int] = []
-
-        def track(pid: int) -> None:
-            started.append(pid)
-            with self._lock:
-                self._children.add(pid)
-                stopping = self._stopping
-            if stopping:  # forked while close() was killing the others: not spared
-                kill_group(pid)
-
-        try:
-            return evaluate_in_child(objective, config, limits, on_start=track)
-        finally:
-            with self._lock:
-                self._children.difference_update(started)
+        return self._threads.submit(self._children.evaluate, objective, config, limits)
 
     def close(self, *, interrupted: bool = False) -> None:
         if interrupted:
-            with self._lock:
-                self._stopping = True
-                children = list(self._children)
-            for pid in children:
-                kill_group(pid)
+            self._children.kill_all()
         self._threads.shutdown(wait=True, cancel_futures=True)
 
 

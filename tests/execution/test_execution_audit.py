@@ -77,7 +77,7 @@ def test_an_evaluation_forked_while_an_interrupt_closes_the_backend_is_killed():
     backend = ProcessBackend(1)
     backend.close(interrupted=True)
     started = time.monotonic()
-    outcome = backend._supervise(lambda config: time.sleep(30), {}, NO_LIMITS)
+    outcome = backend._children.evaluate(lambda config: time.sleep(30), {}, NO_LIMITS)
     assert outcome.kind is OutcomeKind.CRASHED and "SIGKILL" in outcome.message
     assert time.monotonic() - started < 10
 
