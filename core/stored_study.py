@@ -21,6 +21,7 @@ from ensembo.attribution import calling
 from ensembo.errors import PluginContractError, StorageError, UnknownComponentError
 from ensembo.protocols import Resumable
 from ensembo.space_comparison import another_space, same_space
+from ensembo.spaces.inactive_values import inactive_values
 from ensembo.storage import Storage
 from ensembo.storage.memory import MemoryStorage
 from ensembo.trials import History, TrialState, json_text
@@ -384,6 +385,27 @@ def stored_history(storage: Any) -> History:
             f"{where}: the stored trials are not numbered 0, 1, 2, ... ({error}); the file "
             "is damaged: restore it from a copy"
         ) from error
+
+
+def without_inactive_values(storage: Any, space: Any, history: History) -> History:
+    """``history`` with the values its trials hold for hyperparameters ``space`` makes
+    inactive left out, where that is a configuration's only problem; the file keeps
+    them. Studies stored before 'ne' required its parent active (759a049) hold such
+    values, on which surrogates failed and which random search and TPE learned from."""
+    found = inactive_values(space, [trial.config for trial in history])
+    if not found.positions:
+        return history
+    trials = list(history)
+    for position, config in zip(found.positions, found.configs, strict=True):
+        trials[position] = attrs.evolve(trials[position], config=config)
+    logger.warning(
+        "%s: %d stored trials hold values for hyperparameters their space makes inactive "
+        "(%s); they are read without them (the file keeps them). A condition's meaning "
+        "changed on 8 Dec 2026: ensembo's 'ne' now requires its parent active, so a child "
+        "of an inactive parent is inactive", getattr(storage, "path", "the stored study"),
+        len(found.positions), ", ".join(found.names),
+    )
+    return History(trials)
 
 
 def resume_arguments(storage: Any, meta: dict[str, Any] | None) -> dict[str, Any]:

@@ -153,14 +153,16 @@ class Study:
                 self.context,
                 **study_arguments.class_fields(classes, self.context.y_true, self.context.task),
             )
-        self.history = stored_study.stored_history(self.storage)
-        self._clock = told_results.FinishClock(self.history)
+        stored = stored_study.stored_history(self.storage)
         # Every environment the study ran in, in order: a resumed study may continue on
         # another machine, whose BLAS kernels can round its models differently.
         self.environments = [environment.describe()]
         continuation = stored_study.plan_continuation(
-            self.storage, self._meta(), self.history.completed()
+            self.storage, self._meta(), stored.completed()
         )
+        # read against this space once it is known to be the stored study's
+        self.history = stored_study.without_inactive_values(self.storage, self.space, stored)
+        self._clock = told_results.FinishClock(self.history)
         self.metadata, self.environments = continuation.metadata, continuation.environments
         self._model_state = stored_study.ModelState(
             self.storage, components.describe("surrogate", self._specs["surrogate"])
