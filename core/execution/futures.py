@@ -11,6 +11,7 @@ wherever the executor puts it, inside a child process only when limits are set.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import pickle
 import threading
 from collections.abc import Collection
@@ -122,6 +123,10 @@ class ExecutorBackend(_FuturesBackend):
         # through ``slots``.
         self.slots = int(slots or getattr(executor, "_max_workers", None) or usable_cpus())
         self._pending: set[concurrent.futures.Future] = set()
+        # Only a thread pool runs evaluations in this process: its forked children (with
+        # limits) are ours to kill; elsewhere the outcome is pickled back.
+        self._in_process = isinstance(executor, concurrent.futures.ThreadPoolExecutor)
+        self._children = ForkedChildren()
 
     def check_objective(self, objective: Objective) -> None:
         """A process pool pickles the objective for every task, and would otherwise
@@ -138,10 +143,12 @@ class ExecutorBackend(_FuturesBackend):
     def submit(
         self, objective: Objective, config: dict[str, Any], limits: TrialLimits
     ) -> concurrent.futures.Future:
-        # Only a thread pool keeps the outcome in this process: elsewhere it is pickled.
-        ship = not isinstance(self.executor, concurrent.futures.ThreadPoolExecutor)
+        if self._in_process and limits.any:
+            task = self._children.evaluate
+        else:
+            task = functools.partial(evaluate, ship=not self._in_process)
         try:
-            future = self.executor.submit(evaluate, objective, config, limits, ship=ship)
+            future = self.executor.submit(task, objective, config, limits)
         except concurrent.futures.BrokenExecutor as error:
             raise ExecutionError(
                 f"the {type(self.executor).__name__} is broken ({describe_exception(error)}): "
@@ -157,9 +164,11 @@ class ExecutorBackend(_FuturesBackend):
         return super().outcome(handle)
 
     def close(self, *, interrupted: bool = False) -> None:
-        """Cancel, when interrupted, the evaluations still queued in the executor (those
-        running cannot be stopped); the executor itself belongs to the caller."""
+        """Cancel, when interrupted, the evaluations still queued in the executor, and
+        kill the processes a thread pool forked for running ones (with limits); others
+        running cannot be stopped. The executor itself belongs to the caller."""
         if interrupted:
             for future in self._pending:
                 future.cancel()
+            self._children.kill_all()
         self._pending.clear()
