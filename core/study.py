@@ -59,7 +59,9 @@ class Study:
     objects; a surrogate or ensemble strategy object serves one study (or its resumes
     from the same file), since it keeps that study's state. ``surrogate=None`` is random
     search. ``seed`` fixes the whole sequence of configurations: each trial draws from a
-    generator seeded by ``(seed, number)``.
+    generator seeded by ``(seed, number)``. In a parallel run only random search and the
+    initial design repeat: a model-based suggestion depends on which results have
+    arrived when it is asked, which timing decides.
     """
 
     def __init__(
