@@ -333,16 +333,18 @@ class Registry:
         except EnsemboError:
             raise  # the plugin's own error already names it (docs/plugin-authoring.md)
         except TypeError as error:
+            if options_rejected(entry.factory, options, error):
+                # first: the signature names the options at fault and the valid ones, which
+                # a **options factory's own "unexpected options" message does not
+                raise PluginContractError(
+                    rejection(label, entry.factory, options, error)
+                ) from error
             if options and raised_by_factory(entry.factory, error):
                 # its own refusal of a value ("k must be an int"), as a ValueError would be
                 raise ComponentOptionError(f"{label} rejected options {options}: {error}") \
                     from error
-            if not options_rejected(entry.factory, options, error):
-                error.add_note(f"while building {label}")
-                raise  # a bug inside the factory: keep its traceback
-            raise PluginContractError(
-                rejection(label, entry.factory, options, error)
-            ) from error
+            error.add_note(f"while building {label}")
+            raise  # a bug inside the factory: keep its traceback
         except ValueError as error:
             if not options:  # nothing was given to refuse: a bug in the factory, not the user's
                 error.add_note(f"while building {label}")
