@@ -69,7 +69,7 @@ def _check(
     if component.by is not None:
         _check_selector(spec, component, scope, problems)
     names = static_arguments(spec, component, scope, with_params)
-    _check_rename_and_pack(component, names, problems)
+    _check_rename_and_pack(component, names, _refused_locals(spec, scope), problems)
     _check_rename_targets(component, _packed(component, names), problems)
     arguments = _arguments(component, names)
     for key, _ in component.fixed:
@@ -91,12 +91,18 @@ def _check_selector(
     spec: SpaceSpec, component: Component, scope: str, problems: Problems
 ) -> None:
     by = next((p for p in spec.in_scope(scope) if p.local == component.by), None)
+    if by is None and spec.refused.hides(scope + component.by):
+        return  # refused, and reported, where it is written
     if by is None or by.kind not in ("choice", "categorical"):
         problems.add(
             join(component.path, "estimator.by"),
             f"{component.by!r} is not a choice in this scope",
         )
-    elif {str(option_name(c)) for c in by.choices} != {o for o, _ in component.by_options}:
+        return
+    refused = {option for choice, option in spec.refused.options if choice == by.name}
+    if {str(option_name(c)) for c in by.choices} != {
+        o for o, _ in component.by_options if o not in refused
+    }:
         problems.add(  # spelt as JSON writes them: true, not Python's True
             join(component.path, "estimator.options"),
             f"options must cover exactly the values of {component.by!r}: "
@@ -104,17 +110,25 @@ def _check_selector(
         )
 
 
-def _check_rename_and_pack(component: Component, names: set[str], problems: Problems) -> None:
-    """Report a ``rename`` or ``pack`` of no hyperparameter here, and a pack onto one."""
+def _refused_locals(spec: SpaceSpec, scope: str) -> set[str]:
+    """Local names of the hyperparameters refused (and reported) in ``scope`` or below."""
+    return {param.local for param in spec.refused.params if param.name.startswith(scope)}
+
+
+def _check_rename_and_pack(
+    component: Component, names: set[str], refused: set[str], problems: Problems
+) -> None:
+    """Report a ``rename`` or ``pack`` of no hyperparameter here (but of one ``refused``),
+    and a pack onto one."""
     for local, _ in component.rename:
-        if local not in names:
+        if local not in names and local not in refused:
             problems.add(
                 join(component.path, f"rename.{local}"),
                 f"no hyperparameter {local!r} here; known: {sorted(names)}",
             )
     for target, sources in component.pack:
         for source in sources:
-            if source not in names:
+            if source not in names and source not in refused:
                 problems.add(
                     join(component.path, f"pack.{target}"),
                     f"no hyperparameter {source!r} here; known: {sorted(names)}",

@@ -20,13 +20,16 @@ from ensembo.spaces.problems import Problems
 from ensembo.spaces.reachability import values_required, when_clauses, when_conjuncts
 from ensembo.spaces.spec import (
     COMPARISONS,
+    NOTHING_REFUSED,
     RELATIONS,
     SEPARATOR,
     Compare,
     Condition,
     Junction,
     Param,
+    Refused,
     Relation,
+    Unparsed,
 )
 
 JUNCTIONS = ("all", "any")
@@ -126,32 +129,21 @@ def candidates(reference: str, scope: str, params: Sequence[Param | Unparsed]) -
     return [p.name for p in params if p.local == reference]
 
 
-@attrs.frozen(kw_only=True)
-class Unparsed:
-    """A hyperparameter written in the document but refused (unknown type, duplicate
-    choices, ...), its own problems reported: a ``when`` or ``forbidden`` naming it is
-    skipped rather than reported again as naming a missing hyperparameter."""
-
-    name: str
-    local: str
-
-
 def _resolved(
     reference: str,
     scope: str,
     params: list[Param],
-    unparsed: Sequence[Unparsed],
+    refused: Refused,
     report: Callable[[str], None],
     missing: str,
 ) -> str | None:
     """The flat name ``reference`` means when written in ``scope``, or None: reported
-    (by ``report``) when it names nothing or is ambiguous, silently when it names an
-    :class:`Unparsed` hyperparameter or one under an unparsed choice."""
-    written = [*params, *unparsed]
+    (by ``report``) when it names nothing or is ambiguous, silently when it names a
+    refused hyperparameter or one under a refused choice or option."""
+    written = [*params, *refused.params]
     found = candidates(reference, scope, written)
-    failed = {u.name for u in unparsed}
-    if (len(found) == 1 and found[0] in failed) or any(
-        reference.startswith(name + SEPARATOR) for name in failed
+    if (len(found) == 1 and refused.hides(found[0])) or refused.hides(reference) or (
+        refused.hides(scope + reference)
     ):
         return None
     if len(found) != 1:  # ambiguous among all written; else unknown: list the usable ones
@@ -199,21 +191,22 @@ def resolve_condition(
     params: list[Param],
     problems: Problems,
     missing: str = "condition on missing parent",
-    unparsed: Sequence[Unparsed] = (),
+    refused: Refused = NOTHING_REFUSED,
 ) -> Condition | None:
     """``condition`` with parent references replaced by flat names and values of a
     choice by option names (None on failure); ``missing`` starts the message for an
-    unknown name; a reference to one of ``unparsed`` fails without a message."""
+    unknown name; a reference to what was ``refused`` (a hyperparameter, or an option as
+    a choice's value) fails without a message."""
     if isinstance(condition, Junction):
         items = [
-            resolve_condition(item, scope, params, problems, missing, unparsed)
+            resolve_condition(item, scope, params, problems, missing, refused)
             for item in condition.items
         ]
         if any(item is None for item in items):
             return None
         return attrs.evolve(condition, items=tuple(items))
     name = _resolved(
-        condition.parent, scope, params, unparsed,
+        condition.parent, scope, params, refused,
         lambda message: problems.add(condition.path, message), missing,
     )
     if name is None:
@@ -232,7 +225,10 @@ def resolve_condition(
             value = option_name(value)
         condition = attrs.evolve(condition, value=value)
     condition = attrs.evolve(condition, parent=name)
-    illegal = _illegal_values(condition, parent)
+    never_taken = _illegal_values(condition, parent)
+    illegal = [value for value in never_taken if (name, value) not in refused.options]
+    if never_taken and not illegal:  # only refused options, reported where written
+        return None
     if illegal:
         hint = "".join({yaml_bool_hint(v) for v in _values(written)} - {""})
         if None in illegal and NULL_CHOICE in parent.choices:
@@ -309,11 +305,11 @@ def _illegal_values(condition: Compare, parent: Param) -> list[Any]:
 
 def parse_forbidden(
     raw: Any, path: str, params: list[Param], problems: Problems,
-    unparsed: Sequence[Unparsed] = (),
+    refused: Refused = NOTHING_REFUSED,
 ) -> list[tuple[Compare, ...] | Relation]:
     """``forbidden: [{a: 1, b: [x, y]}, {relation: "a > b"}, ...]``: each mapping forbids
     that combination of values, each ``relation`` that relation between two
-    hyperparameters (``<``, ``>`` or ``==``); an entry naming one of ``unparsed`` is
+    hyperparameters (``<``, ``>`` or ``==``); an entry naming what was ``refused`` is
     dropped without a message of its own."""
     if not isinstance(raw, list):
         problems.add(path, f"'forbidden' is a list of {{name: value}} mappings, got {raw!r}")
@@ -327,14 +323,14 @@ def parse_forbidden(
             )
             continue
         if "relation" in entry and not any(p.name == "relation" for p in params):
-            relation = _relation(entry, where, params, problems, unparsed)
+            relation = _relation(entry, where, params, problems, refused)
             if relation is not None:
                 clauses.append(relation)
             continue
         compares = []
         for key, value in entry.items():
             for compare in _forbidden_value(str(key), value, f"{where}.{key}", problems):
-                resolved = resolve_condition(compare, "", params, problems, UNKNOWN, unparsed)
+                resolved = resolve_condition(compare, "", params, problems, UNKNOWN, refused)
                 if resolved is not None:
                     compares.append(resolved)
         if len(compares) == len(entry):
@@ -414,8 +410,7 @@ def _forbidden_value(name: str, value: Any, path: str, problems: Problems) -> li
 
 
 def _relation(
-    entry: Mapping, path: str, params: list[Param], problems: Problems,
-    unparsed: Sequence[Unparsed],
+    entry: Mapping, path: str, params: list[Param], problems: Problems, refused: Refused
 ) -> Relation | None:
     """``{relation: "left > right"}`` with both sides resolved to flat names."""
     where = f"{path}.relation"
@@ -432,7 +427,7 @@ def _relation(
         )
         return None
     names = [
-        _resolved(side, "", params, unparsed, lambda message: problems.add(where, message),
+        _resolved(side, "", params, refused, lambda message: problems.add(where, message),
                   UNKNOWN)
         for side in (parts[0], parts[2])
     ]

@@ -21,7 +21,6 @@ from ensembo.spaces.bounds import exact_integer_bounds, storable_float_bounds
 from ensembo.spaces.conditions import (
     JUNCTIONS,
     SCALARS,
-    Unparsed,
     parse_condition,
     parse_forbidden,
     resolve_condition,
@@ -35,7 +34,9 @@ from ensembo.spaces.spec import (
     SEPARATOR,
     Option,
     Param,
+    Refused,
     SpaceSpec,
+    Unparsed,
     parents,
 )
 
@@ -79,10 +80,12 @@ def parse(document: Any, source: str = "") -> tuple[SpaceSpec | None, Problems]:
     params = parser.resolve()
     space_rule = _rule(document.get("impute", impute.DEFAULT_RULE), "impute", problems)
     params, space_rule = _mistyped_rules(params, space_rule, problems)
-    steps = tuple(parse_steps(document.get("steps", []), params, problems))
+    refused = parser.refused
+    steps = tuple(parse_steps(document.get("steps", []), params, problems, refused=refused))
     categorical_steps = tuple(
         parse_steps(
-            document.get("categorical_steps", []), params, problems, key="categorical_steps"
+            document.get("categorical_steps", []), params, problems, key="categorical_steps",
+            refused=refused,
         )
     )
     shared = {s.param for s in steps if s.param} & {s.param for s in categorical_steps}
@@ -99,12 +102,13 @@ def parse(document: Any, source: str = "") -> tuple[SpaceSpec | None, Problems]:
         params=tuple(params),
         forbidden=tuple(
             parse_forbidden(
-                document.get("forbidden", []), "forbidden", params, problems, parser.unparsed
+                document.get("forbidden", []), "forbidden", params, problems, refused
             )
         ),
         steps=steps,
         categorical_steps=categorical_steps,
         component=parse_component(document, "", problems),
+        refused=refused,
     )
     return spec, problems
 
@@ -220,6 +224,8 @@ class _Parser:
         self.problems = problems
         self.params: list[Param] = []
         self.unparsed: list[Unparsed] = []  # refused, each with its own problems reported
+        self.refused_options: list[tuple[str, str]] = []  # (choice, option), likewise
+        self.refused = Refused()  # both, once the walk is done (set by resolve)
 
     def scope(self, raw: Mapping, scope: str, path: str, branch: tuple[str, str] | None) -> None:
         for local, body in raw.items():
@@ -420,10 +426,12 @@ class _Parser:
             where = f"{path}.options.{option}"
             option = str(option)
             if not _option_name_ok(option, where, self.problems):
+                self.refused_options.append((name, option))
                 continue
             body = {} if body is None else body
             if not isinstance(body, Mapping):
                 self.problems.add(where, f"an option is a mapping of hyperparameters, got {body!r}")
+                self.refused_options.append((name, option))
                 continue
             if "description" in body and not isinstance(body["description"], str):
                 self.problems.add(  # a hyperparameter of that name would vanish silently
@@ -444,9 +452,9 @@ class _Parser:
                 )
             )
         names = tuple(o.name for o in options)
-        default = None
-        if "default" in raw:  # option names are strings even when written as numbers
-            written = raw["default"]
+        default, written = None, raw.get("default")
+        # option names are strings even when written as numbers; a refused one is reported
+        if "default" in raw and (name, option_name(written)) not in self.refused_options:
             default = self._default_in(
                 {"default": option_name(written)}, names, path, _option_hint(written, names)
             )
@@ -455,11 +463,12 @@ class _Parser:
     # --- after the walk -----------------------------------------------------------------
 
     def resolve(self) -> list[Param]:
-        resolved = []
+        resolved, refused = [], Refused(tuple(self.unparsed), tuple(self.refused_options))
+        self.refused = refused
         for param in self.params:
             if param.when is not None:
                 when = resolve_condition(
-                    param.when, param.scope, self.params, self.problems, unparsed=self.unparsed
+                    param.when, param.scope, self.params, self.problems, refused=refused
                 )
                 if when is not None and param.name in parents(when):
                     self.problems.add(param.when.path, f"{param.name!r} cannot depend on itself")

@@ -7,7 +7,7 @@ from typing import Any
 
 from ensembo.spaces.options import option_name
 from ensembo.spaces.problems import Problems, unknown_keys
-from ensembo.spaces.spec import Component, Param, Step, join
+from ensembo.spaces.spec import NOTHING_REFUSED, Component, Param, Refused, Step, join
 
 COMPONENT_KEYS = ("estimator", "fixed", "rename", "pack")
 
@@ -81,9 +81,11 @@ def _renames(raw: Mapping, path: str, problems: Problems) -> dict[str, str | Non
 
 
 def parse_steps(
-    raw: Any, params: list[Param], problems: Problems, key: str = "steps"
+    raw: Any, params: list[Param], problems: Problems, key: str = "steps",
+    refused: Refused = NOTHING_REFUSED,
 ) -> list[Step]:
-    """The pipeline entries under ``key`` (``steps`` or ``categorical_steps``)."""
+    """The pipeline entries under ``key`` (``steps`` or ``categorical_steps``); one
+    naming a ``refused`` hyperparameter is dropped without a message of its own."""
     if not isinstance(raw, list):
         problems.add(key, f"'{key}' is a list, got {raw!r}")
         return []
@@ -92,6 +94,8 @@ def parse_steps(
         where = f"{key}[{index}]"
         if isinstance(entry, str):
             match = [p for p in params if p.name == entry and p.scope == ""]
+            if not match and refused.hides(entry):
+                continue
             if not match or match[0].kind != "choice":
                 choices = [p.name for p in params if p.kind == "choice" and p.scope == ""]
                 problems.add(

@@ -23,6 +23,39 @@ def join(path: str, key: str) -> str:
 
 
 @attrs.frozen(kw_only=True)
+class Unparsed:
+    """A hyperparameter written in the document but refused (unknown type, duplicate
+    choices, ...), its own problems reported."""
+
+    name: str
+    local: str
+
+
+@attrs.frozen
+class Refused:
+    """What the document wrote but the parser refused, each with its own problems
+    reported: hyperparameters and options (as ``(choice, option)``). A condition,
+    forbidden clause, step, selector, ``rename`` or ``pack`` naming one is skipped
+    rather than reported again as naming something missing."""
+
+    params: tuple[Unparsed, ...] = ()
+    options: tuple[tuple[str, str], ...] = ()
+
+    def hides(self, name: str) -> bool:
+        """Whether the flat ``name`` is a refused hyperparameter, or lies under one (a
+        refused choice) or under a refused option."""
+        return any(
+            name == param.name or name.startswith(param.name + SEPARATOR) for param in self.params
+        ) or any(
+            name.startswith(f"{choice}{SEPARATOR}{option}{SEPARATOR}")
+            for choice, option in self.options
+        )
+
+
+NOTHING_REFUSED = Refused()
+
+
+@attrs.frozen(kw_only=True)
 class Compare:
     """``parent <op> value`` with op in :data:`COMPARISONS` (``in``: value is a tuple)."""
 
@@ -153,6 +186,7 @@ class SpaceSpec:
     steps: tuple[Step, ...] = ()
     categorical_steps: tuple[Step, ...] = ()  # for categorical columns; () = the default
     component: Component | None = None
+    refused: Refused = NOTHING_REFUSED  # reported already; later checks skip references to it
 
     @property
     def is_executable(self) -> bool:

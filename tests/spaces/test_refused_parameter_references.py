@@ -96,3 +96,102 @@ def test_an_unknown_name_is_still_reported_beside_a_refused_one():
 def test_an_unknown_type_names_the_close_one(written, meant):
     document = {"params": {"x": {"type": written}}}
     assert f"(did you mean {meant!r}?)" in messages(document)[0]
+
+
+SVC = "sklearn.svm.SVC"
+LR = "sklearn.linear_model.LogisticRegression"
+
+
+def test_a_step_naming_a_refused_choice_is_not_reported_again():
+    document = {
+        "steps": ["model"],
+        "params": {"model": {"type": "choise", "options": {
+            "svm": {"estimator": SVC}, "lr": {"estimator": LR}}}},
+    }
+    found = messages(document)
+    assert len(found) == 1
+    assert found[0].startswith("params.model.type: unknown type 'choise'")
+
+
+@pytest.mark.parametrize(
+    ("option", "only"),
+    [
+        (
+            {"estimator": {"by": "algo", "options": {"rf": SVC, "et": SVC}},
+             "algo": {"type": "categorical", "choices": ["rf", "et", "rf"]}},
+            ("params.model.options.tree.algo.choices: 'choices' must hold distinct scalars, "
+             "got ['rf', 'et', 'rf']"),
+        ),
+        (
+            {"estimator": SVC, "rename": {"cee": "C"},
+             "cee": {"type": "float", "low": "0.1", "high": 10}},
+            "params.model.options.tree.cee.low: 'low' must be a number, got '0.1'",
+        ),
+        (
+            {"estimator": "sklearn.neural_network.MLPClassifier",
+             "pack": {"hidden_layer_sizes": ["l1", "l2"]},
+             "l1": {"type": "int", "low": 1, "high": 10},
+             "l2": {"type": "integer", "low": 1, "high": 10}},
+            ("params.model.options.tree.l2.type: unknown type 'integer' (did you mean 'int'?); "
+             "use one of float, int, categorical, bool, ordinal, constant, choice"),
+        ),
+    ],
+    ids=["estimator.by", "rename", "pack"],
+)
+def test_a_component_naming_a_refused_parameter_is_not_reported_again(option, only):
+    document = {"steps": ["model"], "params": {"model": {"type": "choice", "options": {
+        "tree": option}}}}
+    assert messages(document) == [only]
+
+
+def test_a_component_naming_an_unknown_parameter_is_still_reported():
+    document = {"steps": ["model"], "params": {"model": {"type": "choice", "options": {
+        "svm": {"estimator": SVC, "rename": {"cee": "C"},
+                "cc": {"type": "float", "low": 0.1, "high": 10}}}}}}
+    assert "params.model.options.svm.rename.cee: no hyperparameter 'cee' here; known: ['cc']" in (
+        messages(document))
+
+
+@pytest.mark.parametrize(
+    ("options", "only"),
+    [
+        ({"svm": ["k"], "lr": {}},
+         "params.model.options.svm: an option is a mapping of hyperparameters, got ['k']"),
+        ({"s:v": {"k": {"type": "categorical", "choices": ["a"]}}, "lr": {}},
+         "params.model.options.s:v: option names are non-empty and without ':', got 's:v'"),
+    ],
+    ids=["body", "name"],
+)
+def test_references_to_a_refused_option_are_not_reported_again(options, only):
+    option = next(iter(options))
+    document = {
+        "params": {
+            "model": {"type": "choice", "options": options, "default": option},
+            "x": {"type": "float", "low": 0, "high": 1, "when": {"model": option}},
+            "y": {"type": "float", "low": 0, "high": 1, "when": {"model:" + option + ":k": "a"}},
+            "z": {"type": "float", "low": 0, "high": 1, "when": {"model": {"in": [option, "lr"]}}},
+        },
+        "forbidden": [{"model": option, "x": 0.5}],
+    }
+    assert messages(document) == [only]
+
+
+def test_a_value_no_option_has_is_still_reported_beside_a_refused_option():
+    document = {"params": {
+        "model": {"type": "choice", "options": {"svm": ["k"], "lr": {}}, "default": "knn"},
+        "x": {"type": "float", "low": 0, "high": 1, "when": {"model": {"in": ["svm", "knn"]}}},
+    }}
+    assert messages(document)[1:] == [
+        "params.model.default: default 'knn' is not one of ['lr']",
+        "params.x.when.model.in: 'knn' is not a value of 'model'; legal values: 'lr'",
+    ]
+
+
+def test_a_switched_estimator_may_name_a_refused_option():
+    document = {"steps": ["model"], "params": {"model": {"type": "choice", "options": {
+        "tree": {"estimator": {"by": "algo", "options": {"rf": SVC, "et": SVC}},
+                 "algo": {"type": "choice", "options": {"rf": {}, "et": ["x"]}}}}}}}
+    assert messages(document) == [
+        ("params.model.options.tree.algo.options.et: an option is a mapping of "
+         "hyperparameters, got ['x']")
+    ]
