@@ -20,6 +20,8 @@ import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from ensembo.spaces.parse import TOP_KEYS
 
 _UNSET = object()
@@ -30,7 +32,22 @@ DOCUMENT_KEYS = tuple(key for key in TOP_KEYS if key != "params")
 def _param(kind: str, extra: Mapping[str, Any], common: Mapping[str, Any]) -> dict[str, Any]:
     body = {"type": kind, **extra}
     body.update({k: v for k, v in common.items() if v is not _UNSET})
-    return body
+    return _plain(body)
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with numpy arrays as lists and numpy scalars as Python ones, in mappings,
+    lists and tuples too: the document is stored as JSON, which refused the weights
+    ``np.array([3, 1])`` and the sequence ``np.array([1, 2, 4])`` (its ``int64`` items)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_plain(item) for item in value)
+    return value
 
 
 def Float(
@@ -80,7 +97,7 @@ def Categorical(
 ) -> dict[str, Any]:  # noqa: N802
     """``weights``: the sampling prior, one non-negative number per choice."""
     if weights is not _UNSET and isinstance(weights, Sequence):
-        weights = list(weights)  # a tuple or numpy array is no YAML list
+        weights = list(weights)  # a tuple is no YAML list (a numpy array becomes one below)
     return _param(
         "categorical",
         {"choices": list(choices)},
@@ -175,11 +192,11 @@ def document(
         "rename": rename,
         "pack": pack,
     }
-    return {
+    return _plain({
         "name": name,
         "params": dict(params),
         **{k: v for k, v in top.items() if v is not _UNSET},
-    }
+    })
 
 
 def _refuse_non_mappings(params: Mapping[str, Any]) -> None:

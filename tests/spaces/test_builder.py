@@ -9,11 +9,14 @@ hyperparameters ("params.description: a hyperparameter is a mapping with 'type'"
 from __future__ import annotations
 
 import inspect
+import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from ensembo import spaces
 from ensembo.spaces import builder as b
 from ensembo.spaces.parse import COMMON_KEYS, TOP_KEYS, TYPE_KEYS
 
@@ -45,6 +48,28 @@ def test_categorical_weights_are_the_sampling_prior():
     assert space.document["params"]["k"]["weights"] == [1, 9]
     drawn = [config["k"] for config in space.sample(400, seed=0)]
     assert drawn.count("b") > 300
+
+
+def test_numpy_arrays_and_scalars_become_plain_data(tmp_path):
+    """The document is stored as JSON, which refused ``weights=np.array([3, 1])`` ('Object
+    of type ndarray is not JSON serializable') and an ``np.int64`` choice."""
+    from ensembo.study import Study
+
+    document = b.document(
+        "numpy",
+        k=b.Categorical(np.array(["a", "b"]), weights=np.array([0.75, 0.25])),
+        size=b.Ordinal(np.arange(1, 4), default=np.int64(2)),
+        x=b.Float(np.float32(0.5), np.float64(2.0), when={"size": {"gt": np.int64(1)}}),
+        forbidden=[{"k": "a", "size": np.int64(3)}],
+    )
+    assert json.loads(json.dumps(document)) == document
+    assert document["params"]["k"]["weights"] == [0.75, 0.25]
+    assert document["params"]["size"]["sequence"] == [1, 2, 3]
+    assert type(document["params"]["size"]["default"]) is int
+    space = spaces.load(document)
+    study = Study(space, storage=tmp_path / "numpy.db", surrogate=None, seed=0)
+    study.optimize(lambda config: 0.0, n_trials=1)
+    assert len(Study.load(tmp_path / "numpy.db", surrogate=None).history) == 1
 
 
 @pytest.mark.parametrize(
