@@ -3,13 +3,13 @@
 A thread cannot be stopped and a Dask task cannot be killed, but a process can. The
 child is forked (no pickling of the objective, no re-import, milliseconds to start),
 optionally capped with ``RLIMIT_AS`` (the memory limit is counted on top of the
-address space the child inherits at the fork), and asked by the kernel to die with its parent
-(``PR_SET_PDEATHSIG``) so that no evaluation outlives the worker or driver that started
-it. The child leads a process group of its own, and the group is what is killed, so
-programs the objective started stop with it: at the deadline, and also once the trial
-has ended, so that a helper the objective forked and left running (a daemonic
-``multiprocessing.Process``, a prefetch worker) ends with its trial. Either way the group
-gets SIGTERM, then SIGKILL after a short grace, so that a ``multiprocessing`` resource
+address space the child inherits at the fork). The child leads a process group of its
+own, and the group is what is killed, so programs the objective started stop with it: at
+the deadline, once the trial has ended, so that a helper the objective forked and left
+running (a daemonic ``multiprocessing.Process``, a prefetch worker) ends with its trial,
+and when the worker or driver that forked the child dies (a Dask worker killed by its
+nanny on Ctrl-C; :mod:`ensembo.execution.parent_watch`). At the deadline and at the end
+the group gets SIGTERM, then SIGKILL after a short grace, so that a ``multiprocessing`` resource
 tracker, which ignores SIGTERM, can still unlink the shared memory the objective left.
 The result travels back pickled through a pipe, in a frame whose header gives its length
 (:mod:`ensembo.execution.result_frame`); the parent reads it against the deadline, and
@@ -60,6 +60,7 @@ from ensembo.execution.outcome import (
     raised,
     traceback_text,
 )
+from ensembo.execution.parent_watch import end_group_with_parent
 from ensembo.execution.process_group import (
     end_timed_out,
     exit_description,
@@ -260,7 +261,7 @@ def _child_main(objective, config, limits: TrialLimits, write_end: int, parent: 
         # (SIGTTIN); ignored, such a read fails with an error the trial records.
         signal.signal(signal.SIGTTIN, signal.SIG_IGN)
         signal.signal(signal.SIGTTOU, signal.SIG_IGN)
-        _die_with(parent)
+        _end_with(parent)
         forget_inherited_executors()  # the parent's joblib workers are not ours
         if limits.memory is not None:
             _limit_address_space(limits.memory)
@@ -414,12 +415,14 @@ def _limit_address_space(memory: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
-def _die_with(parent: int) -> None:
-    """Ask the kernel to SIGKILL this process when its parent dies (Linux)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent:  # the parent died before prctl took effect
+def _end_with(parent: int) -> None:
+    """End this process and its group when ``parent`` dies, or, where that cannot be
+    watched (no pidfd), have the kernel SIGKILL this process alone (Linux)."""
+    if not end_group_with_parent(parent):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the watch or prctl took effect
         os._exit(1)

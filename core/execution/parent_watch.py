@@ -1,0 +1,119 @@
+"""End an evaluation child's process group when the process that forked it dies.
+
+``PR_SET_PDEATHSIG`` kills the child alone: the programs its objective started, in the
+child's process group, were reparented to init and ran on. A Dask worker SIGKILLed by
+its nanny on Ctrl-C left every running trial's ``subprocess`` behind, as did a driver
+killed with SIGKILL. The child therefore watches its parent on a pidfd, in a daemon
+thread, and SIGKILLs its whole group when the parent has exited. A signal sent at the
+parent's death cannot do it: ``PR_SET_PDEATHSIG`` with SIGKILL kills the child before
+anything of it runs, and a Python handler for another signal runs only in the main
+thread between two bytecodes, not while the objective waits in native code.
+
+The thread is stopped around every ``os.fork`` in the child and started again after it
+in the child alone: a process the objective forks (a ``multiprocessing`` helper, a
+nested evaluation) neither watches the child's parent nor keeps the watch's descriptors,
+and Python 3.12+ does not warn that the fork happens in a multi-threaded process. The
+watch needs ``os.pidfd_open`` (Linux 5.3+); elsewhere the child only dies with its parent.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import threading
+
+import attrs
+
+
+@attrs.frozen
+class _Watch:
+    """The parent's pidfd, and a pipe whose byte wakes the watching thread to stop it."""
+
+    parent: int
+    wake_read: int
+    wake_write: int
+
+    def close(self) -> None:
+        for fd in (self.parent, self.wake_read, self.wake_write):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+_watch: _Watch | None = None
+_thread: threading.Thread | None = None
+
+
+def end_group_with_parent(parent: int) -> bool:
+    """SIGKILL this process's group (this process alone if it does not lead one) once
+    the process ``parent`` has exited; ``False`` where there is no pidfd to watch it on.
+
+    The caller must check that ``parent`` is still its parent after this call: a pid
+    that already exited may have been given to another process.
+    """
+    global _watch
+    try:
+        parent_fd = os.pidfd_open(parent)
+    except (AttributeError, OSError):  # no pidfd_open here, an old kernel, or it is gone
+        return False
+    wake_read, wake_write = os.pipe()  # like the pidfd, closed on exec
+    _watch = _Watch(parent_fd, wake_read, wake_write)
+    _start()
+    return True
+
+
+def _start() -> None:
+    global _thread
+    if _watch is None:
+        return
+    _thread = threading.Thread(
+        target=_end_group_once_gone,
+        args=(_watch,),
+        name="ensembo-parent-watch",
+        daemon=True,
+    )
+    _thread.start()
+
+
+def _end_group_once_gone(watch: _Watch) -> None:
+    try:
+        ready, _, _ = select.select([watch.parent, watch.wake_read], [], [])
+    except (OSError, ValueError):  # a descriptor closed under it: nothing to watch
+        return
+    if watch.parent in ready:
+        _kill_own_group()
+
+
+def _kill_own_group() -> None:
+    """SIGKILL the group this process leads; never the group of a process that does not
+    lead its own (``setpgid`` failed): that one is the parent's, with others in it."""
+    if os.getpgrp() == os.getpid():
+        os.killpg(0, signal.SIGKILL)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _stop_before_fork() -> None:
+    """Wake the watching thread and wait for it to end, so no fork copies it running."""
+    global _thread
+    if _watch is None or _thread is None:
+        return
+    os.write(_watch.wake_write, b"x")
+    _thread.join()
+    _thread = None
+    os.read(_watch.wake_read, 1)  # the thread leaves the byte: the next one must block
+
+
+def _forget_in_child() -> None:
+    """A process forked by the child is not the evaluation: it closes the watch."""
+    global _watch, _thread
+    if _watch is not None:
+        _watch.close()
+    _watch, _thread = None, None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(
+        before=_stop_before_fork, after_in_parent=_start, after_in_child=_forget_in_child
+    )
