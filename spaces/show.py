@@ -18,7 +18,9 @@ from ConfigSpace.hyperparameters import (
     OrdinalHyperparameter,
 )
 
+from ensembo.spaces.compile import compiled_condition
 from ensembo.spaces.quantize import step_of
+from ensembo.spaces.spec import Compare
 
 if TYPE_CHECKING:
     from ensembo.spaces.space import Space
@@ -82,7 +84,32 @@ def _condition_text(space: Space, name: str) -> str:
         parts = [c for c in parts if not _is_branch(c, branch)]
     if not parts:
         return ""
-    return ", when " + " and ".join(str(c).replace(f"{name} | ", "") for c in parts)
+    text = " and ".join(str(c).replace(f"{name} | ", "") for c in parts)
+    return ", when " + _ne_as_written(space, name, text)
+
+
+def _ne_as_written(space: Space, name: str, text: str) -> str:
+    """``text`` with each ``ne`` of the document shown as written (``kernel != 'poly'``),
+    not as the ``in`` other values or ``< v || > v`` it compiles to (compile.py)."""
+    if space.spec is None:
+        return text
+    hyperparameters = {n: space.configspace[n] for n in space.names}
+    for compare in _compares(space.spec.param(name).when):
+        if compare.op != "ne":
+            continue
+        compiled = compiled_condition(compare, space.configspace[name], hyperparameters)
+        if compiled is not None:
+            shown = str(compiled).replace(f"{name} | ", "")
+            text = text.replace(shown, f"{compare.parent} != {compare.value!r}")
+    return text
+
+
+def _compares(condition: Any) -> list[Compare]:
+    if condition is None:
+        return []
+    if isinstance(condition, Compare):
+        return [condition]
+    return [compare for item in condition.items for compare in _compares(item)]
 
 
 def _is_branch(condition: Any, branch: tuple[str, Any]) -> bool:

@@ -103,3 +103,17 @@ def test_ne_on_the_only_value_of_a_constant_is_never_active():
     }}
     with pytest.raises(SpaceError, match="params.x: can never be active: its 'when' admits no"):
         spaces.load(document)
+
+
+def test_show_writes_ne_as_written_not_as_what_it_compiles_to():
+    """``space show`` printed ``not_poly`` ``when model:svm:kernel in {'rbf', 'linear'}``
+    and ``y`` ``when (model:svm:n < 2 || model:svm:n > 2)``: what ``ne`` compiles to."""
+    document = {"params": {
+        **NOT_TWO["params"],
+        "kernel": {"type": "categorical", "choices": ["rbf", "poly", "linear"]},
+        "not_poly": {"type": "int", "low": 1, "high": 9, "when": {"kernel": {"ne": "poly"}}},
+    }}
+    lines = spaces.load(document).show().splitlines()
+    assert any(line.endswith("when model:svm:n != 2") for line in lines), lines
+    assert any(line.endswith("when (model:svm:n != 2 || model == 'lr')") for line in lines)
+    assert any(line.endswith("when kernel != 'poly'") for line in lines), lines
