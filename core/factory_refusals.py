@@ -1,45 +1,51 @@
-"""Whether a plugin factory refused its options itself: a ``TypeError`` it raised with a
-``raise`` statement in its own code ("k must be an int, got str"), rather than one an
-operation inside it raised (a bug, whose traceback the author needs)."""
+"""Whether a ``TypeError`` a plugin factory raised refuses the options given, or is a bug
+of its own.
+
+Decided by the settings class the factory declares (:func:`~ensembo.declares_options`):
+built again with the same options, it refuses them too (an attrs ``instance_of``
+validator, a raise in ``__attrs_post_init__``) or it accepts them, and then the factory
+failed for another reason ("requires torch"). A factory that declares no source gives
+nothing to decide by: where in its code the error was raised cannot tell "k must be an
+int" from "requires torch" (both a ``raise`` in ``__init__``), so such a ``TypeError``
+is the plugin's bug, reported with its traceback (docs/plugin-authoring.md §5).
+"""
 
 from __future__ import annotations
 
-import dis
-from types import CodeType, TracebackType
+import inspect
+from collections.abc import Mapping
 from typing import Any
 
 from ensembo.factory_signatures import unwrap_partial
-
-_OWN_METHODS = ("__init__", "__new__", "__post_init__", "__attrs_post_init__")
-"""A class factory's code that runs when it is called: its validation lives there."""
+from ensembo.hookspecs import OPTIONS_SOURCE
 
 
-def raised_by_factory(factory: Any, error: BaseException) -> bool:
-    """Whether ``error`` was raised by a ``raise`` statement in ``factory``'s own code
-    (the function a ``functools.partial`` calls, a class's ``__init__``, ``__new__``,
-    ``__post_init__`` or ``__attrs_post_init__``, a callable object's ``__call__``)."""
-    innermost = _innermost(error.__traceback__)
-    if innermost is None or innermost.tb_frame.f_code not in _own_code(factory):
-        return False
-    return any(
-        instruction.offset == innermost.tb_lasti and instruction.opname == "RAISE_VARARGS"
-        for instruction in dis.get_instructions(innermost.tb_frame.f_code)
-    )
+def refusal_by_declared_source(
+    factory: Any, options: Mapping[str, Any]
+) -> TypeError | ValueError | None:
+    """The error the source ``factory`` declares raises when built with ``options`` (and
+    the keywords a ``functools.partial`` factory binds), or None: no options, no declared
+    source, a source that needs what the factory supplies itself, or one that accepts them.
+    """
+    function, bound = unwrap_partial(factory)
+    source = getattr(function, OPTIONS_SOURCE, None)
+    if not options or source is None:
+        return None
+    given = {**bound, **options}
+    try:
+        inspect.signature(source).bind(**given)
+    except (TypeError, ValueError):
+        return None  # it needs an argument the factory passes itself (declared ``without``)
+    try:
+        source(**given)
+    except (TypeError, ValueError) as refusal:
+        return refusal
+    return None
 
 
-def _innermost(traceback: TracebackType | None) -> TracebackType | None:
-    while traceback is not None and traceback.tb_next is not None:
-        traceback = traceback.tb_next
-    return traceback
-
-
-def _own_code(factory: Any) -> set[CodeType]:
-    function, _ = unwrap_partial(factory)
-    if isinstance(function, type):
-        methods = [getattr(function, name, None) for name in _OWN_METHODS]
-    elif hasattr(function, "__code__"):
-        methods = [function]
-    else:
-        methods = [type(function).__call__] if callable(function) else []
-    codes = (getattr(method, "__code__", None) for method in methods)
-    return {code for code in codes if isinstance(code, CodeType)}
+def refusal_message(refusal: BaseException) -> str:
+    """The refusal's message alone: attrs validators raise ``TypeError(message,
+    attribute, type, value)``, whose ``str`` is the whole tuple."""
+    if len(refusal.args) > 1 and isinstance(refusal.args[0], str):
+        return refusal.args[0]
+    return str(refusal)

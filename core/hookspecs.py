@@ -31,16 +31,23 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 Factory = Callable[..., Any]
 
 
+OPTIONS_SOURCE = "__ensembo_options_source__"
+"""The attribute :func:`declares_options` records its ``source`` under."""
+
+
 def declares_options(source: Any, *, without: tuple[str, ...] = ()) -> Any:
     """Decorate a factory that takes ``**options`` with the options of ``source`` (a
     settings class or the constructor it forwards to), so that ``ensembo plugins NAME``
-    and the unknown-option error can list them."""
+    and the unknown-option error can list them. When the factory raises a ``TypeError``,
+    the registry builds ``source`` with the same options to tell whether they are refused
+    (an option error) or the factory failed otherwise (a bug), so it should be cheap."""
     signature = inspect.signature(source)
     kept = [p for p in signature.parameters.values() if p.name not in without]
 
     def decorate(factory: Any) -> Any:
         factory.__signature__ = signature.replace(
             parameters=kept, return_annotation=inspect.Signature.empty)
+        setattr(factory, OPTIONS_SOURCE, source)
         return factory
 
     return decorate

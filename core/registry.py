@@ -31,7 +31,7 @@ from ensembo.errors import (
     PluginContractError,
     UnknownComponentError,
 )
-from ensembo.factory_refusals import raised_by_factory
+from ensembo.factory_refusals import refusal_by_declared_source, refusal_message
 from ensembo.factory_signatures import options_rejected, rejection
 from ensembo.plugin_checks import (
     article,
@@ -339,10 +339,11 @@ class Registry:
                 raise PluginContractError(
                     rejection(label, entry.factory, options, error)
                 ) from error
-            if options and raised_by_factory(entry.factory, error):
-                # its own refusal of a value ("k must be an int"), as a ValueError would be
-                raise ComponentOptionError(f"{label} rejected options {options}: {error}") \
-                    from error
+            refusal = refusal_by_declared_source(entry.factory, options)
+            if refusal is not None:  # its settings class refuses them too ("k must be an int")
+                raise ComponentOptionError(
+                    f"{label} rejected options {options}: {refusal_message(refusal)}"
+                ) from error
             error.add_note(f"while building {label}")
             raise  # a bug inside the factory: keep its traceback
         except ValueError as error:

@@ -4,12 +4,14 @@ options it takes, before anything the factory raises itself is considered."""
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 import pytest
 
 import ensembo
 from ensembo import hookimpl
-from ensembo.errors import PluginContractError
+from ensembo.errors import ComponentOptionError, PluginContractError
 from ensembo.plugins.initial_designs.random_design import RandomDesign
 from ensembo.registry import Registry
 
@@ -46,3 +48,124 @@ def test_an_unknown_option_is_refused_from_the_declared_signature_first(reg):
     assert str(caught.value) == (
         "initial design 'declared' (from dist) rejected options ['wieghts']: unknown: "
         "wieghts (did you mean weights?); its options: k, weights")
+
+
+# --- a TypeError from a factory that declares its settings class -----------------------
+
+
+@attrs.frozen
+class TypedSettings:
+    """Refuses a wrong type in each way a settings class does."""
+
+    k: int = attrs.field(default=5, validator=attrs.validators.instance_of(int))
+    weights: str = "uniform"
+    scale: float = attrs.field(default=1.0)
+
+    @scale.validator
+    def _positive_number(self, attribute, value):
+        if not isinstance(value, (int, float)):
+            raise TypeError(f"scale must be a number, got {type(value).__name__}")
+
+    def __attrs_post_init__(self):
+        if not isinstance(self.weights, str):
+            raise TypeError(f"weights must be a str, got {type(self.weights).__name__}")
+
+
+@ensembo.declares_options(TypedSettings)
+class Forwards(RandomDesign):
+    """docs/plugin-authoring.md §5's pattern."""
+
+    def __init__(self, **options):
+        self.settings = TypedSettings(**options)
+
+
+class _Base(RandomDesign):
+    def __init__(self, **options):
+        self.settings = TypedSettings(**options)
+
+
+@ensembo.declares_options(TypedSettings)
+class ThroughSuper(_Base):
+    def __init__(self, **options):
+        super().__init__(**options)
+
+
+def _logged(init):
+    @functools.wraps(init)
+    def wrapper(self, **options):
+        return init(self, **options)
+    return wrapper
+
+
+@ensembo.declares_options(TypedSettings)
+class DecoratedInit(RandomDesign):
+    @_logged
+    def __init__(self, **options):
+        self.settings = TypedSettings(**options)
+
+
+@ensembo.declares_options(TypedSettings)
+def make(**options):
+    return Forwards(**options)
+
+
+@ensembo.declares_options(TypedSettings)
+class NeedsTorch(RandomDesign):
+    def __init__(self, **options):
+        self.settings = TypedSettings(**options)
+        raise TypeError("requires torch")
+
+
+@attrs.frozen
+class WithTask:
+    task: str
+    k: int = attrs.field(default=5, validator=attrs.validators.instance_of(int))
+
+
+@ensembo.declares_options(WithTask, without=("task",))
+class SuppliesTheTask(RandomDesign):
+    def __init__(self, **options):
+        raise TypeError("raised before the settings were built")
+
+
+class _Declared:
+    @hookimpl
+    def ensembo_add_initial_designs(self):
+        return {"forwards": Forwards, "through-super": ThroughSuper,
+                "decorated-init": DecoratedInit, "function": make,
+                "partial": functools.partial(make, scale=2.0),
+                "needs-torch": NeedsTorch, "supplies-task": SuppliesTheTask}
+
+
+@pytest.fixture
+def declared():
+    return Registry.from_plugins({"dist": _Declared()})
+
+
+@pytest.mark.parametrize("name", ["forwards", "through-super", "decorated-init", "function",
+                                  "partial"])
+@pytest.mark.parametrize(("options", "said"), [
+    ({"k": "3"}, "'k' must be <class 'int'> (got '3' that is a <class 'str'>)."),
+    ({"weights": 3}, "weights must be a str, got int"),
+    ({"scale": "big"}, "scale must be a number, got str"),
+])
+def test_options_its_settings_class_refuses_are_an_option_error(declared, name, options, said):
+    with pytest.raises(ComponentOptionError) as caught:
+        declared.create("initial_design", name, **options)
+    assert str(caught.value) == (
+        f"initial design '{name}' (from dist) rejected options {options}: {said}")
+    assert isinstance(caught.value.__cause__, TypeError)
+
+
+def test_a_type_error_when_its_settings_class_accepts_the_options_is_a_bug(declared):
+    with pytest.raises(TypeError, match="requires torch") as caught:
+        declared.create("initial_design", "needs-torch", k=3)
+    assert not isinstance(caught.value, ComponentOptionError)
+    assert caught.value.__notes__ == ["while building initial design 'needs-torch' (from dist)"]
+
+
+def test_a_settings_class_needing_what_the_factory_supplies_cannot_decide(declared):
+    """``WithTask(k="3")`` fails for the missing task, not for the option: no evidence."""
+    with pytest.raises(TypeError, match="raised before the settings") as caught:
+        declared.create("initial_design", "supplies-task", k="3")
+    assert not isinstance(caught.value, ComponentOptionError)
