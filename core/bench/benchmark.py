@@ -15,6 +15,7 @@ from ensembo.bench.optimizers.ensembo_optimizer import EnsemboOptimizer
 from ensembo.bench.record_stamps import pending_runs
 from ensembo.bench.report_file import write_report
 from ensembo.bench.seeds import seed_list
+from ensembo.bench.skips import missing_libraries, skipped_records
 from ensembo.bench.suite import get_suite
 from ensembo.progress import is_terminal
 
@@ -36,11 +37,14 @@ class BenchmarkResult:
     other_budgets: dict[int, int] = attrs.field(factory=dict)  # budget -> runs not run, by record
     left_to_others: int = 0  # in skipped_as_finished: run by another invocation on --out
     lost: int = 0  # their worker process died before they started: not finished
+    skipped: int = 0  # of the executed runs, those skipped for a missing library
+    missing_libraries: str = ""  # what they lacked: "smac, optuna (pip install ...)"
 
     def counts(self) -> str:
         """``"1 runs executed, 2 already finished, 1 run by another invocation ..."``."""
         before = self.skipped_as_finished - self.left_to_others
-        return runner.run_counts("run", self.executed, before, self.left_to_others, self.lost)
+        return runner.run_counts("run", self.executed, before, self.left_to_others, self.lost,
+                                 skipped=self.skipped)
 
 
 def check_optimizers(optimizers: Sequence[str]) -> None:
@@ -93,6 +97,7 @@ def run_benchmark(
     )
     report_path = write_report(suite_dir / "report.md", text)
     left_to_others = len(pending) - len(done) - len(lost)
+    skipped = skipped_records(done)
     return BenchmarkResult(
         report_path=report_path,
         executed=len(done),
@@ -102,6 +107,8 @@ def run_benchmark(
         planned=len(runs),
         failed=sum(record.get("status") == "failed" for record in done),
         lost=len(lost),
+        skipped=len(skipped),
+        missing_libraries=missing_libraries(skipped),
         # of the runs not run (--report-only): a run this invocation left to another, or
         # lost, is counted so already, whatever budget its record has
         other_budgets=_other_budgets(runner.load_records(missing if not execute else [])),

@@ -37,6 +37,7 @@ from ensembo.bench.recorder import Recorder, clocks
 from ensembo.bench.run_claims import claim
 from ensembo.bench.run_ownership import Outcome, elsewhere, stale_marker, written_by
 from ensembo.bench.seed_coverage import OTHER_BUDGET
+from ensembo.bench.skips import SKIPPED, missing_fields
 from ensembo.bench.suite import UnknownSuiteError, get_suite
 from ensembo.errors import ExperimentError, MissingDependencyError
 
@@ -244,7 +245,7 @@ def _run_claimed(spec: RunSpec, invocation: str | None = None) -> dict[str, Any]
                 f"{spec.optimizer} made {len(recorder.evaluations)} of {budget} evaluations"
             )
     except MissingDependencyError as error:
-        record.update(status="skipped", error=str(error))
+        record.update(status=SKIPPED, error=str(error), **missing_fields(error))
     except Exception as error:  # a crashing optimizer is a result, not a harness crash
         record.update(status="failed", error="".join(traceback.format_exception(error))[-4000:])
     if recorder is not None:
@@ -296,10 +297,15 @@ POOL_RETRY_PAUSE = 5.0
 
 
 def run_counts(unit: str, executed: int, already_finished: int, left_to_others: int,
-               lost: int) -> str:
+               lost: int, skipped: int = 0) -> str:
     """``"3 runs executed, 20 already finished, 1 finished or running in another
-    invocation sharing --out"``: the summary every suite prints, in one wording."""
-    text = f"{executed} {unit}s executed, {already_finished} already finished"
+    invocation sharing --out"``: the summary every suite prints, in one wording.
+    ``skipped`` of the ``executed`` runs found a library missing: they are said apart
+    ("2 runs executed, 6 skipped for a missing library"), as they ran nothing."""
+    text = f"{executed - skipped} {unit}s executed"
+    if skipped:
+        text += f", {skipped} skipped for a missing library"
+    text += f", {already_finished} already finished"
     if left_to_others:
         text += f", {left_to_others} finished or running in another invocation sharing --out"
     if lost:

@@ -171,6 +171,10 @@ def run(args) -> int:
     if result.failed:
         print(f"ensembo bench: {result.failed} of {result.executed} runs failed; their errors "
               f"are listed in {result.report_path}", file=sys.stderr)
+    if result.skipped:  # not a failure (exit 0): installing the library makes a rerun run them
+        print(f"ensembo bench: {result.skipped} of {result.executed} runs skipped for a "
+              f"missing library: {result.missing_libraries}; once it is installed, the same "
+              "command runs them", file=sys.stderr)
     return 1 if result.lost or result.failed else 0
 
 
