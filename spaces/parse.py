@@ -4,7 +4,7 @@ Structure checks live here (unknown keys, types, empty ranges, log over non-posi
 bounds, defaults outside ranges, unresolvable or cyclic conditions); what only
 ConfigSpace or the estimator classes can tell is checked in ``compile.py`` and
 ``check_components.py``; estimator components and steps are read by
-``parse_components.py``.
+``parse_components.py``, impute rules by ``parse_impute.py``.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from ensembo.spaces.conditions import (
 )
 from ensembo.spaces.options import NULL_CHOICE, option_name, option_pairs, yaml_bool_hint
 from ensembo.spaces.parse_components import COMPONENT_KEYS, parse_component, parse_steps
+from ensembo.spaces.parse_impute import without_mistyped_rules, written_rule
 from ensembo.spaces.problems import Problems, unknown_keys
 from ensembo.spaces.quantize import grid_problem, step_problem, whole_step
 from ensembo.spaces.reachability import report_never_active
@@ -78,8 +79,8 @@ def parse(document: Any, source: str = "") -> tuple[SpaceSpec | None, Problems]:
         raw_params = {}
     parser.scope(raw_params, "", "params", None)
     params = parser.resolve()
-    space_rule = _rule(document.get("impute", impute.DEFAULT_RULE), "impute", problems)
-    params, space_rule = _mistyped_rules(params, space_rule, problems)
+    space_rule = written_rule(document.get("impute", impute.DEFAULT_RULE), "impute", problems)
+    params, space_rule = without_mistyped_rules(params, space_rule, problems)
     refused = parser.refused
     steps = tuple(parse_steps(document.get("steps", []), params, problems, refused=refused))
     categorical_steps = tuple(
@@ -113,47 +114,11 @@ def parse(document: Any, source: str = "") -> tuple[SpaceSpec | None, Problems]:
     return spec, problems
 
 
-def _rule(raw: Any, path: str, problems: Problems) -> Any:
-    """``raw`` as written (None when it is no rule); kept unnormalized, so a bare string
-    can still be told from a mistyped rule name once the hyperparameters are known."""
-    try:
-        impute.normalize_rule(raw)
-    except ValueError as error:
-        problems.add(path, str(error))
-        return None
-    return raw
-
-
-def _mistyped_rules(params: list[Param], space_rule: Any, problems: Problems):
-    """(params, space rule) without mistyped rule names, each reported once where it is
-    written. A bare string is a fixed value only if a hyperparameter it applies to can
-    take it; otherwise it is a rule name gone wrong (``Midpoint``, ``mean``)."""
-    inheriting = [p for p in params if p.impute is None]
-    if _mistyped(space_rule, inheriting):
-        problems.add("impute", impute.unknown_rule(space_rule))
-        space_rule = None
-    checked = []
-    for param in params:
-        if _mistyped(param.impute, [param]):
-            problems.add(f"{param.path}.impute", impute.unknown_rule(param.impute))
-            param = attrs.evolve(param, impute=None)
-        checked.append(param)
-    return checked, space_rule
-
-
 def _option_hint(written: Any, names: tuple[str, ...]) -> str:
     """Why a choice's ``default`` written as a boolean or null names no option."""
     if written is None and NULL_CHOICE in names:
         return ' (the option null is named "null": quote it)'
     return yaml_bool_hint(written)
-
-
-def _mistyped(rule: Any, params: list[Param]) -> bool:
-    return (
-        isinstance(rule, str)
-        and rule not in impute.RULES
-        and not any(rule in p.choices for p in params)
-    )
 
 
 def _with_null_choice(raw: Mapping) -> dict[str, Any]:
@@ -263,7 +228,7 @@ class _Parser:
             "path": path,
             "branch": branch,
             "description": str(raw.get("description", "")),
-            "impute": _rule(raw["impute"], f"{path}.impute", self.problems)
+            "impute": written_rule(raw["impute"], f"{path}.impute", self.problems)
             if "impute" in raw
             else None,
             "when": parse_condition(raw["when"], f"{path}.when", self.problems)
