@@ -76,15 +76,21 @@ def _surface(space: spaces.Space, seed: int) -> tuple[SurrogateAcquisition, Hist
 
 
 PRIOR_SAMPLE = 64
-"""How many random configurations the first one returned must score at least the
-median of."""
+"""How many seeded random configurations the first one returned is compared with."""
+
+PRIOR_QUANTILE = 0.1
+"""The quality bar: the first configuration must score at least this quantile of the
+random ones. Low, so that a correct optimizer with a small budget (the best of 3 random
+configurations falls below it with probability 0.9**3, under 1%) passes, while one
+returning the lowest-scoring configurations still fails; the median failed the best of
+3 random on 5 of 20 seeds."""
 
 
-def _prior_median(surface: SurrogateAcquisition, space: spaces.Space, seed: int) -> float:
-    """The median score of a seeded random sample of the space: what an optimizer's
-    best configuration must reach, whatever its order."""
+def _prior_bar(surface: SurrogateAcquisition, space: spaces.Space, seed: int) -> float:
+    """The ``PRIOR_QUANTILE`` score of a seeded random sample of the space: what an
+    optimizer's best configuration must reach, whatever its order."""
     sample = space.sample(PRIOR_SAMPLE, np.random.default_rng([seed, PRIOR_SAMPLE]))
-    return float(np.median(surface.score(space.encode(sample))))
+    return float(np.quantile(surface.score(space.encode(sample)), PRIOR_QUANTILE))
 
 
 def check_acquisition_optimizer(
@@ -107,11 +113,12 @@ def check_acquisition_optimizer(
             scores = surface.score(space.encode(found))
             require(bool(np.all(scores[0] >= scores[1:] - 1e-9)),
                     f"the first is not the best: scores {np.round(scores, 6)}")
-            median = _prior_median(surface, space, seed)
-            require(scores[0] >= median,
-                    f"the first scores {scores[0]:.6g}, below the median {median:.6g} of "
-                    f"{PRIOR_SAMPLE} random configurations: maximize must return the "
-                    "highest-scoring configurations it found")
+            bar = _prior_bar(surface, space, seed)
+            require(scores[0] >= bar,
+                    f"the first scores {scores[0]:.6g}, below {bar:.6g}, the "
+                    f"{PRIOR_QUANTILE * 100:.0f}th percentile of {PRIOR_SAMPLE} random "
+                    "configurations: the best an optimizer returns should beat the worst "
+                    "tenth of random sampling")
         with checks.check(f"same seed, same configurations, {label} space"):
             one = checks.fresh().maximize(*arguments, np.random.default_rng(seed))
             two = checks.fresh().maximize(*arguments, np.random.default_rng(seed))
