@@ -243,7 +243,7 @@ def run_ensembles(
                                         budget=budget, seeds=len(chosen_seeds),
                                         notes=[note] if note else []))
     print(collected.counts("block"))
-    return SuiteRun(report, collected.lost, "block")
+    return SuiteRun.of(report, collected, "block")
 
 
 def chosen_experiments(selectors: str | None) -> tuple[list[str], dict[str, set[str]]]:

