@@ -143,22 +143,48 @@ def _rearranged(one: Any, other: Any) -> bool:
             and bool(np.allclose(np.sort(one), np.sort(other), equal_nan=True)))
 
 
-def _check_aligned(history: History, steps: list, other_steps: list) -> None:
+def _finishing_order(events: list[Trial]) -> list[int]:
+    """The completed trials' numbers in the order they finished."""
+    return [t.number for t in events if t.state is TrialState.COMPLETE]
+
+
+def _moved_as_they_finished(
+    targets: Any, events: list[Trial], other: Any, other_events: list[Trial]
+) -> bool:
+    """``other`` (the targets after ``other_events``) is ``targets`` (after ``events``)
+    with each value moved from where its trial finished in ``events`` to where it finished
+    in ``other_events``, and not ``targets`` unchanged: what targets kept in finishing
+    order give. A strategy whose values depend on that order rarely matches this one
+    arrangement; any arrangement of the same values (few distinct ones) blamed it."""
+    targets, other = np.asarray(targets, dtype=float), np.asarray(other, dtype=float)
+    finished, other_finished = _finishing_order(events), _finishing_order(other_events)
+    if not targets.shape == other.shape == (len(finished),):
+        return False  # the per-step check says what is wrong with their shapes
+    position = {number: index for index, number in enumerate(finished)}
+    moved = targets[[position[number] for number in other_finished]]
+    return (not np.allclose(targets, other, equal_nan=True)
+            and bool(np.allclose(other, moved, equal_nan=True)))
+
+
+def _check_aligned(
+    history: History, steps: list, events: list[Trial], other_steps: list,
+    other_events: list[Trial],
+) -> None:
     """The targets are in the order of ``history.completed()``, as the surrogate pairs
     them with configurations: targets kept in finishing order (as ``update`` sees the
     trials) passed every other check, and the surrogate then learnt each trial's target
     at another's configuration. Told by two signs: the completed trials' losses,
-    rearranged; and the same values given to other trials when the same trials finished
-    in another order (a strategy whose targets depend on that order gives other values)."""
+    rearranged; and, when the same trials finish in another order, the same values moved
+    to where each trial finished."""
     targets, other = steps[-1][0], other_steps[-1][0]
     require(not _rearranged(targets, history.losses()),
             "its targets are the completed trials' losses in another order than "
             "history.completed() (finishing order?): the surrogate pairs target i with the "
             "i-th completed trial's configuration")
-    require(not _rearranged(targets, other),
-            "the same trials finishing in another order got the same targets, but for "
-            "other trials: targets must follow history.completed() (trial number order), "
-            "not the order update() saw the trials in")
+    require(not _moved_as_they_finished(targets, events, other, other_events),
+            "the same trials finishing in another order got the same targets, each moved to "
+            "where its trial finished: targets must follow history.completed() (trial "
+            "number order), not the order update() saw the trials in")
 
 
 def _without_predictions(seed: int) -> tuple[list[Trial], EnsembleContext]:
@@ -228,8 +254,9 @@ def check_ensemble_strategy(
                      "or other targets: keep state in update, not in targets or ensemble")
         with checks.check(f"targets follow history.completed(), {task}"):
             history, steps = _replay(checks.fresh(), trials, context)
-            _, otherwise = _replay(checks.fresh(), _finishing_otherwise(trials), context)
-            _check_aligned(history, steps, otherwise)
+            reordered = _finishing_otherwise(trials)
+            _, otherwise = _replay(checks.fresh(), reordered, context)
+            _check_aligned(history, steps, trials, otherwise, reordered)
         if f"targets and ensemble at every step, {task}" not in checks.passed:
             continue  # what is wrong with its ensembles is said; combining them adds noise
         with checks.check(f"the ensemble combines its members' predictions, {task}"):
