@@ -80,13 +80,16 @@ def run(args) -> int:
         return 0
     # One column width for every kind, so that a long name does not push its row out.
     width = max([MIN_NAME_WIDTH, *(len(row["name"]) for row in entries)])
-    unusable = {(c.kind, c.name) for c in reg.conflicts if c.winner is None}
+    claimants = {(c.kind, c.name): len(c.distributions)
+                 for c in reg.conflicts if c.winner is None}
     for kind in reg.kinds:
         rows = [e for e in entries if e["kind"] == kind]
         print(f"{KIND_TITLES.get(kind, kind)}:")
         for row in rows:
-            clash = " (unusable: registered twice, see conflict below)" if (
-                kind, row["name"]) in unusable else ""
+            times = claimants.get((kind, row["name"]))
+            clash = "" if times is None else (
+                f" (unusable: registered {'twice' if times == 2 else f'{times} times'}, "
+                "see conflict below)")
             print(f"  {row['name']:<{width}} {row['distribution']}{clash}")
         if not rows:
             print("  (none)")

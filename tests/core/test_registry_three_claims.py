@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ensembo import hookimpl
+from ensembo.cli import main, plugins_command
 from ensembo.errors import DuplicatePluginError
 from ensembo.plugins.initial_designs.random_design import RandomDesign
 from ensembo.registry import PluginConflict, Registry
@@ -33,3 +34,14 @@ def test_two_claimants_keep_their_message():
     with pytest.raises(DuplicatePluginError,
                        match=r"registered twice: by distribution 'a' and by distribution 'b'"):
         reg.entry("initial_design", "grid")
+
+
+def test_the_listing_says_how_many_times_a_name_is_registered(monkeypatch, capsys):
+    """It said 'registered twice' above the conflict line naming three."""
+    reg = Registry.from_plugins({"a": _Grid(), "b": _Grid(), "c": _Grid()})
+    monkeypatch.setattr(plugins_command, "registry", lambda: reg)
+    assert main(["plugins"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    (grid,) = [line for line in lines if line.split()[:1] == ["grid"]]
+    assert grid.endswith("(unusable: registered 3 times, see conflict below)")
+    assert "conflict: initial design 'grid' from a, b and c" in lines
