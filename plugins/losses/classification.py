@@ -27,7 +27,9 @@ class ZeroOneLoss(VoteLoss):
     TIE_COST = {"error": 1.0, "half": 0.5}
 
     def __init__(self, tie: str = "error"):
-        if tie not in self.TIE_COST:
+        # A str first: a list (tie: [half] in YAML) is unhashable, and the lookup raised
+        # TypeError, reported as the loss's bug instead of the option's.
+        if not isinstance(tie, str) or tie not in self.TIE_COST:
             raise ValueError(f"tie must be one of {', '.join(self.TIE_COST)}, got {tie!r}")
         self.tie, self.tie_cost = tie, self.TIE_COST[tie]
         # Whole-number losses let the greedy steps count instead of summing (votes.py).

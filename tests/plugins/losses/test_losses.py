@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from ensembo.ensemble import Ensemble
+from ensembo.errors import ComponentOptionError
 from ensembo.plugins.losses.c_bound import CBoundLoss
 from ensembo.plugins.losses.classification import LogLoss, ZeroOneLoss
 from ensembo.plugins.losses.ensemble_loss import ensemble_loss_of, weighted_ensemble_loss
@@ -109,6 +110,14 @@ def test_zero_one_charges_a_tie_as_an_error_or_as_half_of_one():
 def test_zero_one_refuses_an_unknown_tie_rule_by_name():
     with pytest.raises(ValueError, match="'zero-one'.*tie must be one of error, half, got 'coin'"):
         registry().create("loss", "zero-one", tie="coin")
+
+
+@pytest.mark.parametrize("tie", [["half"], {"half": 1}, 0.5])
+def test_zero_one_refuses_a_tie_rule_that_is_not_a_name_as_an_option(tie):
+    """A list (tie: [half]) raised 'unhashable type', reported as the loss's bug."""
+    with pytest.raises(ComponentOptionError,
+                       match=re.escape(f"tie must be one of error, half, got {tie!r}")):
+        registry().create("loss", "zero-one", tie=tie)
 
 
 def test_zero_one_ties_a_vote_as_the_ensemble_predicts_it():
