@@ -39,6 +39,8 @@ class BenchmarkResult:
     lost: int = 0  # their worker process died before they started: not finished
     skipped: int = 0  # of the executed runs, those skipped for a missing library
     missing_libraries: str = ""  # what they lacked: "smac, optuna (pip install ...)"
+    # False when --report-only found records of other budgets only: report.md was kept
+    report_written: bool = True
 
     def counts(self) -> str:
         """``"1 runs executed, 2 already finished, 1 run by another invocation ..."``."""
@@ -88,6 +90,15 @@ def run_benchmark(
     problems = list(dict.fromkeys(run.problem for run in runs))
     computed = report.tables(records, optimizers, problems, seeds=planned_seeds)
     suite_dir = Path(out) / suite
+    # of the runs not run (--report-only): a run this invocation left to another, or
+    # lost, is counted so already, whatever budget its record has
+    other_budgets = _other_budgets(runner.load_records(missing if not execute else []))
+    counted = dict(executed=len(done), planned=len(runs), tables=computed,
+                   other_budgets=other_budgets)
+    if other_budgets and not _any_of_this_budget(records):
+        # --report-only without the runs' --budget: an empty report would replace theirs
+        return BenchmarkResult(report_path=suite_dir / "report.md", report_written=False,
+                               skipped_as_finished=len(runs) - len(missing), **counted)
     figures = plots.convergence_plots(records, optimizers, problems, suite_dir / "plots")
     text = report.render(
         computed,
@@ -100,19 +111,18 @@ def run_benchmark(
     skipped = skipped_records(done)
     return BenchmarkResult(
         report_path=report_path,
-        executed=len(done),
         skipped_as_finished=len(runs) - len(missing) + left_to_others,
         left_to_others=left_to_others,
-        tables=computed,
-        planned=len(runs),
         failed=sum(record.get("status") == "failed" for record in done),
         lost=len(lost),
         skipped=len(skipped),
         missing_libraries=missing_libraries(skipped),
-        # of the runs not run (--report-only): a run this invocation left to another, or
-        # lost, is counted so already, whatever budget its record has
-        other_budgets=_other_budgets(runner.load_records(missing if not execute else [])),
+        **counted,
     )
+
+
+def _any_of_this_budget(records: Sequence[dict]) -> bool:
+    return any(record.get("status") != runner.OTHER_BUDGET for record in records)
 
 
 def _other_budgets(records: Sequence[dict]) -> dict[int, int]:

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from ensembo.bench.seeds import parse_seeds
-from ensembo.cli.exit_codes import INTERRUPTED, TERMINATED
+from ensembo.cli.exit_codes import INTERRUPTED, TERMINATED, USAGE_ERROR
 from ensembo.errors import ExperimentError
 
 
@@ -164,6 +164,11 @@ def run(args) -> int:
         code = TERMINATED if terminated else INTERRUPTED
         _exit_if_a_pool_is_stuck(code)
         return code
+    if not result.report_written:
+        print(f"{result.counts()}{_not_run(result)}")
+        print(f"ensembo bench: no record of the planned runs was made with this budget; "
+              f"{result.report_path} is left as it was", file=sys.stderr)
+        return USAGE_ERROR
     print(f"{result.counts()}{_not_run(result)}; report: {result.report_path}")
     if result.lost:
         print(f"ensembo bench: {result.lost} runs were not finished: their worker process "

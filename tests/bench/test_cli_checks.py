@@ -78,21 +78,41 @@ def test_an_empty_optimizer_list_from_python_is_refused(tmp_path):
         run_benchmark("synthetic", optimizers=[], seeds=1, out=tmp_path, execute=False)
 
 
+def _record(tmp_path: Path, seed: int, budget: int, status: str = "complete") -> None:
+    path = runner.run_path(tmp_path, "synthetic", "branin", "random", seed)
+    spec = runner.RunSpec(suite="synthetic", problem="branin", optimizer="random", seed=seed,
+                          budget=budget, path=str(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({**attrs.asdict(spec), "status": status, "optimum": 0.4,
+                                "error": "boom"}))
+
+
 def test_report_only_names_the_budget_of_the_records_there(tmp_path, capsys):
     """Records of --budget 6 were counted 'without a record' and titled validation error."""
-    path = runner.run_path(tmp_path, "synthetic", "branin", "random", 0)
-    spec = runner.RunSpec(suite="synthetic", problem="branin", optimizer="random", seed=0,
-                          budget=6, path=str(path))
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({**attrs.asdict(spec), "status": "complete", "optimum": 0.4}))
-    assert main([*BRANIN, "--optimizers", "random", "--budget", "5", "--out", str(tmp_path),
-                 "--report-only"]) == 0
+    _record(tmp_path, 0, budget=6)
+    _record(tmp_path, 1, budget=5, status="failed")  # one of this budget: the report is new
+    assert main([*BRANIN, "--seeds", "2", "--optimizers", "random", "--budget", "5",
+                 "--out", str(tmp_path), "--report-only"]) == 0
     out = capsys.readouterr().out
     assert "1 made with another budget (pass --budget 6 to report them)" in out
-    assert "without a record" not in out
+    assert "1 without a record" in out  # the failed run alone, not the one of budget 6
     report = (tmp_path / "synthetic" / "report.md").read_text()
     assert "Median final simple regret" in report
     assert "pass --budget 6 to report it, or run budget 5 into another --out" in report
+
+
+def test_report_only_at_a_budget_no_record_has_keeps_the_report(tmp_path, capsys):
+    """--report-only without the runs' --budget replaced their full report.md with an
+    empty one, and exited 0 (audit)."""
+    _record(tmp_path, 0, budget=6)
+    report = tmp_path / "synthetic" / "report.md"
+    report.write_text("the full report")
+    assert main([*BRANIN, "--optimizers", "random", "--budget", "5", "--out", str(tmp_path),
+                 "--report-only"]) == 2
+    captured = capsys.readouterr()
+    assert "1 made with another budget (pass --budget 6 to report them)" in captured.out
+    assert f"{report} is left as it was" in captured.err
+    assert report.read_text() == "the full report"
 
 
 def test_missing_matplotlib_is_warned_about(tmp_path, monkeypatch, caplog):
