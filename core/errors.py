@@ -76,15 +76,27 @@ def _initials(name: str) -> str:
 
 
 class DuplicatePluginError(EnsemboError, ValueError):
-    """Two distributions register the same component name for the same kind."""
+    """Two or more distributions register the same component name for the same kind;
+    ``distributions`` names every one of them."""
 
-    def __init__(self, kind: str, name: str, first: str, second: str):
+    def __init__(self, kind: str, name: str, first: str, second: str, *others: str):
         self.kind, self.name, self.first, self.second = kind, name, first, second
-        super().__init__(
-            f"{kind} {name!r} is registered twice: by distribution {first!r} "
-            f"and by distribution {second!r}. Uninstall one or block it with "
-            "ENSEMBO_BLOCK_PLUGINS."
-        )
+        self.distributions = (first, second, *others)
+        if not others:
+            message = (f"{kind} {name!r} is registered twice: by distribution {first!r} "
+                       f"and by distribution {second!r}. Uninstall one or block it with "
+                       "ENSEMBO_BLOCK_PLUGINS.")
+        else:  # naming only two left the name ambiguous once one of them was removed
+            named = [repr(d) for d in self.distributions]
+            message = (f"{kind} {name!r} is registered {len(named)} times: by distributions "
+                       f"{', '.join(named[:-1])} and {named[-1]}. Uninstall all but one or "
+                       "block the others with ENSEMBO_BLOCK_PLUGINS.")
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple:
+        """Rebuilt from its fields (its ``args`` hold only the message, which ``__init__``
+        does not take), so it crosses a process boundary: pickling failed."""
+        return type(self), (self.kind, self.name, *self.distributions), self.__dict__
 
 
 class PluginContractError(EnsemboError, TypeError):

@@ -104,21 +104,6 @@ def _listing(names: tuple[str, ...]) -> str:
     return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
 
 
-def _registered_more_than_once(
-    kind: str, name: str, distributions: tuple[str, ...]
-) -> DuplicatePluginError:
-    """The error naming every distribution that claims ``name``: with three or more,
-    only two were named, and removing one of them left the name ambiguous still."""
-    error = DuplicatePluginError(kind, name, distributions[0], distributions[-1])
-    if len(distributions) > 2:
-        listing = _listing(tuple(repr(d) for d in distributions))
-        message = (f"{kind} {name!r} is registered {len(distributions)} times: by "
-                   f"distributions {listing}. Uninstall all but one or block the others with "
-                   "ENSEMBO_BLOCK_PLUGINS.")
-        error.args = (message,)
-    return error
-
-
 class Registry:
     """Every component ensembo knows, by kind and name.
 
@@ -296,7 +281,7 @@ class Registry:
         kind = self._check_kind(kind)
         for conflict in self.conflicts:
             if conflict.kind == kind and conflict.name == name and conflict.winner is None:
-                raise _registered_more_than_once(kind, name, conflict.distributions)
+                raise DuplicatePluginError(kind, name, *conflict.distributions)
         try:
             return self._entries[kind][name]
         except KeyError:

@@ -3,6 +3,8 @@ error named two, and removing one of them left the name ambiguous still."""
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 from ensembo import hookimpl
@@ -45,3 +47,19 @@ def test_the_listing_says_how_many_times_a_name_is_registered(monkeypatch, capsy
     (grid,) = [line for line in lines if line.split()[:1] == ["grid"]]
     assert grid.endswith("(unusable: registered 3 times, see conflict below)")
     assert "conflict: initial design 'grid' from a, b and c" in lines
+
+
+@pytest.mark.parametrize("claimants", [("a", "b"), ("a", "b", "c")])
+def test_the_error_survives_pickling(claimants):
+    """A worker process raising it sends it pickled; unpickling called __init__ with the
+    message alone and failed."""
+    reg = Registry.from_plugins({name: _Grid() for name in claimants})
+    with pytest.raises(DuplicatePluginError) as caught:
+        reg.entry("initial_design", "grid")
+    caught.value.add_note("while building the study")
+    again = pickle.loads(pickle.dumps(caught.value))
+    assert type(again) is DuplicatePluginError
+    assert str(again) == str(caught.value)
+    assert (again.kind, again.name, again.distributions) == (
+        "initial_design", "grid", claimants)
+    assert again.__notes__ == ["while building the study"]
