@@ -24,7 +24,7 @@ import attrs
 import numpy as np
 
 from ensembo import environment
-from ensembo.bench.ensembles_data import REGRESSION_SPACES, load_data
+from ensembo.bench.ensembles_data import REGRESSION_SPACES, load_data, load_named, source_of
 from ensembo.bench.ensembles_experiments import (
     EXPERIMENTS,
     Experiment,
@@ -37,6 +37,7 @@ from ensembo.bench.report_file import write_report
 from ensembo.bench.seeds import seed_list
 from ensembo.bench.standalone_runs import (
     SuiteRun,
+    check_libraries,
     chosen_datasets,
     other_size_note,
     run_and_collect,
@@ -287,6 +288,8 @@ def main(args: Any, command: str) -> int:
     chosen, spaces = chosen_experiments(args.optimizers)
     theirs = list(dict.fromkeys(d for name in chosen for d in EXPERIMENTS[name].datasets))
     datasets = chosen_datasets(args, theirs, allowed=theirs)
+    check_libraries(args, datasets, load_named,
+                    kind=lambda name: source_of(name).partition(":")[0])
     suite = run_ensembles(experiments=chosen, seeds=args.seeds, budget=args.budget or 50,
                            workers=args.workers, out=args.out, datasets=datasets, spaces=spaces,
                            command=command, progress=not args.no_progress,

@@ -163,6 +163,18 @@ def load_data(experiment: Experiment, name: str, seed: int):
     )
 
 
+def source_of(name: str) -> str:
+    """The ``load_dataset`` source of a benchmark dataset name."""
+    return (REGRESSION.get(name) or WIDE.get(name) or (f"keel:{name}",))[0]
+
+
+def load_named(name: str) -> Any:
+    """A benchmark dataset by its name, as its experiments load it."""
+    if name in REGRESSION:
+        return _dataset(*REGRESSION[name], task="regression")
+    return _dataset(*WIDE.get(name, (f"keel:{name}", None, ())), task="classification")
+
+
 def _dataset(source: str, target: str | None, dropped: tuple[str, ...], task: str) -> Any:
     """``source`` loaded as any experiment loads it, less the ``dropped`` columns (each
     must exist: a renamed column would otherwise leak silently)."""

@@ -29,6 +29,7 @@ from ensembo.bench.report_file import write_report
 from ensembo.bench.seeds import seed_list
 from ensembo.bench.standalone_runs import (
     SuiteRun,
+    check_libraries,
     chosen_datasets,
     other_size_note,
     refuse_optimizers,
@@ -239,6 +240,7 @@ def main(args: Any, command: str) -> int:
     are fixed, so ``--optimizers`` is refused."""
     refuse_optimizers(args, "estimators")
     datasets = chosen_datasets(args, DATASETS, load=_load)
+    check_libraries(args, datasets, _load)
     suite = run_estimators(
         datasets=datasets,
         seeds=args.seeds,

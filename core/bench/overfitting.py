@@ -31,6 +31,7 @@ from ensembo.bench.report_file import write_report
 from ensembo.bench.seeds import seed_list
 from ensembo.bench.standalone_runs import (
     SuiteRun,
+    check_libraries,
     chosen_datasets,
     other_size_note,
     refuse_optimizers,
@@ -328,6 +329,7 @@ def main(args: Any, command: str) -> int:
     set by name; its four methods are fixed, so ``--optimizers`` is refused."""
     refuse_optimizers(args, "overfitting")
     datasets = chosen_datasets(args, DATASETS, load=_load_keel)
+    check_libraries(args, datasets, _load_keel)
     suite = run_overfitting(
         datasets=datasets,
         seeds=args.seeds,

