@@ -117,16 +117,23 @@ def candidates(reference: str, scope: str, params: Sequence[Param | Unparsed]) -
     """The flat names ``reference`` may mean when written in ``scope``: one when it
     resolves, several when it is a local name used in several places, none when unknown."""
     names = {p.name for p in params}
-    prefix = scope
+    for name in scoped_names(reference, scope):
+        if name in names:
+            return [name]
+    return [p.name for p in params if p.local == reference]
+
+
+def scoped_names(reference: str, scope: str) -> list[str]:
+    """The flat names ``reference`` written in ``scope`` is tried as, innermost scope
+    first: ``scope + reference``, then each enclosing scope's, then ``reference``."""
+    names, prefix = [], scope
     while True:
-        if prefix + reference in names:
-            return [prefix + reference]
+        names.append(prefix + reference)
         if not prefix:
-            break
+            return names
         # drop the innermost "choice:option:" pair
         parts = prefix.rstrip(SEPARATOR).split(SEPARATOR)
         prefix = SEPARATOR.join(parts[:-2]) + SEPARATOR if len(parts) > 2 else ""
-    return [p.name for p in params if p.local == reference]
 
 
 def _resolved(
@@ -139,12 +146,13 @@ def _resolved(
 ) -> str | None:
     """The flat name ``reference`` means when written in ``scope``, or None: reported
     (by ``report``) when it names nothing or is ambiguous, silently when it names a
-    refused hyperparameter or one under a refused choice or option."""
+    refused hyperparameter or one under a refused choice or option. Decided on the
+    name it resolves to, or, when it resolves to none, on the names it was tried as:
+    a valid ``kernel`` of this scope is checked even when a top-level one was refused."""
     written = [*params, *refused.params]
     found = candidates(reference, scope, written)
-    if (len(found) == 1 and refused.hides(found[0])) or refused.hides(reference) or (
-        refused.hides(scope + reference)
-    ):
+    tried = found if len(found) == 1 else [] if found else scoped_names(reference, scope)
+    if any(refused.hides(name) for name in tried):
         return None
     if len(found) != 1:  # ambiguous among all written; else unknown: list the usable ones
         report(unresolved(reference, scope, written if found else params, missing))

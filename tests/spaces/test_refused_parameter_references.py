@@ -195,3 +195,21 @@ def test_a_switched_estimator_may_name_a_refused_option():
         ("params.model.options.tree.algo.options.et: an option is a mapping of "
          "hyperparameters, got ['x']")
     ]
+
+
+def test_a_local_reference_is_checked_though_a_top_level_parameter_of_its_name_was_refused():
+    """``kernel`` inside option ``svm`` means the option's own ``kernel``, which is fine:
+    the refused top-level ``kernel`` must not silence the bad value it is compared with."""
+    document = {"params": {
+        "kernel": {"type": "categoric", "choices": ["a"]},
+        "model": {"type": "choice", "options": {"lr": {}, "svm": {
+            "kernel": {"type": "categorical", "choices": ["rbf", "poly"]},
+            "gamma": {"type": "float", "low": 0, "high": 1, "when": {"kernel": "rbff"}},
+        }}},
+    }}
+    found = messages(document)
+    assert found[0].startswith("params.kernel.type: unknown type 'categoric'")
+    assert found[1:] == [
+        ("params.model.options.svm.gamma.when.kernel: 'rbff' is not a value of "
+         "'model:svm:kernel'; legal values: 'rbf', 'poly'")
+    ]
