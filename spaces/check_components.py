@@ -69,7 +69,8 @@ def _check(
     if component.by is not None:
         _check_selector(spec, component, scope, problems)
     names = static_arguments(spec, component, scope, with_params)
-    _check_rename_and_pack(component, names, _refused_locals(spec, scope), problems)
+    refused = _refused_locals(spec, component, scope) if with_params else set()
+    _check_rename_and_pack(component, names, refused, problems)
     _check_rename_targets(component, _packed(component, names), problems)
     arguments = _arguments(component, names)
     for key, _ in component.fixed:
@@ -110,9 +111,16 @@ def _check_selector(
         )
 
 
-def _refused_locals(spec: SpaceSpec, scope: str) -> set[str]:
-    """Local names of the hyperparameters refused (and reported) in ``scope`` or below."""
-    return {param.local for param in spec.refused.params if param.name.startswith(scope)}
+def _refused_locals(spec: SpaceSpec, component: Component, scope: str) -> set[str]:
+    """Local names of the hyperparameters refused (and reported) where ``component``
+    takes its arguments from: not those under a nested option with its own estimator,
+    nor those of another component, which a ``rename`` here cannot mean."""
+    scopes = set(_argument_scopes(spec, component, scope))
+    return {
+        param.local
+        for param in spec.refused.params
+        if param.name[: len(param.name) - len(param.local)] in scopes
+    }
 
 
 def _check_rename_and_pack(
@@ -181,20 +189,41 @@ def _active_with(
 def _argument_params(spec: SpaceSpec, component: Component, scope: str) -> list[Param]:
     """The hyperparameters whose local names :func:`static_arguments` gives: those of
     ``scope`` and, through options without an estimator, of the scopes below it."""
-    step_params = spec.step_params
-    found: list[Param] = []
+    return [
+        param
+        for current in _argument_scopes(spec, component, scope)
+        for param in _scope_arguments(spec, component, scope, current)
+    ]
+
+
+def _argument_scopes(spec: SpaceSpec, component: Component, scope: str) -> list[str]:
+    """The scopes :func:`static_arguments` takes ``component``'s arguments from: its own
+    and, through options without an estimator, those below it."""
+    scopes: list[str] = []
 
     def walk(current: str) -> None:
-        for param in spec.in_scope(current):
-            if param.name in step_params or (current == scope and param.local == component.by):
-                continue
-            found.append(param)
+        scopes.append(current)
+        for param in _scope_arguments(spec, component, scope, current):
             for option in param.options:
                 if option.component is None:
                     walk(option.scope)
 
     walk(scope)
-    return found
+    return scopes
+
+
+def _scope_arguments(
+    spec: SpaceSpec, component: Component, scope: str, current: str
+) -> list[Param]:
+    """The hyperparameters of ``current`` that are arguments: not pipeline steps, nor
+    the selector of a switched estimator."""
+    step_params = spec.step_params
+    return [
+        param
+        for param in spec.in_scope(current)
+        if param.name not in step_params
+        and not (current == scope and param.local == component.by)
+    ]
 
 
 def _check_reference(

@@ -213,3 +213,31 @@ def test_a_local_reference_is_checked_though_a_top_level_parameter_of_its_name_w
         ("params.model.options.svm.gamma.when.kernel: 'rbff' is not a value of "
          "'model:svm:kernel'; legal values: 'rbf', 'poly'")
     ]
+
+
+NESTED_CEE = {"sub": {"type": "choice", "options": {"x": {
+    "estimator": LR, "cee": {"type": "flot", "low": 0.1, "high": 10}}}}}
+
+
+@pytest.mark.parametrize(
+    ("document", "path"),
+    [
+        ({"steps": ["model"], "params": {"model": {"type": "choice", "options": {"svm": {
+            "estimator": SVC, "rename": {"cee": "C"}, "C": {"type": "float", "low": 0.1,
+                                                            "high": 10}, **NESTED_CEE}}}}},
+         "params.model.options.svm.rename.cee"),
+        ({"estimator": SVC, "rename": {"cee": "C"},
+          "params": {"C": {"type": "float", "low": 0.1, "high": 10}, **NESTED_CEE}},
+         "rename.cee"),
+    ],
+    ids=["option", "top-level"],
+)
+def test_a_rename_is_reported_though_another_component_has_a_refused_parameter_of_its_name(
+    document, path
+):
+    """The refused ``cee`` belongs to the nested option's own estimator: the outer
+    component's ``rename: {cee: C}`` names nothing of its own arguments."""
+    found = messages(document)
+    assert found[0].startswith("params.")
+    assert "cee.type: unknown type 'flot'" in found[0]
+    assert any(message.startswith(f"{path}: no hyperparameter 'cee' here") for message in found)
