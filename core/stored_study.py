@@ -389,21 +389,23 @@ def stored_history(storage: Any) -> History:
 
 def without_inactive_values(storage: Any, space: Any, history: History) -> History:
     """``history`` with the values its trials hold for hyperparameters ``space`` makes
-    inactive left out, where that is a configuration's only problem; the file keeps
-    them. Studies stored before 'ne' required its parent active (759a049) hold such
-    values, on which surrogates failed and which random search and TPE learned from."""
+    inactive left out, where that is a configuration's only problem: finished trials keep
+    them in the file, trials run again are run and stored without them. Studies stored
+    before 'ne' required its parent active (759a049) hold such values, on which
+    surrogates failed and which random search and TPE learned from."""
     found = inactive_values(space, [trial.config for trial in history])
     if not found.positions:
         return history
     trials = list(history)
     for position, config in zip(found.positions, found.configs, strict=True):
         trials[position] = attrs.evolve(trials[position], config=config)
+    cause = ", likely stored before ensembo's 'ne' required its parent active (8 Dec 2026)"
     logger.warning(
-        "%s: %d stored trials hold values for hyperparameters their space makes inactive "
-        "(%s); they are read without them (the file keeps them). A condition's meaning "
-        "changed on 8 Dec 2026: ensembo's 'ne' now requires its parent active, so a child "
-        "of an inactive parent is inactive", getattr(storage, "path", "the stored study"),
-        len(found.positions), ", ".join(found.names),
+        "%s: %d stored trials hold values for hyperparameters inactive in their "
+        "configurations (%s)%s; they are read without them: finished trials keep them in "
+        "the file, trials run again are run and stored without them",
+        getattr(storage, "path", "the stored study"), len(found.positions),
+        ", ".join(found.names), cause,
     )
     return History(trials)
 

@@ -1,6 +1,7 @@
 """A study stored before 'ne' required its parent active (759a049) holds values for
 hyperparameters its space now makes inactive ({'model': 'lr', 'not_poly': 5}). It loads
-with those values left out and one warning; the file keeps them. rf and gp failed on
+with those values left out and one warning; finished trials keep them in the file, trials
+run again are run and stored without them. rf and gp failed on
 the first ask ('not_poly' has a value (5) but is not active), random search and TPE
 learned from them."""
 
@@ -43,13 +44,16 @@ def loss(config):
     return config["x"] + config.get("not_poly", 5) / 10
 
 
-def stored_as_before(path, configs):
-    """A study file whose trials hold ``configs`` as an earlier version stored them."""
-    study = Study(spaces.load(NOT_POLY), storage=path, surrogate=None, seed=3, n_initial=2)
-    for config in configs:
-        study.enqueue({"model": config["model"]})  # its stored config is written below
+def stored_as_before(path, configs, document=NOT_POLY, running=0):
+    """A study file whose trials hold ``configs`` as an earlier version stored them, the
+    last ``running`` of them left running (their process died)."""
+    study = Study(spaces.load(document), storage=path, surrogate=None, seed=3, n_initial=2)
+    for number, config in enumerate(configs):
+        first = next(iter(config))
+        study.enqueue({first: config[first]})  # its stored config is written below
         trial = study.ask()
-        study.tell(trial, loss(config))
+        if number < len(configs) - running:
+            study.tell(trial, loss(config))
     study.close()
     with sqlite3.connect(path) as connection:
         for number, config in enumerate(configs):
@@ -74,17 +78,44 @@ def test_values_made_inactive_are_read_without_them_and_a_surrogate_can_ask(tmp_
     stored_as_before(path, old)
     with caplog.at_level(logging.WARNING):
         study = Study.load(path, surrogate="rf", acquisition_optimizer="local-search")
-    warnings = [r.getMessage() for r in caplog.records if "makes inactive" in r.getMessage()]
+    warnings = inactive_warnings(caplog)
     assert len(warnings) == 1, warnings
     assert str(path) in warnings[0]
     assert "2 stored trials" in warnings[0]
     assert "(not_poly)" in warnings[0]
-    assert "'ne' now requires its parent active" in warnings[0]
+    assert "before ensembo's 'ne' required its parent active (8 Dec 2026)" in warnings[0]
     assert [dict(trial.config) for trial in study.history] == [
         LR, old[1], {**LR, "x": 0.75}, old[3]]
     study.optimize(loss, n_trials=2)  # the rf surrogate encodes every trial
     assert len(study.history) == 6
     assert stored_configs(path)[:4] == old  # the recorded data is kept
+
+
+def inactive_warnings(caplog):
+    return [r.getMessage() for r in caplog.records
+            if "hold values for hyperparameters inactive" in r.getMessage()]
+
+
+def test_a_trial_run_again_is_stored_without_the_values_and_the_warning_says_so(
+    tmp_path, caplog
+):
+    """A trial left running is run again with its config as read, and stored so: the
+    warning must not say the file keeps the values of every trial."""
+    path = tmp_path / "old.db"
+    old = [{**LR, "not_poly": 5}, {**LR, "x": 0.75, "not_poly": 2}]
+    stored_as_before(path, old, running=1)
+    with caplog.at_level(logging.WARNING):
+        study = Study.load(path, surrogate=None)
+    seen = []
+    study.optimize(lambda config: (seen.append(dict(config)), loss(config))[1], n_trials=1)
+    study.close()
+    assert seen == [{**LR, "x": 0.75}]
+    assert stored_configs(path) == [old[0], {**LR, "x": 0.75}]
+    (warning,) = inactive_warnings(caplog)
+    assert warning.endswith(
+        "they are read without them: finished trials keep them in the file, trials run "
+        "again are run and stored without them"
+    )
 
 
 def test_a_stored_config_with_another_problem_is_left_as_it_was(tmp_path):
