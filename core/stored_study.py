@@ -405,7 +405,7 @@ def without_inactive_values(storage: Any, space: Any, history: History) -> Histo
         "configurations (%s)%s; they are read without them: finished trials keep them in "
         "the file, trials run again are run and stored without them",
         getattr(storage, "path", "the stored study"), len(found.positions),
-        ", ".join(found.names), cause,
+        ", ".join(found.names), cause if found.ne_written else "",
     )
     return History(trials)
 

@@ -17,6 +17,7 @@ import attrs
 import numpy as np
 
 from ensembo.spaces.activity import deactivate
+from ensembo.spaces.spec import Compare, Condition, Junction
 
 _UNSET = object()  # a parent the configuration has no value for
 
@@ -24,11 +25,14 @@ _UNSET = object()  # a parent the configuration has no value for
 @attrs.frozen
 class InactiveValues:
     """The configurations (by position) that are valid once their values for inactive
-    hyperparameters are left out, as they then are, and the names left out."""
+    hyperparameters are left out, as they then are, and the names left out.
+    ``ne_written``: the space's document has an ``ne`` condition, so the values may date
+    from before ``ne`` required its parent active (a warning names that change only then)."""
 
     positions: tuple[int, ...] = ()
     configs: tuple[dict[str, Any], ...] = ()
     names: tuple[str, ...] = ()
+    ne_written: bool = False
 
 
 def inactive_values(space: Any, configs: Sequence[Mapping[str, Any]]) -> InactiveValues:
@@ -62,7 +66,21 @@ def inactive_values(space: Any, configs: Sequence[Mapping[str, Any]]) -> Inactiv
         positions=tuple(position for position, _, _ in found),
         configs=tuple(kept for _, kept, _ in found),
         names=tuple(sorted({name for _, _, inactive in found for name in inactive})),
+        ne_written=_ne_written(space),
     )
+
+
+def _ne_written(space: Any) -> bool:
+    """Whether a ``when`` of the space's document uses ``ne`` (a loaded ConfigSpace has
+    no document: its NotEqualsCondition kept its own meaning)."""
+    spec = getattr(space, "spec", None)
+    return spec is not None and any(_uses_ne(param.when) for param in spec.params)
+
+
+def _uses_ne(condition: Condition | None) -> bool:
+    if isinstance(condition, Junction):
+        return any(_uses_ne(item) for item in condition.items)
+    return isinstance(condition, Compare) and condition.op == "ne"
 
 
 def _parent_names(space: Any) -> tuple[str, ...]:

@@ -118,6 +118,25 @@ def test_a_trial_run_again_is_stored_without_the_values_and_the_warning_says_so(
     )
 
 
+def test_the_warning_names_the_ne_change_only_for_a_space_with_ne(tmp_path, caplog):
+    """Values stale for another reason (a space edited since) are not blamed on 'ne'."""
+    path = tmp_path / "gt.db"
+    document = {"name": "gt", "params": {
+        "n": {"type": "int", "low": 1, "high": 10},
+        "x": {"type": "float", "low": 0, "high": 1},
+        "big": {"type": "float", "low": 0, "high": 1, "when": {"n": {"gt": 5}}},
+    }}
+    stored_as_before(path, [{"n": 3, "x": 0.5, "big": 0.5}], document)
+    with caplog.at_level(logging.WARNING):
+        Study.load(path, surrogate=None).close()
+    (warning,) = inactive_warnings(caplog)
+    assert (
+        "1 stored trials hold values for hyperparameters inactive in their configurations "
+        "(big); they are read without them"
+    ) in warning
+    assert "'ne'" not in warning
+
+
 def test_a_stored_config_with_another_problem_is_left_as_it_was(tmp_path):
     path = tmp_path / "old.db"
     out_of_range = {**LR, "x": 3.0, "not_poly": 12}  # not_poly inactive, and x out of range
