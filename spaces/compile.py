@@ -182,12 +182,6 @@ def _conditions(param: Param, hyperparameters: dict, problems: Problems):
     return parts[0] if len(parts) == 1 else AndConjunction(*parts)
 
 
-def compiled_condition(condition: Condition, child, hyperparameters: dict):
-    """``condition`` as the ConfigSpace condition of ``child``, as :func:`compile_spec`
-    made it (None if ConfigSpace refuses it): for showing a compiled one as written."""
-    return _condition(condition, child, hyperparameters, Problems())
-
-
 def _condition(condition: Condition, child, hyperparameters: dict, problems: Problems):
     if isinstance(condition, Compare):
         parent = hyperparameters[condition.parent]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ConfigSpace import AndConjunction, EqualsCondition
+from ConfigSpace.conditions import Conjunction
 from ConfigSpace.hyperparameters import (
     CategoricalHyperparameter,
     Constant,
@@ -18,9 +19,8 @@ from ConfigSpace.hyperparameters import (
     OrdinalHyperparameter,
 )
 
-from ensembo.spaces.compile import compiled_condition
 from ensembo.spaces.quantize import step_of
-from ensembo.spaces.spec import Compare
+from ensembo.spaces.spec import Compare, Condition, Junction
 
 if TYPE_CHECKING:
     from ensembo.spaces.space import Space
@@ -75,41 +75,47 @@ def _branch_of(space: Space, name: str) -> tuple[str, Any] | None:
 
 def _condition_text(space: Space, name: str) -> str:
     """``, when ...`` for the conditions not already shown by the branch it sits under."""
+    parts = _condition_parts(space, name)
+    branch = _branch_of(space, name)
+    if branch is not None:
+        parts = [(c, written) for c, written in parts if not _is_branch(c, branch)]
+    if not parts:
+        return ""
+    text = " and ".join(_as_written(c, written) for c, written in parts)
+    return ", when " + text.replace(f"{name} | ", "")
+
+
+def _condition_parts(space: Space, name: str) -> list[tuple[Any, Condition | None]]:
+    """Each part of ``name``'s ConfigSpace condition (the parts of a conjunction), with
+    the document's condition it was compiled from (None for the option it sits under,
+    and in an imported space)."""
     parts = []
     for condition in space.configspace.parent_conditions_of[name]:
         is_and = isinstance(condition, AndConjunction)
         parts.extend(condition.components if is_and else [condition])
-    branch = _branch_of(space, name)
-    if branch is not None:
-        parts = [c for c in parts if not _is_branch(c, branch)]
-    if not parts:
-        return ""
-    text = " and ".join(str(c).replace(f"{name} | ", "") for c in parts)
-    return ", when " + _ne_as_written(space, name, text)
-
-
-def _ne_as_written(space: Space, name: str, text: str) -> str:
-    """``text`` with each ``ne`` of the document shown as written (``kernel != 'poly'``),
-    not as the ``in`` other values or ``< v || > v`` it compiles to (compile.py)."""
     if space.spec is None:
-        return text
-    hyperparameters = {n: space.configspace[n] for n in space.names}
-    for compare in _compares(space.spec.param(name).when):
-        if compare.op != "ne":
-            continue
-        compiled = compiled_condition(compare, space.configspace[name], hyperparameters)
-        if compiled is not None:
-            shown = str(compiled).replace(f"{name} | ", "")
-            text = text.replace(shown, f"{compare.parent} != {compare.value!r}")
-    return text
+        return [(part, None) for part in parts]
+    param = space.spec.param(name)  # compiled as [option's ==] + [when] (compile.py)
+    written = [None] if param.branch is not None else []
+    if param.when is not None:
+        if len(written) + 1 == len(parts):
+            written.append(param.when)
+        else:  # a top-level 'all' with no option: its items are the conjunction's parts
+            written.extend(param.when.items)
+    return list(zip(parts, written, strict=True))
 
 
-def _compares(condition: Any) -> list[Compare]:
-    if condition is None:
-        return []
-    if isinstance(condition, Compare):
-        return [condition]
-    return [compare for item in condition.items for compare in _compares(item)]
+def _as_written(condition: Any, written: Condition | None) -> str:
+    """``condition`` as ConfigSpace prints it, but each part compiled from a ``ne`` as
+    written (``kernel != 'poly'``), not as the ``in`` other values or ``< v || > v`` it
+    compiles to: decided part by part, so an ``in`` written as such stays ``in``."""
+    if isinstance(written, Compare) and written.op == "ne":
+        return f"{written.parent} != {written.value!r}"
+    if isinstance(written, Junction) and isinstance(condition, Conjunction):
+        joint = " && " if isinstance(condition, AndConjunction) else " || "
+        items = zip(condition.components, written.items, strict=True)
+        return "(" + joint.join(_as_written(c, item) for c, item in items) + ")"
+    return str(condition)
 
 
 def _is_branch(condition: Any, branch: tuple[str, Any]) -> bool:

@@ -117,3 +117,22 @@ def test_show_writes_ne_as_written_not_as_what_it_compiles_to():
     assert any(line.endswith("when model:svm:n != 2") for line in lines), lines
     assert any(line.endswith("when (model:svm:n != 2 || model == 'lr')") for line in lines)
     assert any(line.endswith("when kernel != 'poly'") for line in lines), lines
+
+
+def test_show_keeps_an_in_that_equals_what_a_ne_compiles_to():
+    """``kernel in [rbf, linear]`` is what ``kernel ne poly`` compiles to: the written
+    ``in`` was shown as ``!=`` too when the text of the whole condition was rewritten."""
+    document = {"params": {
+        "kernel": {"type": "categorical", "choices": ["rbf", "poly", "linear"]},
+        "a": {"type": "float", "low": 0, "high": 1, "when": {"all": [
+            {"kernel": {"ne": "poly"}}, {"kernel": {"in": ["rbf", "linear"]}}]}},
+        "b": {"type": "float", "low": 0, "high": 1, "when": {"any": [
+            {"kernel": {"ne": "poly"}}, {"kernel": ["rbf", "linear"]}]}},
+    }}
+    lines = spaces.load(document).show().splitlines()
+    assert any(
+        line.endswith("when kernel != 'poly' and kernel in {'rbf', 'linear'}") for line in lines
+    ), lines
+    assert any(
+        line.endswith("when (kernel != 'poly' || kernel in {'rbf', 'linear'})") for line in lines
+    ), lines
