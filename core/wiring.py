@@ -42,7 +42,7 @@ def build_proposer(specs: Mapping[str, Any], reg: Registry | None) -> BuiltPropo
     if isinstance(surrogate, Proposer):
         _check_unused_acquisition(specs, reg)
         return BuiltProposer(surrogate, optimizer_spec)
-    if optimizer_spec == defaults.AUTO:
+    if _is_auto("acquisition_optimizer", optimizer_spec):  # as given, or as stored
         optimizer_spec = defaults.default_acquisition_optimizer(surrogate)
     proposer = ModelBasedProposer(
         surrogate,
@@ -57,9 +57,14 @@ def _check_unused_acquisition(specs: Mapping[str, Any], reg: Registry | None) ->
     """Build the acquisition parts a proposer without a model will not use, so a
     misspelt name or a bad option is still refused rather than silently ignored."""
     for kind in ("acquisition", "acquisition_optimizer"):
-        parts = components.split_spec(kind, specs[kind])
-        if parts is None or parts[0] != defaults.AUTO:  # "auto" as stored: {"name": "auto"}
+        if not _is_auto(kind, specs[kind]):
             components.build(kind, specs[kind], reg)
+
+
+def _is_auto(kind: str, spec: Any) -> bool:
+    """``"auto"`` as given, or as a stored study holds it (``{"name": "auto"}``)."""
+    parts = components.split_spec(kind, spec)
+    return parts is not None and parts[0] == defaults.AUTO
 
 
 def observer_manager(reg: Registry | None, callbacks: Iterable[Any]) -> pluggy.PluginManager:
