@@ -44,6 +44,9 @@ class _Watch:
 
 _watch: _Watch | None = None
 _thread: threading.Thread | None = None
+_hooks = threading.Lock()
+"""Held from the before-fork hook to the after-fork one: threads of the objective fork
+at once, and the hooks run outside CPython's own fork serialisation."""
 
 
 def end_group_with_parent(parent: int) -> bool:
@@ -97,6 +100,7 @@ def _kill_own_group() -> None:
 def _stop_before_fork() -> None:
     """Wake the watching thread and wait for it to end, so no fork copies it running."""
     global _thread
+    _hooks.acquire()
     if _watch is None or _thread is None:
         return
     os.write(_watch.wake_write, b"x")
@@ -105,9 +109,19 @@ def _stop_before_fork() -> None:
     os.read(_watch.wake_read, 1)  # the thread leaves the byte: the next one must block
 
 
+def _start_in_parent() -> None:
+    """Start the watch again in the forking process, and let the next fork's hooks run."""
+    try:
+        _start()
+    finally:
+        _hooks.release()
+
+
 def _forget_in_child() -> None:
-    """A process forked by the child is not the evaluation: it closes the watch."""
-    global _watch, _thread
+    """A process forked by the child is not the evaluation: it closes the watch (and
+    takes a lock of its own: its copy of ``_hooks`` is held by the fork that made it)."""
+    global _watch, _thread, _hooks
+    _hooks = threading.Lock()
     if _watch is not None:
         _watch.close()
     _watch, _thread = None, None
@@ -115,5 +129,7 @@ def _forget_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(
-        before=_stop_before_fork, after_in_parent=_start, after_in_child=_forget_in_child
+        before=_stop_before_fork,
+        after_in_parent=_start_in_parent,
+        after_in_child=_forget_in_child,
     )
