@@ -5,6 +5,7 @@ options it takes, before anything the factory raises itself is considered."""
 from __future__ import annotations
 
 import functools
+import inspect
 
 import attrs
 import pytest
@@ -169,3 +170,68 @@ def test_a_settings_class_needing_what_the_factory_supplies_cannot_decide(declar
     with pytest.raises(TypeError, match="raised before the settings") as caught:
         declared.create("initial_design", "supplies-task", k="3")
     assert not isinstance(caught.value, ComponentOptionError)
+
+
+# --- a declared source with a TypeError bug of its own ----------------------------------
+
+
+class BuggyForEveryK(RandomDesign):
+    """A component class declared as its own source, with a bug whatever the options."""
+
+    def __init__(self, k: int = 5, weights: str = "uniform"):
+        self.table = dict.fromkeys(range(k)) | None
+
+
+@ensembo.declares_options(BuggyForEveryK)
+def forwards_to_buggy(**options):
+    return BuggyForEveryK(**options)
+
+
+def test_a_source_failing_without_the_options_too_is_a_bug_not_a_refusal():
+    """The rebuild repeats the bug for k=3; the control (built with no options) fails as
+    well, so the options are not what it refuses (3411e95 blamed them)."""
+
+    class Plugin:
+        @hookimpl
+        def ensembo_add_initial_designs(self):
+            return {"buggy-source": forwards_to_buggy}
+
+    reg = Registry.from_plugins({"dist": Plugin()})
+    with pytest.raises(TypeError, match=r"unsupported operand") as caught:
+        reg.create("initial_design", "buggy-source", k=3)
+    assert not isinstance(caught.value, ComponentOptionError)
+    assert caught.value.__notes__ == ["while building initial design 'buggy-source' (from dist)"]
+
+
+class _BuggyChain:
+    """Stands for any TypeError bug reached from the GP's constructor with some options."""
+
+    def __init__(self, samples, burn_in):
+        self.length = len(None)
+
+
+@pytest.mark.parametrize("name", ["gp", "gp-cond"])
+def test_a_type_error_bug_in_the_gp_is_not_blamed_on_its_options(monkeypatch, name):
+    """gp declared GaussianProcessSurrogate itself: the rebuild repeated a bug reached only
+    with hyperparameters=mcmc, and the control (ml2) passed, so it was an option error."""
+    from ensembo.plugins.surrogates.gp import surrogate
+    from ensembo.registry import registry
+
+    monkeypatch.setattr(surrogate, "HyperparameterChain", _BuggyChain)
+    with pytest.raises(TypeError, match="has no len") as caught:
+        registry().create("surrogate", name, hyperparameters="mcmc")
+    assert not isinstance(caught.value, ComponentOptionError)
+    assert caught.value.__notes__ == [f"while building surrogate {name!r} (from ensembo)"]
+
+
+@pytest.mark.parametrize(("name", "hidden"), [("gp", {"plugin"}),
+                                              ("gp-cond", {"plugin", "conditional"})])
+def test_the_gp_still_declares_its_options_and_refuses_bad_values(name, hidden):
+    from ensembo.plugins.surrogates.gp.surrogate import GaussianProcessSurrogate
+    from ensembo.registry import registry
+
+    factory = registry().factory("surrogate", name)
+    assert list(inspect.signature(factory).parameters) == [
+        p for p in inspect.signature(GaussianProcessSurrogate).parameters if p not in hidden]
+    with pytest.raises(ComponentOptionError, match="restarts must be an integer"):
+        registry().create("surrogate", name, restarts="two")

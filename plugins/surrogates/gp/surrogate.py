@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ensembo.errors import SpaceError
+from ensembo.factory_refusals import signature_only
 from ensembo.hookspecs import declares_options
 from ensembo.plugins.option_checks import flag, positive, whole
 from ensembo.plugins.surrogates.gp.hyperparameters import (
@@ -281,13 +282,15 @@ def refuse_missing_values(batch: EncodedBatch, plugin: str) -> None:
     )
 
 
-@declares_options(GaussianProcessSurrogate, without=("plugin",))
+# Its signature alone: the class refuses bad options with ValueError, so its TypeError is a
+# bug, which building it again would repeat and blame on the options.
+@declares_options(signature_only(GaussianProcessSurrogate), without=("plugin",))
 def gp(**options) -> GaussianProcessSurrogate:
     """Factory for ``gp``: imputed encoding, one kernel over every configuration."""
     return GaussianProcessSurrogate(plugin="gp", **options)
 
 
-@declares_options(GaussianProcessSurrogate, without=("conditional", "plugin"))
+@declares_options(signature_only(GaussianProcessSurrogate), without=("conditional", "plugin"))
 def gp_conditional(**options) -> GaussianProcessSurrogate:
     """Factory for ``gp-cond``: Lévesque's conditional kernel."""
     if "conditional" in options:
