@@ -41,20 +41,19 @@ def refusal_by_declared_source(
     except (TypeError, ValueError):
         return None  # it needs an argument the factory passes itself (declared ``without``)
     refusal = _build_error(source, given)
-    if refusal is None:
-        return None  # it accepts them: the factory failed for another reason
+    if not isinstance(refusal, (TypeError, ValueError)):
+        return None  # accepted, or failed as no option refusal does: the factory's bug
     if _can_bind(signature, bound) and _build_error(source, bound) is not None:
         return None  # it fails without the user's options as well: a bug, whatever they are
     return refusal
 
 
-def _build_error(
-    source: Any, arguments: Mapping[str, Any]
-) -> TypeError | ValueError | None:
-    """What building ``source`` with ``arguments`` raises, or None."""
+def _build_error(source: Any, arguments: Mapping[str, Any]) -> Exception | None:
+    """What building ``source`` with ``arguments`` raises, or None. Any ``Exception`` is
+    caught: escaping from here, it would replace the factory's own error and its note."""
     try:
         source(**arguments)
-    except (TypeError, ValueError) as error:
+    except Exception as error:
         return error
     return None
 

@@ -235,3 +235,35 @@ def test_the_gp_still_declares_its_options_and_refuses_bad_values(name, hidden):
         p for p in inspect.signature(GaussianProcessSurrogate).parameters if p not in hidden]
     with pytest.raises(ComponentOptionError, match="restarts must be an integer"):
         registry().create("surrogate", name, restarts="two")
+
+
+class ClaimsItsName(RandomDesign):
+    """A source whose second build fails otherwise than refusing (a resource it claims)."""
+
+    claimed: set = set()
+
+    def __init__(self, name: str = "default", k: int = 5):
+        if name in ClaimsItsName.claimed:
+            raise RuntimeError(f"{name!r} is already open")
+        ClaimsItsName.claimed.add(name)
+
+
+@ensembo.declares_options(ClaimsItsName)
+def claims_then_fails(**options):
+    ClaimsItsName(**options)
+    return options["k"] + None  # the plugin's bug, after building
+
+
+def test_what_else_the_rebuild_raises_does_not_replace_the_factory_error():
+    """3411e95 let the rebuild's RuntimeError escape in place of the plugin's TypeError."""
+
+    class Plugin:
+        @hookimpl
+        def ensembo_add_initial_designs(self):
+            return {"claims": claims_then_fails}
+
+    ClaimsItsName.claimed.clear()
+    reg = Registry.from_plugins({"dist": Plugin()})
+    with pytest.raises(TypeError, match="unsupported operand") as caught:
+        reg.create("initial_design", "claims", k=3)
+    assert caught.value.__notes__ == ["while building initial design 'claims' (from dist)"]
