@@ -14,6 +14,7 @@ from ensembo.bench.optimizers import make_optimizer
 from ensembo.bench.optimizers.ensembo_optimizer import EnsemboOptimizer
 from ensembo.bench.record_stamps import pending_runs
 from ensembo.bench.report_file import write_report
+from ensembo.bench.report_only import keeps_report
 from ensembo.bench.seeds import seed_list
 from ensembo.bench.skips import missing_libraries, skipped_records
 from ensembo.bench.suite import get_suite
@@ -95,7 +96,8 @@ def run_benchmark(
     other_budgets = _other_budgets(runner.load_records(missing if not execute else []))
     counted = dict(executed=len(done), planned=len(runs), tables=computed,
                    other_budgets=other_budgets)
-    if other_budgets and not _any_of_this_budget(records):
+    if keeps_report(report_only=not execute, of_this_budget=_any_of_this_budget(records),
+                    of_other_budgets=bool(other_budgets)):
         # --report-only without the runs' --budget: an empty report would replace theirs
         return BenchmarkResult(report_path=suite_dir / "report.md", report_written=False,
                                skipped_as_finished=len(runs) - len(missing), **counted)

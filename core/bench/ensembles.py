@@ -33,13 +33,13 @@ from ensembo.bench.ensembles_experiments import (
     search_of_method,
 )
 from ensembo.bench.provenance import system_description
-from ensembo.bench.report_file import write_report
 from ensembo.bench.seeds import seed_list
 from ensembo.bench.standalone_runs import (
     SuiteRun,
     check_libraries,
     chosen_datasets,
     other_size_note,
+    report_suite,
     run_and_collect,
     write_record,
 )
@@ -238,13 +238,12 @@ def run_ensembles(
     collected = run_and_collect(blocks, execute, workers=workers, label="ensembles",
                                 unit="block", progress=progress, run=run)
     note = other_size_note(collected, "ensembles")
-    report = write_report(Path(out) / "ensembles" / "report.md",
-                          render_report(collected.records,
-                                        command=command or "ensembo bench ensembles",
-                                        budget=budget, seeds=len(chosen_seeds),
-                                        notes=[note] if note else []))
-    print(collected.counts("block"))
-    return SuiteRun.of(report, collected, "block")
+    return report_suite(Path(out) / "ensembles" / "report.md", collected,
+                        lambda: render_report(collected.records,
+                                              command=command or "ensembo bench ensembles",
+                                              budget=budget, seeds=len(chosen_seeds),
+                                              notes=[note] if note else []),
+                        "block")
 
 
 def chosen_experiments(selectors: str | None) -> tuple[list[str], dict[str, set[str]]]:

@@ -25,7 +25,6 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ensembo.bench.report_file import write_report
 from ensembo.bench.seeds import seed_list
 from ensembo.bench.standalone_runs import (
     SuiteRun,
@@ -33,6 +32,7 @@ from ensembo.bench.standalone_runs import (
     chosen_datasets,
     other_size_note,
     refuse_optimizers,
+    report_suite,
     run_and_collect,
     write_record,
 )
@@ -216,15 +216,13 @@ def run_estimators(
     collected = run_and_collect(runs, execute, workers=workers, label="estimators",
                                 progress=progress, run=run)
     note = other_size_note(collected, "estimators")
-    report = write_report(
-        Path(out) / "estimators" / "report.md",
-        render(
+    return report_suite(
+        Path(out) / "estimators" / "report.md", collected,
+        lambda: render(
             collected.records, command=command or "ensembo bench estimators",
             n_trials=n_trials, seeds=len(chosen_seeds), notes=[note] if note else [],
         ),
     )
-    print(collected.counts("run"))
-    return SuiteRun.of(report, collected)
 
 
 def _load(name: str) -> Any:

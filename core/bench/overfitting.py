@@ -27,7 +27,6 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ensembo.bench.report_file import write_report
 from ensembo.bench.seeds import seed_list
 from ensembo.bench.standalone_runs import (
     SuiteRun,
@@ -35,6 +34,7 @@ from ensembo.bench.standalone_runs import (
     chosen_datasets,
     other_size_note,
     refuse_optimizers,
+    report_suite,
     run_and_collect,
     write_record,
 )
@@ -304,17 +304,17 @@ def run_overfitting(
     collected = run_and_collect(runs, execute, workers=workers, label="overfitting",
                                 progress=progress, run=run)
     note = other_size_note(collected, "overfitting")
-    text = render(
-        tables(collected.records, chosen_seeds),
-        command=command or "ensembo bench overfitting",
-        budget=budget,
-        seeds=len(chosen_seeds),
-        space=space,
-        notes=[note] if note else [],
+    return report_suite(
+        Path(out) / "overfitting" / "report.md", collected,
+        lambda: render(
+            tables(collected.records, chosen_seeds),
+            command=command or "ensembo bench overfitting",
+            budget=budget,
+            seeds=len(chosen_seeds),
+            space=space,
+            notes=[note] if note else [],
+        ),
     )
-    print(collected.counts("run"))
-    report = write_report(Path(out) / "overfitting" / "report.md", text)
-    return SuiteRun.of(report, collected)
 
 
 def _load_keel(name: str) -> Any:

@@ -30,6 +30,8 @@ from typing import Any
 import attrs
 
 from ensembo.bench.record_stamps import RecordStamp, pending_runs, stamps
+from ensembo.bench.report_file import write_report
+from ensembo.bench.report_only import keeps_report, report_kept
 from ensembo.bench.run_claims import claim
 from ensembo.bench.run_ownership import Outcome, elsewhere
 from ensembo.bench.runner import (
@@ -40,6 +42,7 @@ from ensembo.bench.runner import (
     worker_environment,
 )
 from ensembo.bench.suite import UnknownSuiteError
+from ensembo.cli.exit_codes import USAGE_ERROR
 from ensembo.errors import EnsemboError, ExperimentError, MissingDependencyError
 from ensembo.progress import is_terminal
 
@@ -142,6 +145,7 @@ class Collected:
     lost: int = 0
     failed: int = 0  # of the runs executed here, those that failed
     other_sizes: Counter = attrs.field(factory=Counter)
+    report_only: bool = False  # nothing was run (--report-only)
 
     def counts(self, unit: str) -> str:
         """``"3 blocks executed, 20 already finished"``, as the plain suites say it."""
@@ -163,15 +167,21 @@ class SuiteRun:
     unit: str = "run"
     executed: int = 0
     failed: int = 0
+    # False when --report-only found records of other budgets only: report.md was kept
+    report_written: bool = True
 
     @classmethod
-    def of(cls, report: Path, collected: Collected, unit: str = "run") -> SuiteRun:
+    def of(cls, report: Path, collected: Collected, unit: str = "run",
+           report_written: bool = True) -> SuiteRun:
         return cls(report, collected.lost, unit, executed=collected.executed,
-                   failed=collected.failed)
+                   failed=collected.failed, report_written=report_written)
 
     def finish(self) -> int:
         """Print the report's path (and on stderr the lost and failed runs); the exit
         status."""
+        if not self.report_written:
+            print(report_kept(self.report), file=sys.stderr)
+            return USAGE_ERROR
         print(f"report: {self.report}")
         if self.lost:
             print(f"ensembo bench: {self.lost} {self.unit}s were not finished: their worker "
@@ -216,7 +226,20 @@ def run_and_collect(
                      already_finished=len(runs) - len(pending),
                      left_to_others=len(pending) - tally.executed - tally.lost if run else 0,
                      lost=tally.lost, failed=tally.failed,
-                     other_sizes=other_sizes)
+                     other_sizes=other_sizes, report_only=not run)
+
+
+def report_suite(path: Path, collected: Collected, render: Callable[[], str],
+                 unit: str = "run") -> SuiteRun:
+    """Write the report ``render`` gives to ``path`` and print the counts; unless
+    ``--report-only`` found records of other budgets only
+    (:func:`ensembo.bench.report_only.keeps_report`): the report at ``path`` is then left
+    as it was, not replaced by an empty one."""
+    kept = keeps_report(report_only=collected.report_only, of_this_budget=bool(collected.records),
+                        of_other_budgets=bool(collected.other_sizes))
+    report = path if kept else write_report(path, render())
+    print(collected.counts(unit))
+    return SuiteRun.of(report, collected, unit, report_written=not kept)
 
 
 def other_size_note(collected: Collected, label: str) -> str:

@@ -130,6 +130,7 @@ def _check_out(out: str) -> None:
 
 def run(args) -> int:
     from ensembo.bench.benchmark import run_benchmark
+    from ensembo.bench.report_only import report_kept
     from ensembo.bench.suite import available_suites
 
     if args.suite == "list":
@@ -166,8 +167,7 @@ def run(args) -> int:
         return code
     if not result.report_written:
         print(f"{result.counts()}{_not_run(result)}")
-        print(f"ensembo bench: no record of the planned runs was made with this budget; "
-              f"{result.report_path} is left as it was", file=sys.stderr)
+        print(report_kept(result.report_path), file=sys.stderr)
         return USAGE_ERROR
     print(f"{result.counts()}{_not_run(result)}; report: {result.report_path}")
     if result.lost:

@@ -453,14 +453,32 @@ def test_report_only_says_records_of_another_budget_exist(tmp_path, capsys):
 
     path = tmp_path / "ensembles" / "esmbo-large" / "svm" / "banana" / "seed-0.json"
     write_record(path, _block_record(budget=150))
+    # one of this budget: the report is written anew (with none, report.md is kept)
+    write_record(path.with_name("seed-1.json"), _block_record(budget=50))
     code = cli_main(["bench", "ensembles", "--optimizers", "esmbo-large:svm", "--problems",
-                     "banana", "--seeds", "1", "--out", str(tmp_path), "--report-only"])
+                     "banana", "--seeds", "2", "--out", str(tmp_path), "--report-only"])
     assert code == 0
     said = "1 record(s) made with another --budget are not reported (--budget 150: 1)"
     assert said in (tmp_path / "ensembles" / "report.md").read_text()
     output = capsys.readouterr()
     assert said in output.err
-    assert "0 blocks executed, 0 already finished, 1 not finished" in output.out
+    assert "0 blocks executed, 1 already finished, 1 not finished" in output.out
+
+
+def test_report_only_at_a_budget_no_block_has_keeps_the_report(tmp_path, capsys):
+    """--report-only without the blocks' --budget replaced the full report.md with an
+    empty one and exited 0 (audit)."""
+    from ensembo.bench.standalone_runs import write_record
+
+    path = tmp_path / "ensembles" / "esmbo-large" / "svm" / "banana" / "seed-0.json"
+    write_record(path, _block_record(budget=150))
+    report = tmp_path / "ensembles" / "report.md"
+    report.write_text("the full report")
+    code = cli_main(["bench", "ensembles", "--optimizers", "esmbo-large:svm", "--problems",
+                     "banana", "--seeds", "1", "--out", str(tmp_path), "--report-only"])
+    assert code == 2
+    assert f"{report} is left as it was" in capsys.readouterr().err
+    assert report.read_text() == "the full report"
 
 
 def test_ensembles_say_how_many_blocks_ran_and_were_finished(tmp_path, monkeypatch, capsys):

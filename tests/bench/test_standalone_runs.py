@@ -97,7 +97,11 @@ def test_reports_say_records_of_another_budget_exist(tmp_path, capsys):
     record = tmp_path / "estimators" / "iris" / "seed-0.json"
     record.parent.mkdir(parents=True)
     record.write_text('{"status": "complete", "n_trials": 30, "dataset": "iris"}')
-    suite = run_estimators(datasets=["iris"], seeds=1, n_trials=5, out=tmp_path,
+    # one of this budget: the report is written anew (with none, report.md is kept)
+    write_record(record.with_name("seed-1.json"),
+                 {"status": "failed", "n_trials": 5, "dataset": "iris", "seed": 1,
+                  "error": "boom"})
+    suite = run_estimators(datasets=["iris"], seeds=2, n_trials=5, out=tmp_path,
                            progress=False, run=False)
     said = "1 record(s) made with another --budget are not reported (--budget 30: 1)"
     assert said in suite.report.read_text() and said in capsys.readouterr().err
@@ -175,3 +179,38 @@ def test_the_libraries_are_checked_once_per_kind_of_source_and_not_for_report_on
     assert loaded == ["a", "keel:x"]
     check_libraries(types.SimpleNamespace(report_only=True), ["a"], loaded.append)
     assert loaded == ["a", "keel:x"]
+
+
+@pytest.mark.parametrize("benchmark, record_dir, size", [
+    ("estimators", "estimators/iris", {"n_trials": 2}),
+    ("overfitting", "overfitting/iris/gp", {"budget": 2}),
+])
+def test_report_only_at_a_budget_no_record_has_keeps_the_report(
+    benchmark, record_dir, size, tmp_path, capsys, monkeypatch
+):
+    """--report-only without the runs' --budget replaced a standalone benchmark's full
+    report.md with an empty one and exited 0; the optimizer suites keep it (audit)."""
+    from ensembo.bench import estimators, overfitting
+
+    monkeypatch.setattr(estimators, "_load", lambda name: None)
+    monkeypatch.setattr(overfitting, "_load_keel", lambda name: None)
+    report = tmp_path / benchmark / "report.md"
+    (tmp_path / benchmark).mkdir()
+    report.write_text("the full report")
+    runs = {"estimators": estimators.run_estimators, "overfitting": overfitting.run_overfitting}
+    planned = runs[benchmark](datasets=["iris"], seeds=1, out=tmp_path, progress=False,
+                              run=False)
+    assert planned.report_written  # no record at all: the report is written
+    record = tmp_path / record_dir / "seed-0.json"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    write_record(record, {"status": "complete", "dataset": "iris", **size})
+    report.write_text("the full report")
+    code = cli_main(["bench", benchmark, "--problems", "iris", "--seeds", "1", "--out",
+                     str(tmp_path), "--no-progress", "--report-only"])
+    assert code == 2
+    captured = capsys.readouterr()
+    assert "with another --budget are not reported" in captured.err
+    assert (f"no record of the planned runs was made with this budget; {report} is left as "
+            "it was") in captured.err
+    assert "report:" not in captured.out
+    assert report.read_text() == "the full report"
