@@ -81,7 +81,7 @@ PRIOR_SAMPLE = 64
 PRIOR_QUANTILE = 0.1
 """The quality bar: the first configuration must score at least this quantile of the
 random ones. Low, so that a correct optimizer with a small budget (the best of 3 random
-configurations falls below it with probability 0.9**3, under 1%) passes, while one
+configurations falls below it with probability 0.1**3, 0.1%) passes, while one
 returning the lowest-scoring configurations still fails; the median failed the best of
 3 random on 5 of 20 seeds."""
 
