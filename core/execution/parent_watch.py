@@ -9,6 +9,13 @@ parent's death cannot do it: ``PR_SET_PDEATHSIG`` with SIGKILL kills the child b
 anything of it runs, and a Python handler for another signal runs only in the main
 thread between two bytecodes, not while the objective waits in native code.
 
+The watching thread needs the GIL, though. An objective that holds it in native code (a
+C extension that does not release it, a ``ctypes.PyDLL`` call, a catastrophic ``re``
+match) is not ended when its parent dies, as ``PR_SET_PDEATHSIG`` ended it at once, but
+only when it lets go of the GIL and Python code runs again: a GIL-holding sleep of 8 s
+outlived its parent's SIGKILL, sent 0.5 s in, by 7.5 s. One that never lets go runs on
+with its group: the trial's deadline was kept by the parent.
+
 A process the objective forks (a ``multiprocessing`` helper, a nested evaluation)
 closes the watch's descriptors and does not watch the child's parent (a fork copies only
 the forking thread). The thread is also stopped around every ``os.fork`` in the child,
