@@ -45,12 +45,13 @@ def run_trials(
     INTERRUPTED; ``Study.ask`` hands them out again first) and do not count as finished.
     On Ctrl-C or any other exception every trial this run asked that is still running is
     recorded INTERRUPTED (not those asked by hand or by another thread: they are being
-    evaluated elsewhere, and would be handed out and evaluated twice), the
-    backend is closed with its work stopped, and the exception propagates. A backend
-    may offer ``check_objective(objective)``, called before the first ask, to refuse an
-    objective it cannot run (e.g. one a process pool cannot pickle). After a
-    normal end the backend stays open (closing it is its creator's job). Returns the
-    number of trials finished.
+    evaluated elsewhere, and would be handed out and evaluated twice), all of them before
+    observers hear of any, the backend is closed with its work stopped, and the exception
+    propagates (an observer's error on hearing of the interruptions is noted on it, not
+    raised instead). A backend may offer ``check_objective(objective)``, called before
+    the first ask, to refuse an objective it cannot run (e.g. one a process pool cannot
+    pickle). After a normal end the backend stays open (closing it is its creator's
+    job). Returns the number of trials finished.
     """
     check_objective = getattr(backend, "check_objective", None)
     if check_objective is not None:  # before any trial is asked: nothing to interrupt
@@ -99,13 +100,39 @@ def run_trials(
             else f"stopped by {type(error).__name__}"
         )
         try:
-            for trial in study.history.in_state(TrialState.RUNNING):
-                if trial.number in asked:
-                    study.tell(trial, state=TrialState.INTERRUPTED, error=reason)
+            interrupt_asked(study, asked, reason, error)
         finally:  # even if recording fails (storage gone), stop the running evaluations
             backend.close(interrupted=True)
         raise
     return finished
+
+
+def interrupt_asked(study: Study, asked: set[int], reason: str, error: BaseException) -> None:
+    """Record every RUNNING trial numbered in ``asked`` INTERRUPTED, all before any
+    observer hears of one: an observer that raises (often the very error that stopped the
+    run) would otherwise leave the rest running for ever. Each observer error is logged
+    and noted on ``error``, which the caller re-raises: it says why the run stopped."""
+    with study._lock:
+        now = study._clock.now()
+        interrupted = [
+            trial.with_failure(reason, now, TrialState.INTERRUPTED)
+            for trial in study.history.in_state(TrialState.RUNNING)
+            if trial.number in asked
+        ]
+        study._record(*interrupted)
+    for trial in interrupted:
+        try:
+            study._notify("ensembo_trial_finished", study=study, trial=trial)
+        except Exception as observer_error:
+            notes = "".join(f" ({note})" for note in getattr(observer_error, "__notes__", ()))
+            logger.error(
+                "an observer raised on interrupted trial %d after the run failed%s",
+                trial.number, notes, exc_info=observer_error,
+            )
+            error.add_note(
+                f"then, told that trial {trial.number} was interrupted, an observer raised "
+                f"{type(observer_error).__name__}: {observer_error}{notes}"
+            )
 
 
 def record(

@@ -58,14 +58,14 @@ def test_running_evaluations_are_stopped_even_if_recording_the_interrupt_fails(
 ):
     study = Study(flat_space, surrogate=None, seed=0)
     backend = HangingBackend()
-    original_tell = study.tell
+    original_record = study._record
 
-    def failing_tell(trial, *args, state=TrialState.COMPLETE, **kwargs):
-        if state is TrialState.INTERRUPTED:
+    def failing_record(*trials):
+        if any(t.state is TrialState.INTERRUPTED for t in trials):
             raise OSError("disk full")
-        return original_tell(trial, *args, state=state, **kwargs)
+        return original_record(*trials)
 
-    monkeypatch.setattr(study, "tell", failing_tell)
+    monkeypatch.setattr(study, "_record", failing_record)
     with pytest.raises(OSError, match="disk full"):
         run_trials(study, lambda config: 0.0, backend, n_trials=4, limits=NO_LIMITS)
     assert backend.closed_interrupted
