@@ -13,7 +13,25 @@ from collections.abc import Iterable, Sequence
 
 
 class EnsemboError(Exception):
-    """Root of every error raised by ensembo."""
+    """Root of every error raised by ensembo.
+
+    Pickled as its message and attributes, without calling ``__init__`` again: errors
+    cross process boundaries (process pools, dask), and the default unpickling called
+    ``__init__`` with the message alone, which fails for every error taking its fields.
+    """
+
+    def __reduce__(self) -> tuple:
+        return _unpickled, (type(self), self.args), self.__dict__
+
+
+def _unpickled(cls: type[EnsemboError], args: tuple) -> EnsemboError:
+    """``cls`` with ``args`` but not its own ``__init__``; its attributes and notes come
+    back as pickle's state. The builtin it also subclasses sets what it derives from the
+    message (``ImportError.msg``)."""
+    error = cls.__new__(cls, *args)
+    builtin = next(base for base in cls.__mro__ if base.__module__ == "builtins")
+    builtin.__init__(error, *args)
+    return error
 
 
 class SpaceError(EnsemboError, ValueError):
@@ -92,11 +110,6 @@ class DuplicatePluginError(EnsemboError, ValueError):
                        f"{', '.join(named[:-1])} and {named[-1]}. Uninstall all but one or "
                        "block the others with ENSEMBO_BLOCK_PLUGINS.")
         super().__init__(message)
-
-    def __reduce__(self) -> tuple:
-        """Rebuilt from its fields (its ``args`` hold only the message, which ``__init__``
-        does not take), so it crosses a process boundary: pickling failed."""
-        return type(self), (self.kind, self.name, *self.distributions), self.__dict__
 
 
 class PluginContractError(EnsemboError, TypeError):
