@@ -54,6 +54,27 @@ def positive_seconds(name: str, value: Any) -> float:
     return float(value)
 
 
+def exception_classes(name: str, value: Any) -> tuple[type[BaseException], ...]:
+    """``value`` (an exception class, or a tuple, list or other iterable of them) as the
+    tuple ``isinstance`` takes. A list (Optuna's style) passed unchecked, and the run
+    crashed at the objective's first error with ``isinstance``'s own TypeError."""
+    if isinstance(value, type) and issubclass(value, BaseException):
+        return (value,)
+    if value is None or isinstance(value, str | bytes | type) or not isinstance(value, Iterable):
+        raise ExperimentError(
+            name, f"must be an exception class or a tuple of them (() catches nothing), "
+            f"got {value!r}"
+        )
+    classes = tuple(value)
+    wrong = [c for c in classes if not (isinstance(c, type) and issubclass(c, BaseException))]
+    if wrong:
+        raise ExperimentError(
+            name, f"must hold exception classes only; {', '.join(map(repr, wrong))} "
+            f"{'is' if len(wrong) == 1 else 'are'} not one"
+        )
+    return classes
+
+
 def one_of(name: str, value: Any, valid: Iterable[Any]) -> Any:
     valid = tuple(valid)
     if value not in valid:

@@ -42,6 +42,7 @@ def optimize(
         raise TypeError(f"objective must be callable (config -> loss), got {objective!r}")
     # checked before the first trial: a wrong one would fail at the first crash
     max_retries = checks.whole_number("max_retries", max_retries, 0)
+    catch = checks.exception_classes("catch", catch)
     limits = execution.trial_limits(trial_timeout, memory_limit)
     backend, owned = execution.resolve_backend(n_jobs, executor)
     progress = ProgressBar(n_trials) if show_progress else None
