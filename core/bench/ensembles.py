@@ -16,7 +16,7 @@ writing one JSON record each; finished records are not run again.
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -226,8 +226,10 @@ def run_ensembles(
     command: str = "",
     progress: bool = True,
     run: bool = True,
+    check: Callable[[Sequence[str]], None] | None = None,
 ) -> SuiteRun:
-    """Run what is missing (unless ``run`` is false), then write ``out/ensembles/report.md``;
+    """Run what is missing (unless ``run`` is false; ``check`` first sees the datasets it
+    needs, :func:`run_and_collect`), then write ``out/ensembles/report.md``;
     returns its path and the blocks lost with their worker. Says how many blocks ran and
     how many were finished already, and (in the report too) how many records of another
     budget were left out."""
@@ -236,7 +238,7 @@ def run_ensembles(
     chosen_seeds = seed_list(seeds)
     blocks = plan(Path(out), experiments, chosen_seeds, budget, limit, datasets, spaces)
     collected = run_and_collect(blocks, execute, workers=workers, label="ensembles",
-                                unit="block", progress=progress, run=run)
+                                unit="block", progress=progress, run=run, check=check)
     note = other_size_note(collected, "ensembles")
     return report_suite(Path(out) / "ensembles" / "report.md", collected,
                         lambda: render_report(collected.records,
@@ -287,10 +289,11 @@ def main(args: Any, command: str) -> int:
     chosen, spaces = chosen_experiments(args.optimizers)
     theirs = list(dict.fromkeys(d for name in chosen for d in EXPERIMENTS[name].datasets))
     datasets = chosen_datasets(args, theirs, allowed=theirs)
-    check_libraries(args, datasets, load_named,
-                    kind=lambda name: source_of(name).partition(":")[0])
     suite = run_ensembles(experiments=chosen, seeds=args.seeds, budget=args.budget or 50,
                            workers=args.workers, out=args.out, datasets=datasets, spaces=spaces,
                            command=command, progress=not args.no_progress,
-                           run=not getattr(args, "report_only", False))
+                           run=not getattr(args, "report_only", False),
+                           check=lambda pending: check_libraries(
+                               args, pending, load_named,
+                               kind=lambda name: source_of(name).partition(":")[0]))
     return suite.finish()

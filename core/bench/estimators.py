@@ -18,7 +18,7 @@ are given to ensembo as such; the forests see their integer codes.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -199,9 +199,11 @@ def run_estimators(
     command: str = "",
     progress: bool = True,
     run: bool = True,
+    check: Callable[[Sequence[str]], None] | None = None,
 ) -> SuiteRun:
-    """Run what is missing (unless ``run`` is false), then write
-    ``out/estimators/report.md``; returns its path and the runs lost with their worker."""
+    """Run what is missing (unless ``run`` is false; ``check`` first sees the datasets it
+    needs, :func:`run_and_collect`), then write ``out/estimators/report.md``; returns its
+    path and the runs lost with their worker."""
     chosen_seeds = seed_list(seeds)
     runs = [
         EstimatorRun(
@@ -214,7 +216,7 @@ def run_estimators(
         for s in chosen_seeds
     ]
     collected = run_and_collect(runs, execute, workers=workers, label="estimators",
-                                progress=progress, run=run)
+                                progress=progress, run=run, check=check)
     note = other_size_note(collected, "estimators")
     return report_suite(
         Path(out) / "estimators" / "report.md", collected,
@@ -238,8 +240,8 @@ def main(args: Any, command: str) -> int:
     are fixed, so ``--optimizers`` is refused."""
     refuse_optimizers(args, "estimators")
     datasets = chosen_datasets(args, DATASETS, load=_load)
-    check_libraries(args, datasets, _load)
     suite = run_estimators(
+        check=lambda pending: check_libraries(args, pending, _load),
         datasets=datasets,
         seeds=args.seeds,
         n_trials=args.budget or 30,

