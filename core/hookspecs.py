@@ -37,10 +37,12 @@ OPTIONS_SOURCE = "__ensembo_options_source__"
 
 def declares_options(source: Any, *, without: tuple[str, ...] = ()) -> Any:
     """Decorate a factory that takes ``**options`` with the options of ``source`` (a
-    settings class or the constructor it forwards to), so that ``ensembo plugins NAME``
+    validation-only settings class, or ``factory_refusals.signature_only(cls)`` for a
+    component class that validates its own options), so that ``ensembo plugins NAME``
     and the unknown-option error can list them. When the factory raises a ``TypeError``,
-    the registry builds ``source`` with the same options to tell whether they are refused
-    (an option error) or the factory failed otherwise (a bug), so it should be cheap."""
+    the registry builds ``source`` with the same options, and without them, to tell
+    whether they are refused (an option error) or the factory failed otherwise (a bug),
+    so it must be cheap and free of side effects."""
     signature = inspect.signature(source)
     kept = [p for p in signature.parameters.values() if p.name not in without]
 
