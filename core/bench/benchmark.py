@@ -16,7 +16,7 @@ from ensembo.bench.record_stamps import pending_runs
 from ensembo.bench.report_file import write_report
 from ensembo.bench.report_only import keeps_report
 from ensembo.bench.seeds import seed_list
-from ensembo.bench.skips import missing_libraries, skipped_records
+from ensembo.bench.skips import library_count, missing_libraries, skipped_records
 from ensembo.bench.suite import get_suite
 from ensembo.progress import is_terminal
 
@@ -40,6 +40,7 @@ class BenchmarkResult:
     lost: int = 0  # their worker process died before they started: not finished
     skipped: int = 0  # of the executed runs, those skipped for a missing library
     missing_libraries: str = ""  # what they lacked: "smac, optuna (pip install ...)"
+    missing_library_count: int = 0  # how many libraries missing_libraries names
     # False when --report-only found records of other budgets only: report.md was kept
     report_written: bool = True
 
@@ -119,6 +120,7 @@ def run_benchmark(
         lost=len(lost),
         skipped=len(skipped),
         missing_libraries=missing_libraries(skipped),
+        missing_library_count=library_count(skipped),
         **counted,
     )
 

@@ -25,6 +25,17 @@ def skipped_records(records: Iterable[dict[str, Any] | None]) -> list[dict[str, 
     return [r for r in records if r is not None and r.get("status") == SKIPPED]
 
 
+def library_count(skipped: Iterable[dict[str, Any]]) -> int:
+    """How many libraries :func:`missing_libraries` names (a record without
+    ``missing_package`` counts once per reason), for 'once it is' or 'once they are
+    installed'."""
+    return len({record.get("missing_package") or _reason(record) for record in skipped})
+
+
+def _reason(record: dict[str, Any]) -> str:
+    return str(record.get("error") or "no reason recorded").splitlines()[0]
+
+
 def missing_libraries(skipped: Iterable[dict[str, Any]]) -> str:
     """``"smac, optuna (pip install 'ensembo[bench]'); torch (pip install torch)"``: the
     packages the skipped runs lacked, grouped by install command, in the runs' order; a
@@ -35,7 +46,7 @@ def missing_libraries(skipped: Iterable[dict[str, Any]]) -> str:
     for record in skipped:
         package, command = record.get("missing_package"), record.get("install_command")
         if package is None or command is None:
-            other_reasons[str(record.get("error") or "no reason recorded").splitlines()[0]] = None
+            other_reasons[_reason(record)] = None
             continue
         packages = by_command.setdefault(command, [])
         if package not in packages:

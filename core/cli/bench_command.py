@@ -174,12 +174,14 @@ def run(args) -> int:
         print(f"ensembo bench: {result.lost} runs were not finished: their worker process "
               "died before they started; rerun the same command to run them", file=sys.stderr)
     if result.failed:
-        print(f"ensembo bench: {result.failed} of {result.executed} runs failed; their errors "
+        ran = result.executed - result.skipped  # as the summary line counts them
+        print(f"ensembo bench: {result.failed} of {ran} runs failed; their errors "
               f"are listed in {result.report_path}", file=sys.stderr)
     if result.skipped:  # not a failure (exit 0): installing the library makes a rerun run them
         print(f"ensembo bench: {result.skipped} of {result.executed} runs skipped for a "
-              f"missing library: {result.missing_libraries}; once it is installed, the same "
-              "command runs them", file=sys.stderr)
+              f"missing library: {result.missing_libraries}; once "
+              f"{'they are' if result.missing_library_count > 1 else 'it is'} installed, the "
+              "same command runs them", file=sys.stderr)
     return 1 if result.lost or result.failed else 0
 
 

@@ -56,3 +56,28 @@ def test_a_library_no_extra_installs_is_named_with_its_own_install_command():
 def test_a_record_from_before_the_fields_gives_its_error():
     old = {"status": "skipped", "error": "needs the 'smac' package\nmore"}
     assert missing_libraries([old, old]) == "needs the 'smac' package"
+
+
+def test_failed_runs_are_counted_among_the_runs_executed_not_the_skipped(
+    tmp_path, monkeypatch, capsys
+):
+    """'1 of 4 runs failed' counted the 3 skipped runs, where the summary line said
+    '1 runs executed'; and 'once it is installed' named two libraries (audit)."""
+    from ensembo.bench.optimizers.random_optimizer import RandomOptimizer
+
+    def fails(self, *args, **kwargs):
+        raise RuntimeError("boom")
+
+    for module in ("smac", "hyperopt"):
+        monkeypatch.setitem(sys.modules, module, None)
+    for name in ("minimize", "optimize", "run", "ask"):
+        if hasattr(RandomOptimizer, name):
+            monkeypatch.setattr(RandomOptimizer, name, fails)
+    monkeypatch.setattr(runner, "run_all", _in_process)
+    code = main([*BRANIN, "--optimizers", "random,smac-hpo,smac-bb,hyperopt-tpe",
+                 "--out", str(tmp_path), "--no-progress"])
+    assert code == 1
+    captured = capsys.readouterr()
+    assert "1 runs executed, 3 skipped for a missing library" in captured.out
+    assert "ensembo bench: 1 of 1 runs failed" in captured.err
+    assert "once they are installed, the same command runs them" in captured.err
