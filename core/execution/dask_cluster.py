@@ -14,10 +14,12 @@ On the cluster ensembo starts itself (``ensembo run`` with ``backend: dask`` and
 (``isolate=True``): an objective that crashes (``os._exit``, a segfault) fails its trial
 as ``CRASHED``, retried up to ``max_retries``, and the worker lives on. Killing the
 worker instead, a crash while the nanny was still restarting it after an earlier one left
-the cluster without workers, which stopped the run. A client the user brings runs the objective
-in the worker's own process unless limits are set or ``DaskBackend(client,
-isolate=True)`` asks for the fork: an objective may submit tasks through its worker
-(``worker_client``), which hangs in a forked process.
+the cluster without workers, which stopped the run. ``isolate: false`` in the experiment's
+``execution:`` runs the objective in the worker's own process instead, unless limits are
+set. A client the user brings runs the objective in the worker's own process unless
+limits are set or ``DaskBackend(client, isolate=True)`` asks for the fork. In the fork
+the objective's own dask computations run locally, on the threaded scheduler, and it has
+no worker: ``worker_client()`` raises (:mod:`ensembo.execution.dask_in_child`).
 
 ``distributed`` is optional (the ``distributed`` extra) and imported on first use.
 """
@@ -32,6 +34,7 @@ from typing import Any
 from ensembo.errors import ExecutionError, MissingDependencyError
 from ensembo.execution.backend import Objective, check_serializable
 from ensembo.execution.child import TrialLimits, evaluate, evaluate_in_child
+from ensembo.execution.dask_in_child import WithoutWorker
 from ensembo.execution.outcome import Outcome, OutcomeKind, describe_exception
 
 _POLL_SECONDS = 2.0
@@ -84,7 +87,8 @@ class DaskBackend:
     uploaded (``client.upload_file``); a ``LocalCluster`` inherits the driver's
     ``sys.path``. ``isolate``: every evaluation runs in a process forked for it inside
     the worker, so that a crash fails its trial instead of killing the worker (a fork per
-    trial: 25-40 ms measured on a loaded 2-CPU machine).
+    trial: 25-40 ms measured on a loaded 2-CPU machine); there the objective's dask
+    computations run locally and ``worker_client()`` raises.
     """
 
     def __init__(
@@ -123,8 +127,9 @@ class DaskBackend:
         )
 
     def submit(self, objective: Objective, config: dict[str, Any], limits: TrialLimits) -> Any:
-        task = evaluate_isolated if self.isolate else evaluate
-        future = self.client.submit(task, objective, config, limits, ship=True, pure=False)
+        future = self.client.submit(
+            evaluate_on_worker, objective, config, limits, self.isolate, pure=False
+        )
         self._live.add(future)
         return future
 
@@ -202,14 +207,18 @@ class DaskBackend:
                 cluster.close()
 
 
-def evaluate_isolated(
-    objective: Objective, config: dict[str, Any], limits: TrialLimits, ship: bool = True
+def evaluate_on_worker(
+    objective: Objective, config: dict[str, Any], limits: TrialLimits, isolate: bool
 ) -> Outcome:
-    """The task of an isolating backend: ``objective(config)`` in a process forked inside
-    the worker, whose crash is the trial's ``CRASHED`` outcome and not the worker's death.
-    The outcome comes back from the child already portable; ``ship`` is for the same call
-    signature as :func:`~ensembo.execution.child.evaluate`."""
-    return evaluate_in_child(objective, config, limits)
+    """The task of a :class:`DaskBackend`. Isolated, or under limits, ``objective(config)``
+    runs in a process forked inside the worker, whose crash is the trial's ``CRASHED``
+    outcome and not the worker's death, and whose dask computations run there
+    (:class:`~ensembo.execution.dask_in_child.WithoutWorker`), not through the worker's
+    client, which cannot work in a fork. The outcome comes back from the child already
+    portable."""
+    if isolate or limits.any:
+        return evaluate_in_child(WithoutWorker(objective), config, limits)
+    return evaluate(objective, config, limits, ship=True)
 
 
 def _read(future: Any) -> Outcome:

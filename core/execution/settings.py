@@ -8,6 +8,7 @@ execution:
   trial_timeout: 600         # seconds; the evaluation is killed, the trial fails "timeout"
   memory_limit: 4GB          # per evaluation (address space); bytes or with KB/MB/GB
   max_retries: 2             # re-runs of a trial whose worker crashed or was lost
+  isolate: false             # dask: run in the worker's process, not a fork per trial
 ```
 """
 
@@ -32,7 +33,9 @@ from ensembo.execution.futures import ProcessBackend
 from ensembo.execution.resolve import resolve_jobs
 
 BACKENDS = ("serial", "processes", "dask")
-_KEYS = ("backend", "n_jobs", "address", "trial_timeout", "memory_limit", "max_retries")
+_KEYS = (
+    "backend", "n_jobs", "address", "trial_timeout", "memory_limit", "max_retries", "isolate"
+)
 _UNITS = {
     "": 1,
     "B": 1,
@@ -95,6 +98,9 @@ class ExecutionSettings:
     trial_timeout: float | None = None
     memory_limit: int | None = None
     max_retries: int = 2
+    isolate: bool | None = None
+    """Dask: each evaluation in a process forked inside the worker. ``None``: on the
+    cluster ensembo starts (no ``address``), not on one at an address."""
 
     @classmethod
     def from_document(cls, document: Any, path: str = "execution") -> ExecutionSettings:
@@ -135,6 +141,16 @@ class ExecutionSettings:
             checks.positive_seconds(f"{path}.trial_timeout", trial_timeout)
         memory = document.get("memory_limit")
         max_retries = checks.whole_number(f"{path}.max_retries", document.get("max_retries", 2), 0)
+        isolate = document.get("isolate")
+        if isolate is not None and not isinstance(isolate, bool):
+            raise ExperimentError(f"{path}.isolate", f"must be true or false, got {isolate!r}")
+        if isolate is not None and backend != "dask":
+            raise ExperimentError(
+                f"{path}.isolate",
+                f"only the dask backend takes it; {backend!r} "
+                + ("forks every evaluation anyway" if backend == "processes"
+                   else "runs the objective in the ensembo process, forked under limits"),
+            )
         return cls(
             backend=backend,
             n_jobs=n_jobs,
@@ -142,6 +158,7 @@ class ExecutionSettings:
             trial_timeout=None if trial_timeout is None else float(trial_timeout),
             memory_limit=None if memory is None else parse_bytes(memory, f"{path}.memory_limit"),
             max_retries=max_retries,
+            isolate=isolate,
         )
 
     def limit_options(self) -> dict[str, Any]:
@@ -166,8 +183,9 @@ class ExecutionSettings:
                 client, jobs = start_local_cluster(workers), None
             # ensembo's own cluster: a crash fails its trial, never a worker (whose
             # restart may not come); a scheduler at an address keeps its own ways
+            isolate = self.address is None if self.isolate is None else self.isolate
             backend: Backend = DaskBackend(
-                client, max_slots=jobs, owns_client=True, isolate=self.address is None
+                client, max_slots=jobs, owns_client=True, isolate=isolate
             )
         elif self.backend == "serial":
             backend = InlineBackend()
