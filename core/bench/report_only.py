@@ -14,6 +14,8 @@ def keeps_report(*, report_only: bool, of_this_budget: bool, of_other_budgets: b
 
 
 def report_kept(report_path: Path) -> str:
-    """The stderr line saying the report was not written, and why."""
-    return (f"ensembo bench: no record of the planned runs was made with this budget; "
-            f"{report_path} is left as it was")
+    """The stderr line saying the report was not written, and why; where there was none
+    (deleted, or the records copied alone), that none is written, not that it was left."""
+    kept = (f"{report_path} is left as it was" if Path(report_path).exists()
+            else f"no {report_path} is written")
+    return f"ensembo bench: no record of the planned runs was made with this budget; {kept}"

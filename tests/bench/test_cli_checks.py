@@ -115,6 +115,20 @@ def test_report_only_at_a_budget_no_record_has_keeps_the_report(tmp_path, capsys
     assert report.read_text() == "the full report"
 
 
+def test_report_only_at_a_budget_no_record_has_writes_no_report_where_none_was(
+    tmp_path, capsys
+):
+    """Without a report.md, stderr said '.../report.md is left as it was' (audit)."""
+    _record(tmp_path, 0, budget=6)
+    report = tmp_path / "synthetic" / "report.md"
+    assert main([*BRANIN, "--optimizers", "random", "--budget", "5", "--out", str(tmp_path),
+                 "--report-only"]) == 2
+    err = capsys.readouterr().err
+    assert f"no {report} is written" in err
+    assert "left as it was" not in err
+    assert not report.exists()
+
+
 def test_missing_matplotlib_is_warned_about(tmp_path, monkeypatch, caplog):
     """The convergence plots were left out of the report without a word."""
     import importlib.util
