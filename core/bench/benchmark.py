@@ -72,7 +72,12 @@ def run_benchmark(
     progress: bool = True,
     execute: bool = True,
 ) -> BenchmarkResult:
-    """Run the missing runs (unless ``execute`` is false), then report on every record."""
+    """Run the missing runs (unless ``execute`` is false), then report on every record.
+
+    The result's ``report_written`` is false when, not executing, no planned run has a
+    record of ``budget`` but some have one of another: ``report.md`` is then left as it
+    was (or, where there was none, none is written) rather than replaced by an empty
+    one; the command line says so and exits 2."""
     chosen = get_suite(suite)
     if optimizers is not None and not len(optimizers):  # None means the suite's defaults
         raise ValueError("optimizers: the list names nothing; give None for the suite's own")
