@@ -333,6 +333,7 @@ class Study:
         loss is a failed evaluation: the trial is failed, with a warning.
         """
         with self._lock:
+            told_results.refuse_queued(self.history.awaiting_result(trial))
             return self._tell(trial, result, predictions, state, error, fail_unusable=False)
 
     def _tell_returned(self, trial: Trial | int, value: Any) -> Trial:
@@ -352,7 +353,7 @@ class Study:
         *,
         fail_unusable: bool,
     ) -> Trial:
-        state = told_results.told_state(state, result, predictions)
+        state = told_results.told_state(state, result, predictions, error)
         current = self.history.awaiting_result(trial)
         if result is None and state is TrialState.COMPLETE and not fail_unusable:
             raise told_results.unusable(

@@ -26,9 +26,12 @@ logger = logging.getLogger("ensembo.study")
 OUTCOMES = (TrialState.COMPLETE, TrialState.FAILED, TrialState.INTERRUPTED)
 
 
-def told_state(state: TrialState | str, result: Any, predictions: np.ndarray | None) -> TrialState:
+def told_state(
+    state: TrialState | str, result: Any, predictions: np.ndarray | None, error: Any = None
+) -> TrialState:
     """``state`` as a TrialState a trial can be told as; only a complete trial has a
-    result or predictions."""
+    result or predictions, and only a failed or interrupted one an error (a complete
+    trial's was dropped without a word)."""
     state = TrialState.parse(state)
     if state not in OUTCOMES:
         raise TrialError(f"a trial is told as one of {[s.value for s in OUTCOMES]}, "
@@ -36,7 +39,25 @@ def told_state(state: TrialState | str, result: Any, predictions: np.ndarray | N
     if (result is not None or predictions is not None) and state is not TrialState.COMPLETE:
         raise TrialError(f"a {state.value} trial has no result; tell it without one and "
                          "without predictions= (the reason goes in error=)")
+    if error is not None and state is TrialState.COMPLETE:
+        raise TrialError(
+            f"tell(): error= ({error!r}) is kept only for a failed or interrupted trial, "
+            'not with a complete result; nothing was recorded: did you mean state="failed" '
+            "(with error= and no result)?"
+        )
     return state
+
+
+def refuse_queued(trial: Trial) -> Trial:
+    """tell() finishes a trial someone evaluated: a queued one was never handed out, and
+    telling it made it complete with no attempt and no start time."""
+    if trial.state is TrialState.PENDING:
+        raise TrialError(
+            f"tell(): trial {trial.number} is queued (enqueue()) and was never asked; ask() "
+            "hands it out to be evaluated and told, and add(config, result) records a "
+            "result evaluated elsewhere"
+        )
+    return trial
 
 
 def unusable(trial: Trial, problem: Exception | str,
