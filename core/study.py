@@ -189,6 +189,9 @@ class Study:
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
 
+    def __reduce__(self) -> Any:  # pickle, copy.deepcopy: it holds a lock and its storage
+        raise TypeError("a Study cannot be pickled or deep-copied; use storage= and Study.load")
+
     # --- wiring -------------------------------------------------------------------------
 
     def _build(self, kind: str, spec: Any) -> Any:
