@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -50,7 +50,9 @@ def positive_seconds(name: str, value: Any) -> float:
         or not math.isfinite(value)
         or value <= 0
     ):
-        raise ExperimentError(name, f"must be a positive number of seconds, got {value!r}")
+        raise ExperimentError(
+            name, f"must be a finite positive number of seconds, got {value!r}"
+        )
     return float(value)
 
 
@@ -73,6 +75,19 @@ def exception_classes(name: str, value: Any) -> tuple[type[BaseException], ...]:
             f"{'is' if len(wrong) == 1 else 'are'} not one"
         )
     return classes
+
+
+def mapping(name: str, value: Any) -> dict[str, Any]:
+    """``value`` (``None`` passes, as empty) as a new dict; a list said only
+    "cannot convert dictionary update sequence element #0", naming no argument."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ExperimentError(
+            name, f"must be a mapping (a dict of names to values), got {type(value).__name__}: "
+            f"{value!r}"
+        )
+    return dict(value)
 
 
 def one_of(name: str, value: Any, valid: Iterable[Any]) -> Any:

@@ -93,7 +93,7 @@ class Study:
             checks.one_of("task", task, TASKS)
         validation_targets = checks.one_per_example("validation_targets", validation_targets)
         self.registry = registry
-        self.metadata = dict(metadata or {})
+        self.metadata = checks.mapping("metadata", metadata)
         self._given_classes = None if classes is None else np.asarray(classes).tolist()
         # ask and tell may come from several threads: numbering, proposals and records
         # must not interleave (the optimize loops call both from one thread anyway).

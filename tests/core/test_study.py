@@ -240,8 +240,8 @@ def test_load_never_creates_a_file(tmp_path):
     ("options", "message"),
     [
         ({"n_trials": -1}, "n_trials: must be an integer >= 1, got -1"),
-        ({"n_trials": 2, "trial_timeout": -1}, "trial_timeout: must be a positive number"),
-        ({"timeout": "soon"}, "timeout: must be a positive number of seconds, got 'soon'"),
+        ({"n_trials": 2, "trial_timeout": -1}, "trial_timeout: must be a finite positive number"),
+        ({"timeout": "soon"}, "timeout: must be a finite positive number of seconds, got 'soon'"),
     ],
 )
 def test_optimize_names_a_bad_argument(flat_space, options, message):

@@ -34,7 +34,10 @@ def test_defaults_follow_what_is_given():
             r"execution\.backend: must be one of serial, processes, dask, got 'ray'",
         ),
         ({"n_jobs": 0}, r"execution\.n_jobs: must be a positive integer or -1"),
-        ({"trial_timeout": -1}, r"execution\.trial_timeout: must be a positive number of seconds"),
+        (
+            {"trial_timeout": -1},
+            r"execution\.trial_timeout: must be a finite positive number of seconds",
+        ),
         (
             {"memory_limit": "2 parsecs"},
             r"execution\.memory_limit: expected a positive number of bytes",

@@ -115,8 +115,11 @@ def test_invalid_parameters_are_reported_at_fit(tree_space):
         ({"cv": {"scheme": "loo"}}, "cv.scheme: unknown scheme 'loo'"),
         ({"cv": 50}, "cv.folds: 50 folds need at least 50 rows, got n_samples=40"),
         ({"refit": "maybe"}, "refit: must be True or False, got 'maybe'"),
-        ({"timeout": 0}, "timeout: must be a positive number of seconds, got 0"),
-        ({"trial_timeout": -1}, "trial_timeout: must be a positive number of seconds, got -1"),
+        ({"timeout": 0}, "timeout: must be a finite positive number of seconds, got 0"),
+        (
+            {"trial_timeout": -1},
+            "trial_timeout: must be a finite positive number of seconds, got -1",
+        ),
         ({"memory_limit": "lots"}, "memory_limit: expected a positive number of bytes"),
     ],
 )
