@@ -25,6 +25,7 @@ import joblib
 
 from ensembo import observers
 from ensembo.execution import NO_LIMITS, OutcomeKind, TrialLimits, evaluate_in_child
+from ensembo.execution.loop import interrupt_asked
 from ensembo.execution.outcome import describe_exception
 from ensembo.ml.artifacts import ArtifactStore
 from ensembo.ml.task import Task
@@ -101,9 +102,8 @@ def _run_batches(study: Study, task: Task, n_trials: int, store: ArtifactStore |
                     joblib.delayed(_attempt)(task, dict(t.config), t.number, limits)
                     for t in batch
                 )
-        except KeyboardInterrupt:
-            for trial in batch:
-                study.tell(trial, state=TrialState.INTERRUPTED, error="KeyboardInterrupt")
+        except KeyboardInterrupt as interrupt:  # all recorded before an observer hears
+            interrupt_asked(study, {t.number for t in batch}, "KeyboardInterrupt", interrupt)
             raise
         for trial, outcome in zip(batch, outcomes, strict=True):
             if isinstance(outcome, str):

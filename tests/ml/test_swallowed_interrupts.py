@@ -159,3 +159,31 @@ def test_a_write_inside_an_in_process_fit_is_still_held_back_from_ctrl_c(python_
             steps.append("after the write")  # not reached: raised when the write ended
     assert steps == ["write finished"]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_ctrl_c_interrupts_every_trial_of_a_batch_when_an_observer_raises(
+    swallower_task, tree_only_space, monkeypatch
+):
+    """Each trial of the batch was told INTERRUPTED with the observers notified, so an
+    observer that raised on the first left the others running for ever, and its error
+    replaced the Ctrl-C."""
+    import ensembo.ml.loop as loop
+
+    def raising_observer(study, trial):
+        raise RuntimeError(f"observer down at trial {trial.number}")
+
+    class InterruptedParallel:
+        def __init__(self, **options):
+            pass
+
+        def __call__(self, calls):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(loop.joblib, "Parallel", InterruptedParallel)
+    study = Study(tree_only_space, surrogate=None, seed=0, callbacks=[raising_observer],
+                  validation_targets=swallower_task.validation_targets(), loss="zero-one",
+                  task="classification")
+    with pytest.raises(KeyboardInterrupt) as raised:
+        run_task(study, swallower_task, 4, n_jobs=2)
+    assert [t.state for t in study.trials] == [TrialState.INTERRUPTED] * 2
+    assert "observer down at trial 1" in "\n".join(raised.value.__notes__)
