@@ -11,10 +11,10 @@ import difflib
 from ensembo.errors import SpaceError
 from ensembo.spaces import components
 from ensembo.spaces.options import option_name
-from ensembo.spaces.plan import static_arguments
+from ensembo.spaces.plan import argument_params, argument_scopes, static_arguments
 from ensembo.spaces.problems import Problems
 from ensembo.spaces.reachability import activity_needs
-from ensembo.spaces.spec import Component, Param, SpaceSpec, join
+from ensembo.spaces.spec import Component, SpaceSpec, join
 
 
 def check_components(spec: SpaceSpec, problems: Problems) -> None:
@@ -115,7 +115,7 @@ def _refused_locals(spec: SpaceSpec, component: Component, scope: str) -> set[st
     """Local names of the hyperparameters refused (and reported) where ``component``
     takes its arguments from: not those under a nested option with its own estimator,
     nor those of another component, which a ``rename`` here cannot mean."""
-    scopes = set(_argument_scopes(spec, component, scope))
+    scopes = set(argument_scopes(spec, component, scope))
     return {
         param.local
         for param in spec.refused.params
@@ -179,51 +179,11 @@ def _active_with(
     selector's value does not decide is kept."""
     selector = scope + component.by
     active = set()
-    for param in _argument_params(spec, component, scope):
+    for param in argument_params(spec, component, scope):
         admitted = needs.get(param.name, {}).get(selector)
         if admitted is None or option in {str(option_name(value)) for value in admitted}:
             active.add(param.local)
     return active & names
-
-
-def _argument_params(spec: SpaceSpec, component: Component, scope: str) -> list[Param]:
-    """The hyperparameters whose local names :func:`static_arguments` gives: those of
-    ``scope`` and, through options without an estimator, of the scopes below it."""
-    return [
-        param
-        for current in _argument_scopes(spec, component, scope)
-        for param in _scope_arguments(spec, component, scope, current)
-    ]
-
-
-def _argument_scopes(spec: SpaceSpec, component: Component, scope: str) -> list[str]:
-    """The scopes :func:`static_arguments` takes ``component``'s arguments from: its own
-    and, through options without an estimator, those below it."""
-    scopes: list[str] = []
-
-    def walk(current: str) -> None:
-        scopes.append(current)
-        for param in _scope_arguments(spec, component, scope, current):
-            for option in param.options:
-                if option.component is None:
-                    walk(option.scope)
-
-    walk(scope)
-    return scopes
-
-
-def _scope_arguments(
-    spec: SpaceSpec, component: Component, scope: str, current: str
-) -> list[Param]:
-    """The hyperparameters of ``current`` that are arguments: not pipeline steps, nor
-    the selector of a switched estimator."""
-    step_params = spec.step_params
-    return [
-        param
-        for param in spec.in_scope(current)
-        if param.name not in step_params
-        and not (current == scope and param.local == component.by)
-    ]
 
 
 def _check_reference(

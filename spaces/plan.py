@@ -124,18 +124,46 @@ def static_arguments(
     spec: SpaceSpec, component: Component, scope: str, with_params: bool
 ) -> set[str]:
     """Every argument name ``component`` may receive, over all configurations."""
-    names: set[str] = set()
-    step_params = spec.step_params
+    if not with_params:
+        return set()
+    return {param.local for param in argument_params(spec, component, scope)}
+
+
+def argument_params(spec: SpaceSpec, component: Component, scope: str) -> list[Param]:
+    """The hyperparameters ``component`` takes its arguments from: those of ``scope``
+    and, through options without an estimator, of the scopes below it."""
+    return [
+        param
+        for current in argument_scopes(spec, component, scope)
+        for param in _scope_arguments(spec, component, scope, current)
+    ]
+
+
+def argument_scopes(spec: SpaceSpec, component: Component, scope: str) -> list[str]:
+    """The scopes ``component`` takes its arguments from: its own and, through options
+    without an estimator, those below it; an option with its own estimator takes them."""
+    scopes: list[str] = []
 
     def walk(current: str) -> None:
-        for param in spec.in_scope(current):
-            if param.name in step_params or (current == scope and param.local == component.by):
-                continue
-            names.add(param.local)
+        scopes.append(current)
+        for param in _scope_arguments(spec, component, scope, current):
             for option in param.options:
                 if option.component is None:
                     walk(option.scope)
 
-    if with_params:
-        walk(scope)
-    return names
+    walk(scope)
+    return scopes
+
+
+def _scope_arguments(
+    spec: SpaceSpec, component: Component, scope: str, current: str
+) -> list[Param]:
+    """The hyperparameters of ``current`` that are arguments: not pipeline steps, nor
+    the selector of a switched estimator."""
+    step_params = spec.step_params
+    return [
+        param
+        for param in spec.in_scope(current)
+        if param.name not in step_params
+        and not (current == scope and param.local == component.by)
+    ]
