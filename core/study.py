@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from os import PathLike
 from typing import Any
 
-import attrs
 import numpy as np
 
 from ensembo import (
@@ -21,25 +20,23 @@ from ensembo import (
     component_use,
     components,
     defaults,
-    environment,
     interrupts,
     observers,
     spaces,
-    stored_study,
     study_arguments,
+    study_resume,
     study_runs,
     told_results,
     trial_table,
     wiring,
 )
 from ensembo.ensemble import Ensemble
-from ensembo.ensemble_keeper import EnsembleKeeper, check_strategy_fits
+from ensembo.ensemble_keeper import check_strategy_fits
 from ensembo.objective import InvalidResultError, NonFiniteLossError
 from ensembo.protocols import Proposer
 from ensembo.registry import Registry
 from ensembo.storage import (
     Storage,
-    claim_for_writing,
     keeps_in_memory,
     open_storage,
     put_trials,
@@ -136,45 +133,12 @@ class Study:
             )
         self.storage = open_storage(storage)  # only once every argument is known to be good
         try:
-            self._continue_stored()
+            study_resume.continue_stored(self)
         except BaseException:
             if self.storage is not storage:  # opened here: let go of the file and its lock
                 self.close()
             raise
         component_use.record_use(self._specs, storage)
-
-    def _continue_stored(self) -> None:
-        """Claim the storage, check that it is new or holds this study, read its trials.
-        Every check comes before the first write, so a refused construction leaves the
-        file as it was and the stored study can still be resumed as it was."""
-        claim_for_writing(self.storage)  # before reading: a live run's trials are not ours
-        classes = stored_study.stored_classes(self.storage, self._given_classes)
-        if classes != self._given_classes:
-            self._given_classes = classes
-            self.context = attrs.evolve(
-                self.context,
-                **study_arguments.class_fields(classes, self.context.y_true, self.context.task),
-            )
-        stored = stored_study.stored_history(self.storage)
-        # Every environment the study ran in, in order: a resumed study may continue on
-        # another machine, whose BLAS kernels can round its models differently.
-        self.environments = [environment.describe()]
-        continuation = stored_study.plan_continuation(
-            self.storage, self._meta(), stored.completed()
-        )
-        # read against this space once it is known to be the stored study's
-        self.history = stored_study.without_inactive_values(self.storage, self.space, stored)
-        self._clock = told_results.FinishClock(self.history)
-        self.metadata, self.environments = continuation.metadata, continuation.environments
-        self._model_state = stored_study.ModelState(
-            self.storage, components.describe("surrogate", self._specs["surrogate"])
-        )
-        self._model_state.restore(self.proposer, stored_trials=len(self.history))
-        self._keeper = EnsembleKeeper(self.strategy, self.context, self._strategy_name)
-        self._refresh_ensemble(announce=False)  # a strategy that cannot use the trials refuses
-        self._writer_token = shared_object.take_over(self.storage)
-        continuation.write(self.storage)
-        self._recover_interrupted()
 
     def close(self) -> None:
         """Close the storage file, releasing it for another process (a study also lets
@@ -332,8 +296,10 @@ class Study:
         ``state="failed"`` with ``error`` (text or the exception) for a failed
         evaluation. A result that cannot be used (none, not a number, predictions of the
         wrong shape, info the storage cannot keep) raises ``InvalidResultError`` and
-        records nothing: the trial stays running, to be told again. A NaN or infinite
-        loss is a failed evaluation: the trial is failed, with a warning.
+        records nothing: the trial stays running, to be told again. ``error=`` with a
+        complete result, and a queued trial never asked (:meth:`enqueue`; :meth:`add`
+        records a result evaluated elsewhere), raise ``TrialError`` and record nothing.
+        A NaN or infinite loss is a failed evaluation: the trial is failed, with a warning.
         """
         with self._lock:
             told_results.refuse_queued(self.history.awaiting_result(trial))
@@ -423,12 +389,6 @@ class Study:
         if ensemble is not None and announce:
             self._notify("ensembo_ensemble_updated", study=self, ensemble=ensemble)
 
-    def _recover_interrupted(self) -> None:
-        """Trials left RUNNING by a dead process become INTERRUPTED, to be re-run
-        (queued ones stay queued)."""
-        for trial in self.history.in_state(TrialState.RUNNING):
-            self._record(attrs.evolve(trial, state=TrialState.INTERRUPTED, error="process ended"))
-
     # --- the loop -----------------------------------------------------------------------
 
     def optimize(
@@ -437,7 +397,7 @@ class Study:
         n_trials: int | None = None,
         *,
         timeout: float | None = None,
-        catch: tuple[type[BaseException], ...] = (Exception,),
+        catch: type[BaseException] | Iterable[type[BaseException]] = (Exception,),
         show_progress: bool = False,
         n_jobs: int | None = None,
         executor: Any = None,
@@ -447,8 +407,10 @@ class Study:
     ) -> Study:
         """Evaluate ``objective`` until ``n_trials`` trials finished (or ``timeout`` s).
 
-        Exceptions listed in ``catch`` mark the trial failed with the error text; the
-        run continues (others fail the trial and propagate). Ctrl-C marks the running
+        An exception of a class in ``catch`` (an exception class, or a tuple, list or
+        other iterable of them; ``()`` catches nothing) marks the trial failed with the
+        error text and the run continues; others fail the trial and propagate (anything
+        else as ``catch`` is refused before the first trial). Ctrl-C marks the running
         trials interrupted and re-raises. ``show_progress`` draws a progress bar on
         stderr when it is a terminal.
 
