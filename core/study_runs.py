@@ -4,7 +4,7 @@ began and ended (:mod:`ensembo.execution` runs the trials)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -23,7 +23,7 @@ def optimize(
     n_trials: int | None,
     *,
     timeout: float | None,
-    catch: tuple[type[BaseException], ...],
+    catch: type[BaseException] | Iterable[type[BaseException]],
     show_progress: bool,
     n_jobs: int | None,
     executor: Any,
