@@ -18,15 +18,18 @@ with its group: the trial's deadline was kept by the parent.
 
 A process the objective forks (a ``multiprocessing`` helper, a nested evaluation)
 closes the watch's descriptors and does not watch the child's parent (a fork copies only
-the forking thread). The thread is also stopped around every ``os.fork`` in the child,
-one fork at a time, and started again after it in the forking process, for Python 3.12:
+the forking thread). The thread is also stopped before the first of the ``os.fork`` calls
+in flight in the child and started again after the last, in the forking process, for
+Python 3.12:
 it warns (``DeprecationWarning``) of a fork in a process with more than one thread,
 counted before the after-fork hooks restart the watch, so it rarely sees it (4 of 120
 forks measured: it counts the system's threads, and the stopped one may not have exited
 yet). Python 3.13 counts after those hooks and warns at every fork; 3.11 never warns.
 The stop is kept on every version, where it costs a thread start per fork, so that each
-runs the one path the tests check. The watch needs ``os.pidfd_open`` (Linux 5.3+);
-elsewhere the child only dies with its parent.
+runs the one path the tests check. No lock is held across a fork: one held from the
+before-fork hook to the after-fork one deadlocked against logging's own at-fork lock, and
+against an after-fork hook of another library that forks again. The watch needs
+``os.pidfd_open`` (Linux 5.3+); elsewhere the child only dies with its parent.
 """
 
 from __future__ import annotations
@@ -57,9 +60,15 @@ class _Watch:
 
 _watch: _Watch | None = None
 _thread: threading.Thread | None = None
-_hooks = threading.Lock()
-"""Held from the before-fork hook to the after-fork one: threads of the objective fork
-at once, and the hooks run outside CPython's own fork serialisation."""
+_forks_in_flight = 0
+"""Forks between their before-fork and after-in-parent hooks: threads of the objective
+fork at once, and the hooks run outside CPython's own fork serialisation."""
+_counting = threading.Lock()
+"""Guards the count and the stop or start of the watch, never across a fork; the watching
+thread never takes it, so a join under it ends."""
+_counted = threading.local()
+"""``depth``: this thread's forks counted in ``_forks_in_flight``; a before-fork hook
+interrupted (a Ctrl-C) before it counted leaves its after-fork hook nothing to uncount."""
 
 
 def end_group_with_parent(parent: int) -> bool:
@@ -75,6 +84,7 @@ def end_group_with_parent(parent: int) -> bool:
     except (AttributeError, OSError):  # no pidfd_open here, an old kernel, or it is gone
         return False
     wake_read, wake_write = os.pipe()  # like the pidfd, closed on exec
+    os.set_blocking(wake_read, False)  # _stop drains it
     _watch = _Watch(parent_fd, wake_read, wake_write)
     _start()
     return True
@@ -111,31 +121,54 @@ def _kill_own_group() -> None:
 
 
 def _stop_before_fork() -> None:
-    """Wake the watching thread and wait for it to end, so Python 3.12 does not count it
-    and warn of a fork in a multi-threaded process."""
+    """Stop the watch before the first fork in flight, so Python 3.12 does not count it
+    and warn of a fork in a multi-threaded process. Nothing at all in the driver."""
+    global _forks_in_flight
+    if _watch is None:
+        return
+    with _counting:
+        _counted.depth = getattr(_counted, "depth", 0) + 1
+        _forks_in_flight += 1
+        if _forks_in_flight == 1:
+            _stop()
+
+
+def _start_in_parent() -> None:
+    """Start the watch again in the forking process after the last fork in flight."""
+    global _forks_in_flight
+    if _watch is None or getattr(_counted, "depth", 0) == 0:
+        return
+    with _counting:
+        _counted.depth -= 1
+        _forks_in_flight -= 1
+        if _forks_in_flight == 0:
+            _stop()  # ends a stop a Ctrl-C interrupted in the before-fork hook
+            _start()
+
+
+def _stop() -> None:
+    """Wake the watching thread, wait for it to end and take the wake bytes back, or
+    the next watch would end at once; safe to run again after an interrupted run."""
     global _thread
-    _hooks.acquire()
     if _watch is None or _thread is None:
         return
     os.write(_watch.wake_write, b"x")
     _thread.join()
-    _thread = None
-    os.read(_watch.wake_read, 1)  # the thread leaves the byte: the next one must block
-
-
-def _start_in_parent() -> None:
-    """Start the watch again in the forking process, and let the next fork's hooks run."""
     try:
-        _start()
-    finally:
-        _hooks.release()
+        while os.read(_watch.wake_read, 64):
+            pass
+    except BlockingIOError:
+        pass
+    _thread = None
 
 
 def _forget_in_child() -> None:
-    """A process forked by the child is not the evaluation: it closes the watch (and
-    takes a lock of its own: its copy of ``_hooks`` is held by the fork that made it)."""
-    global _watch, _thread, _hooks
-    _hooks = threading.Lock()
+    """A process forked by the child is not the evaluation: it closes the watch, and
+    counts no fork (its copy of ``_counting`` may be held by another thread's hook)."""
+    global _watch, _thread, _forks_in_flight, _counting, _counted
+    _counting = threading.Lock()
+    _counted = threading.local()
+    _forks_in_flight = 0
     if _watch is not None:
         _watch.close()
     _watch, _thread = None, None
