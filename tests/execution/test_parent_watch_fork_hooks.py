@@ -41,13 +41,10 @@ import ensembo  # registers its hooks after logging's: its before-fork hook runs
 {watch}
 held = threading.Event()
 def fork_holding_the_logging_lock():
-    logging._acquireLock()
-    try:
+    with logging._lock:  # _acquireLock is gone in Python 3.13; _lock is in 3.11 to 3.13
         held.set()
         time.sleep(0.5)  # the other thread forks meanwhile
         fork_once()
-    finally:
-        logging._releaseLock()
 def fork_meanwhile():
     held.wait()
     time.sleep(0.1)
