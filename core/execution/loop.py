@@ -72,6 +72,7 @@ def run_trials(
             trial = running.pop(handle)
             outcome = backend.outcome(handle)
             recorded = record(study, trial, outcome, catch=catch, max_retries=max_retries)
+            asked.discard(trial.number)  # re-queued after a crash, it may be another's next
             told += recorded.state.finished
         return told
 
